@@ -1,0 +1,1 @@
+"""Sub-commands of ``review-gate``, one module each (discovered by :mod:`gate.cli`)."""

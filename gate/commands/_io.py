@@ -1,0 +1,38 @@
+"""Small input/output helpers shared by the sub-commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gate.errors import UsageError
+
+
+def read_input(name: str, *, what: str = "input", limit: int | None = None) -> bytes:
+    """Read a file, or standard input for ``-``; a missing file is a usage error."""
+    if name == "-":
+        data = sys.stdin.buffer.read() if limit is None else sys.stdin.buffer.read(limit + 1)
+    else:
+        try:
+            with Path(name).open("rb") as handle:
+                data = handle.read() if limit is None else handle.read(limit + 1)
+        except FileNotFoundError as err:
+            raise UsageError(f"{what} file {name!r} does not exist") from err
+        except IsADirectoryError as err:
+            raise UsageError(f"{what} {name!r} is a directory, not a file") from err
+        except OSError as err:
+            raise UsageError(f"cannot read {what} {name!r}: {err.strerror}") from err
+    if limit is not None and len(data) > limit:
+        raise UsageError(f"{what} {name!r} is larger than {limit} bytes")
+    return data
+
+
+def write_output(name: str | None, data: bytes) -> None:
+    """Write bytes to a file (atomically) or to standard output for None/``-``."""
+    if name is None or name == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    from gate.atomic import atomic_write
+
+    atomic_write(name, data)

@@ -1,0 +1,1 @@
+"""The decision table (DESIGN.md), as one pure function. (implementation in progress)"""

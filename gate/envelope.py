@@ -1,0 +1,272 @@
+"""MC1 envelope: seal and verify, whole-buffer and streaming.
+
+Format (see DESIGN.md)::
+
+    MC1 <len> <sha256>\\n<body>
+
+``<len>`` is the decimal byte count of ``<body>`` (no sign, no leading zero,
+at most 10 digits); ``<sha256>`` is 64 lowercase hex digits of SHA-256 over
+``<body>``; the body is exactly ``<len>`` bytes, ends with ``\\nEND\\n`` and
+nothing follows it. The content is ``body[:-5]`` and must be strict UTF-8.
+
+:func:`verify` is :class:`StreamVerifier` fed one chunk, so the streaming and
+whole-buffer answers are the same function of the bytes, whatever the
+chunking. Every deviation raises a specific :class:`~gate.errors.EnvelopeError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from gate.errors import (
+    BadEncoding,
+    BadHeader,
+    DigestMismatch,
+    EnvelopeError,
+    LengthMismatch,
+    MissingHeader,
+    MissingSentinel,
+    SizeLimitExceeded,
+    TrailingBytes,
+)
+
+MAGIC = b"MC1 "
+SENTINEL = b"\nEND\n"
+MAX_LEN_DIGITS = 10
+#: "MC1 " + 10 digits + " " + 64 hex + "\n"
+MAX_HEADER_BYTES = len(MAGIC) + MAX_LEN_DIGITS + 1 + 64 + 1
+#: Default bound on a body the gate is willing to hold in memory (16 MiB).
+DEFAULT_MAX_SIZE = 16 * 1024 * 1024
+
+_HEADER_RE = re.compile(rb"MC1 (0|[1-9][0-9]{0,9}) ([0-9a-f]{64})\n\Z")
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """A verified envelope: its content and the digests that identify it."""
+
+    content: bytes
+    body_length: int
+    body_sha256: str
+    envelope_sha256: str
+
+
+def seal(content: bytes) -> bytes:
+    """Return the MC1 envelope of ``content`` (the sentinel is appended)."""
+    if not isinstance(content, bytes | bytearray | memoryview):
+        raise TypeError("seal() takes bytes")
+    body = bytes(content) + SENTINEL
+    digest = hashlib.sha256(body).hexdigest()
+    return b"MC1 %d %s\n" % (len(body), digest.encode("ascii")) + body
+
+
+def verify(raw: bytes, *, max_size: int | None = None) -> bytes:
+    """Verify a whole MC1 envelope and return its content bytes.
+
+    Raises a specific :class:`~gate.errors.EnvelopeError` on any deviation.
+    """
+    return verify_envelope(raw, max_size=max_size).content
+
+
+def verify_envelope(raw: bytes, *, max_size: int | None = None) -> Envelope:
+    """Like :func:`verify`, but return the content with its digests."""
+    verifier = StreamVerifier(max_size=max_size)
+    verifier.feed(raw)
+    return verifier.finish()
+
+
+def _check_header_prefix(prefix: bytes) -> None:
+    """Raise if ``prefix`` (no newline yet) cannot start a valid header.
+
+    Depends only on the bytes, so the first failing byte position and the
+    error raised are the same for any chunking.
+    """
+    head = prefix[: len(MAGIC)]
+    if MAGIC[: len(head)] != head:
+        if prefix.startswith(b"\xef\xbb\xbf"):
+            raise MissingHeader("missing MC1 header: the response starts with a UTF-8 BOM")
+        raise MissingHeader(
+            f"missing MC1 header: the response starts with {prefix[:16]!r}, "
+            "expected b'MC1 <len> <sha256>\\n'"
+        )
+    rest = prefix[len(MAGIC) :]
+    if not rest:
+        return
+    length_part, sep, digest_part = rest.partition(b" ")
+    if length_part[:1] == b"":
+        raise BadHeader("bad MC1 header: the length field is empty")
+    if not length_part.isdigit():
+        bad = length_part.lstrip(b"0123456789")[:1]
+        if bad == b"\r":
+            raise BadHeader("bad MC1 header: CR before the newline (the header must end with LF only)")
+        raise BadHeader(f"bad MC1 header: length field has a non-digit {bad!r}")
+    if length_part[:1] == b"0" and (len(length_part) > 1 or sep):
+        if len(length_part) > 1:
+            raise BadHeader("bad MC1 header: length has a leading zero")
+    if len(length_part) > MAX_LEN_DIGITS:
+        raise BadHeader(f"bad MC1 header: length has more than {MAX_LEN_DIGITS} digits")
+    if not sep:
+        return
+    for index, byte in enumerate(digest_part):
+        if index >= 64:
+            if byte == 0x0D:
+                raise BadHeader(
+                    "bad MC1 header: CR before the newline (the header must end with LF only)"
+                )
+            raise BadHeader("bad MC1 header: digest is longer than 64 hex digits")
+        if byte not in b"0123456789abcdef":
+            if byte in b"ABCDEF":
+                raise BadHeader("bad MC1 header: digest must be lowercase hex")
+            raise BadHeader(f"bad MC1 header: digest has a non-hex byte {bytes([byte])!r}")
+
+
+class StreamVerifier:
+    """Verify an MC1 envelope fed in chunks, with bounded memory.
+
+    ``feed()`` raises as soon as the bytes seen so far cannot be a valid
+    envelope (a bad header, a declared size over ``max_size``, bytes past the
+    declared length); ``finish()`` gives the final answer. Once an error has
+    been raised, every later call raises the same error.
+    """
+
+    def __init__(self, *, max_size: int | None = None, keep_body: bool = True) -> None:
+        self.max_size = DEFAULT_MAX_SIZE if max_size is None else max_size
+        self._keep = keep_body
+        self._header = bytearray()
+        self._declared: int | None = None
+        self._digest_hex = ""
+        self._sha = hashlib.sha256()
+        self._envelope_sha = hashlib.sha256()
+        self._body = bytearray()
+        self._received = 0
+        self._tail = b""
+        self._error: EnvelopeError | None = None
+        self._done: Envelope | None = None
+
+    @property
+    def received(self) -> int:
+        """Body bytes received so far (header excluded)."""
+        return self._received
+
+    @property
+    def declared(self) -> int | None:
+        """The body length declared by the header, once it is known."""
+        return self._declared
+
+    def _fail(self, error: EnvelopeError) -> EnvelopeError:
+        self._error = error
+        return error
+
+    def feed(self, chunk: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._done is not None:
+            raise self._fail(TrailingBytes("bytes fed after finish()"))
+        if not chunk:
+            return
+        data = memoryview(chunk)
+        if self._declared is None:
+            data = self._feed_header(data)
+            if self._declared is None or not data:
+                return
+        self._feed_body(data)
+
+    def _feed_header(self, data: memoryview) -> memoryview:
+        room = MAX_HEADER_BYTES - len(self._header)
+        window = bytes(data[:room])
+        newline = window.find(b"\n")
+        part = window if newline < 0 else window[:newline]
+        self._envelope_sha.update(part if newline < 0 else window[: newline + 1])
+        self._header += part
+        try:
+            _check_header_prefix(bytes(self._header))
+        except EnvelopeError as err:
+            raise self._fail(err) from None
+        if newline < 0:
+            if len(self._header) >= MAX_HEADER_BYTES:
+                raise self._fail(BadHeader("bad MC1 header: no newline within the header"))
+            return data[len(data) :]
+        line = bytes(self._header) + b"\n"
+        match = _HEADER_RE.match(line)
+        if match is None:
+            raise self._fail(
+                BadHeader(f"bad MC1 header: {line[:MAX_HEADER_BYTES]!r} is not 'MC1 <len> <sha256>'")
+            )
+        declared = int(match.group(1))
+        if declared > self.max_size:
+            raise self._fail(
+                SizeLimitExceeded(
+                    f"envelope declares {declared} bytes, over the limit of {self.max_size}; "
+                    "raise the maximum response size if this is expected"
+                )
+            )
+        self._declared = declared
+        self._digest_hex = match.group(2).decode("ascii")
+        return data[newline + 1 :]
+
+    def _feed_body(self, data: memoryview) -> None:
+        assert self._declared is not None
+        room = self._declared - self._received
+        if len(data) > room:
+            raise self._fail(
+                TrailingBytes(
+                    f"trailing bytes: more than the declared {self._declared} body bytes arrived"
+                )
+            )
+        self._sha.update(data)
+        self._envelope_sha.update(data)
+        self._received += len(data)
+        if self._keep:
+            self._body += data
+        else:
+            self._tail = (self._tail + bytes(data[-len(SENTINEL) :]))[-len(SENTINEL) :]
+
+    def finish(self) -> Envelope:
+        """Return the verified envelope or raise the specific error."""
+        if self._error is not None:
+            raise self._error
+        if self._done is not None:
+            return self._done
+        if self._declared is None:
+            if not self._header:
+                raise self._fail(MissingHeader("missing MC1 header: the response is empty"))
+            raise self._fail(
+                BadHeader(f"bad MC1 header: cut before the newline ({len(self._header)} bytes)")
+            )
+        if self._received != self._declared:
+            raise self._fail(
+                LengthMismatch(
+                    f"length mismatch: header declares {self._declared} bytes, "
+                    f"received {self._received}",
+                    declared=self._declared,
+                    received=self._received,
+                )
+            )
+        actual = self._sha.hexdigest()
+        if actual != self._digest_hex:
+            raise self._fail(
+                DigestMismatch(
+                    f"digest mismatch: header says {self._digest_hex[:12]}..., "
+                    f"body hashes to {actual[:12]}..."
+                )
+            )
+        tail = bytes(self._body[-len(SENTINEL) :]) if self._keep else self._tail
+        if tail != SENTINEL or self._declared < len(SENTINEL):
+            raise self._fail(MissingSentinel("missing END sentinel: the body must end with \\nEND\\n"))
+        content = bytes(self._body[: -len(SENTINEL)]) if self._keep else b""
+        if self._keep:
+            try:
+                content.decode("utf-8", errors="strict")
+            except UnicodeDecodeError as err:
+                raise self._fail(
+                    BadEncoding(f"bad encoding: content is not UTF-8 at byte {err.start}")
+                ) from None
+        self._done = Envelope(
+            content=content,
+            body_length=self._declared,
+            body_sha256=actual,
+            envelope_sha256=self._envelope_sha.hexdigest(),
+        )
+        return self._done

@@ -1,0 +1,163 @@
+"""The one exception tree of review-gate.
+
+Every error the gate raises on purpose derives from :class:`GateError`. Each
+class carries a stable, machine-readable ``reason`` code (used in the decision,
+the certificate and the ``--json`` output) and a human message that names the
+cause and, where there is one, the fix::
+
+    GateError
+    ├── UsageError                 bad command-line input (exit code 2)
+    ├── ConfigError                invalid configuration (names key, line and fix)
+    ├── EnvelopeError              an MC1 envelope is not whole and exact
+    │   ├── MissingHeader          no ``MC1 <len> <sha256>\\n`` header
+    │   ├── BadHeader              header present but malformed
+    │   ├── LengthMismatch         body shorter/longer than declared
+    │   ├── DigestMismatch         SHA-256 of body differs from header
+    │   ├── MissingSentinel        body does not end with ``\\nEND\\n``
+    │   ├── TrailingBytes          bytes after the declared body
+    │   ├── SizeLimitExceeded      declared or received size over the limit
+    │   └── BadEncoding            content is not strict UTF-8
+    ├── VerdictError               complete content, but not a valid verdict
+    │   ├── FenceError             not exactly one ```json fence
+    │   ├── StrictJSONError        duplicate keys, NaN, depth, not an object...
+    │   ├── ShapeError             keys, types, enum, range
+    │   └── BindingError           diff_sha / policy_version differ
+    ├── TransportError             the reviewer's bytes did not all arrive
+    │   └── ReviewerUnreachable    could not connect / HTTP error after budget
+    ├── GitHubError                a GitHub API call failed
+    ├── AtomicWriteError           a verified atomic write could not be proven
+    └── ApplyError                 an agent write could not be applied
+
+Verification functions raise; they never return booleans.
+"""
+
+from __future__ import annotations
+
+
+class GateError(Exception):
+    """Base of every error review-gate raises on purpose."""
+
+    reason: str = "error"
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        if reason is not None:
+            self.reason = reason
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.reason
+
+
+class UsageError(GateError):
+    """The command line or an input value is wrong; exit code 2."""
+
+    reason = "usage"
+
+
+class ConfigError(GateError):
+    """The configuration file or an action input is invalid."""
+
+    reason = "config_invalid"
+
+
+# --- MC1 envelope -----------------------------------------------------------
+
+
+class EnvelopeError(GateError):
+    """An MC1 envelope is not whole and exact."""
+
+    reason = "envelope_invalid"
+
+
+class MissingHeader(EnvelopeError):
+    reason = "missing_header"
+
+
+class BadHeader(EnvelopeError):
+    reason = "bad_header"
+
+
+class LengthMismatch(EnvelopeError):
+    reason = "length_mismatch"
+
+    def __init__(self, message: str, *, declared: int, received: int) -> None:
+        super().__init__(message)
+        self.declared = declared
+        self.received = received
+
+
+class DigestMismatch(EnvelopeError):
+    reason = "digest_mismatch"
+
+
+class MissingSentinel(EnvelopeError):
+    reason = "missing_sentinel"
+
+
+class TrailingBytes(EnvelopeError):
+    reason = "trailing_bytes"
+
+
+class SizeLimitExceeded(EnvelopeError):
+    reason = "size_limit"
+
+
+class BadEncoding(EnvelopeError):
+    reason = "bad_encoding"
+
+
+# --- verdict content ---------------------------------------------------------
+
+
+class VerdictError(GateError):
+    """The content is complete but is not exactly one valid verdict."""
+
+    reason = "verdict_invalid"
+
+
+class FenceError(VerdictError):
+    reason = "fence_count"
+
+
+class StrictJSONError(VerdictError):
+    reason = "json_invalid"
+
+
+class ShapeError(VerdictError):
+    reason = "shape_invalid"
+
+
+class BindingError(VerdictError):
+    reason = "unbound"
+
+
+# --- the rest ----------------------------------------------------------------
+
+
+class TransportError(GateError):
+    """The reviewer's bytes did not all arrive (retryable)."""
+
+    reason = "transport"
+
+
+class ReviewerUnreachable(TransportError):
+    reason = "unreachable"
+
+
+class GitHubError(GateError):
+    """A GitHub API call failed."""
+
+    reason = "github"
+
+
+class AtomicWriteError(GateError):
+    """A verified atomic write could not be proven complete."""
+
+    reason = "atomic_write"
+
+
+class ApplyError(GateError):
+    """An agent write could not be applied."""
+
+    reason = "apply"
