@@ -1,1 +1,276 @@
-"""The decision table (DESIGN.md), as one pure function. (implementation in progress)"""
+"""The decision table of DESIGN.md, as one pure function.
+
+:func:`decide` maps what arrived (a sealed MC1 envelope, or nothing, plus the
+attempts that produced it) to a :class:`Decision`. Only one row yields
+``pass``/``success``: a complete, well-formed, bound ``pass`` verdict with
+confidence at or above the minimum and at least one reason, read straight
+from the fence (never from a repair). Every error is caught here *by type*
+and turned into a blocking state with a specific reason code; an unexpected
+exception propagates (and the callers exit non-zero), it never passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from gate.attempt import Attempt
+from gate.envelope import DEFAULT_MAX_SIZE, verify_envelope
+from gate.errors import (
+    BadEncoding,
+    BindingError,
+    EnvelopeError,
+    FenceError,
+    ShapeError,
+    StrictJSONError,
+    VerdictError,
+)
+from gate.repair import find_structural_cut
+from gate.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
+
+MAX_DESCRIPTION = 140
+
+
+class State(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NEEDS_HUMAN = "needs_human"
+    INCOMPLETE = "incomplete"
+
+
+class Status(StrEnum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+    ERROR = "error"
+    PENDING = "pending"
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What the verdict must repeat: the digest of the diff sent and the policy."""
+
+    diff_sha: str
+    policy_version: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    state: State
+    status: Status
+    reason: str
+    description: str
+    detail: str
+    verdict: Verdict | None = None
+    source: str = "none"  # "envelope" | "repaired" | "none"
+    envelope_sha256: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "state": str(self.state),
+            "reason": self.reason,
+            "status": str(self.status),
+            "description": self.description,
+            "detail": self.detail,
+            "verdict": None if self.verdict is None else self.verdict.to_json(),
+            "source": self.source,
+            "envelope_sha256": self.envelope_sha256,
+        }
+
+
+def describe(prefix: str, cause: str) -> str:
+    """``prefix: cause``, single-line, printable, at most 140 characters."""
+    text = " ".join(f"{prefix}: {cause}".split())
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    if len(text) > MAX_DESCRIPTION:
+        text = text[: MAX_DESCRIPTION - 3].rstrip() + "..."
+    return text
+
+
+def blocked(state: State, reason: str, detail: str, *, status: Status = Status.ERROR) -> Decision:
+    """A blocking decision made outside the verdict (config, coverage, guards)."""
+    if state is State.PASS or status is Status.SUCCESS:
+        raise ValueError("blocked() never produces a pass")
+    return Decision(
+        state=state,
+        status=status,
+        reason=reason,
+        description=describe(str(state), detail),
+        detail=detail,
+    )
+
+
+def exit_code(decision: Decision) -> int:
+    """0 for pass, 1 for fail, 3 for every other (blocking) state."""
+    if decision.state is State.PASS and decision.status is Status.SUCCESS:
+        return 0
+    if decision.state is State.FAIL:
+        return 1
+    return 3
+
+
+def _incomplete(attempts: Sequence[Attempt], reason: str, detail: str, end: str) -> Decision:
+    count = len(attempts)
+    plural = "attempt" if count == 1 else "attempts"
+    prefix = f"incomplete after {count} {plural}" if count else "incomplete"
+    suffix = f" ({end})" if end else ""
+    return Decision(
+        state=State.INCOMPLETE,
+        status=Status.ERROR,
+        reason=reason,
+        description=describe(prefix, f"{detail}{suffix}"),
+        detail=detail,
+    )
+
+
+def decide(
+    envelope: bytes | None,
+    *,
+    binding: Binding,
+    min_confidence: float = 0.8,
+    attempts: Sequence[Attempt] = (),
+    max_size: int | None = None,
+) -> Decision:
+    """Apply the decision table to what the reviewer transport produced.
+
+    ``max_size`` bounds the envelope body (default: 16 MiB, or the envelope's length).
+    """
+    if envelope is None:
+        last = attempts[-1] if attempts else None
+        if last is None:
+            return _incomplete(attempts, "no_response", "no response from the reviewer", "")
+        return _incomplete(
+            attempts, last.reason or "incomplete", last.detail or last.reason, str(last.end_reason)
+        )
+    try:
+        limit = max_size if max_size is not None else max(DEFAULT_MAX_SIZE, len(envelope))
+        sealed = verify_envelope(envelope, max_size=limit)
+    except BadEncoding as err:
+        return _needs_human(err.reason, err.message, None)
+    except EnvelopeError as err:
+        end = str(attempts[-1].end_reason) if attempts else ""
+        return _incomplete(attempts, err.reason, err.message, end)
+    content = sealed.content.decode("utf-8")
+    try:
+        fenced = extract_fence(content)
+    except FenceError as err:
+        return _needs_human(err.reason, err.message, sealed.envelope_sha256)
+    try:
+        obj = strict_loads(fenced)
+    except StrictJSONError as err:
+        return _from_repair(fenced, err, binding, sealed.envelope_sha256)
+    try:
+        verdict = check_shape(obj)
+        check_binding(verdict, diff_sha=binding.diff_sha, policy_version=binding.policy_version)
+    except (ShapeError, BindingError) as err:
+        return _needs_human(err.reason, err.message, sealed.envelope_sha256)
+    return _table(verdict, min_confidence, sealed.envelope_sha256)
+
+
+def _needs_human(
+    reason: str,
+    detail: str,
+    envelope_sha: str | None,
+    verdict: Verdict | None = None,
+    *,
+    status: Status = Status.ERROR,
+    source: str = "none",
+) -> Decision:
+    return Decision(
+        state=State.NEEDS_HUMAN,
+        status=status,
+        reason=reason,
+        description=describe(f"needs_human: {reason}", detail),
+        detail=detail,
+        verdict=verdict,
+        source=source,
+        envelope_sha256=envelope_sha,
+    )
+
+
+def _from_repair(
+    fenced: str, err: StrictJSONError, binding: Binding, envelope_sha: str
+) -> Decision:
+    repair = find_structural_cut(fenced) if err.reason == "json_syntax" else None
+    if repair is None:
+        return _needs_human(err.reason, err.message, envelope_sha)
+    try:
+        verdict = check_shape(strict_loads(repair.text))
+        check_binding(verdict, diff_sha=binding.diff_sha, policy_version=binding.policy_version)
+    except VerdictError as inner:
+        return _needs_human(
+            inner.reason,
+            f"after adding the missing {repair.closers!r}: {inner.message}",
+            envelope_sha,
+            source="repaired",
+        )
+    if verdict.verdict == "fail":
+        return Decision(
+            state=State.FAIL,
+            status=Status.FAILURE,
+            reason="repaired_fail",
+            description=describe(
+                "fail (repaired)", f"{_first_reason(verdict)} [closers {repair.closers!r} added]"
+            ),
+            detail=f"the JSON lacked only {repair.closers!r}; the repaired verdict is fail",
+            verdict=verdict,
+            source="repaired",
+            envelope_sha256=envelope_sha,
+        )
+    return _needs_human(
+        "repaired_pass",
+        f"the verdict JSON lacked {repair.closers!r}; a repaired pass is never a pass",
+        envelope_sha,
+        verdict,
+        source="repaired",
+    )
+
+
+def _first_reason(verdict: Verdict) -> str:
+    return verdict.reasons[0] if verdict.reasons else "no reasons given"
+
+
+def _table(verdict: Verdict, min_confidence: float, envelope_sha: str) -> Decision:
+    if verdict.verdict == "fail":
+        return Decision(
+            state=State.FAIL,
+            status=Status.FAILURE,
+            reason="reviewer_fail",
+            description=describe("fail", _first_reason(verdict)),
+            detail="; ".join(verdict.reasons) or "the reviewer rejected the change",
+            verdict=verdict,
+            source="envelope",
+            envelope_sha256=envelope_sha,
+        )
+    if not verdict.reasons:
+        return _needs_human(
+            "no_reasons",
+            "pass without reasons",
+            envelope_sha,
+            verdict,
+            status=Status.FAILURE,
+            source="envelope",
+        )
+    if verdict.confidence < min_confidence:
+        return _needs_human(
+            "low_confidence",
+            f"pass with confidence {verdict.confidence:g} below the minimum {min_confidence:g}",
+            envelope_sha,
+            verdict,
+            status=Status.FAILURE,
+            source="envelope",
+        )
+    count = len(verdict.reasons)
+    return Decision(
+        state=State.PASS,
+        status=Status.SUCCESS,
+        reason="reviewer_pass",
+        description=describe(
+            "pass", f"confidence {verdict.confidence:g}, {count} reason{'s' * (count != 1)}"
+        ),
+        detail="; ".join(verdict.reasons),
+        verdict=verdict,
+        source="envelope",
+        envelope_sha256=envelope_sha,
+    )

@@ -100,11 +100,12 @@ def _check_header_prefix(prefix: bytes) -> None:
     if not length_part.isdigit():
         bad = length_part.lstrip(b"0123456789")[:1]
         if bad == b"\r":
-            raise BadHeader("bad MC1 header: CR before the newline (the header must end with LF only)")
+            raise BadHeader(
+                "bad MC1 header: CR before the newline (the header must end with LF only)"
+            )
         raise BadHeader(f"bad MC1 header: length field has a non-digit {bad!r}")
-    if length_part[:1] == b"0" and (len(length_part) > 1 or sep):
-        if len(length_part) > 1:
-            raise BadHeader("bad MC1 header: length has a leading zero")
+    if len(length_part) > 1 and length_part[:1] == b"0":
+        raise BadHeader("bad MC1 header: length has a leading zero")
     if len(length_part) > MAX_LEN_DIGITS:
         raise BadHeader(f"bad MC1 header: length has more than {MAX_LEN_DIGITS} digits")
     if not sep:
@@ -192,7 +193,9 @@ class StreamVerifier:
         match = _HEADER_RE.match(line)
         if match is None:
             raise self._fail(
-                BadHeader(f"bad MC1 header: {line[:MAX_HEADER_BYTES]!r} is not 'MC1 <len> <sha256>'")
+                BadHeader(
+                    f"bad MC1 header: {line[:MAX_HEADER_BYTES]!r} is not 'MC1 <len> <sha256>'"
+                )
             )
         declared = int(match.group(1))
         if declared > self.max_size:
@@ -254,7 +257,9 @@ class StreamVerifier:
             )
         tail = bytes(self._body[-len(SENTINEL) :]) if self._keep else self._tail
         if tail != SENTINEL or self._declared < len(SENTINEL):
-            raise self._fail(MissingSentinel("missing END sentinel: the body must end with \\nEND\\n"))
+            raise self._fail(
+                MissingSentinel("missing END sentinel: the body must end with \\nEND\\n")
+            )
         content = bytes(self._body[: -len(SENTINEL)]) if self._keep else b""
         if self._keep:
             try:

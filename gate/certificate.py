@@ -1,0 +1,90 @@
+"""The audit certificate: what was asked, what arrived, what was decided.
+
+:func:`build` assembles a JSON-ready record (gate version, the digests of the
+inputs, the binding, the sealed envelope itself (base64) with its digest,
+every attempt with its finish and end reasons, and the decision), so a
+decision can be re-verified offline from the certificate alone
+(``review-gate verify --certificate-in``). :func:`write` stores it with a
+verified atomic write and refuses to write a record that contains a secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from gate import __version__
+from gate.atomic import atomic_write
+from gate.attempt import Attempt
+from gate.decision import Binding, Decision
+from gate.errors import AtomicWriteError, UsageError
+
+SCHEMA = "review-gate.certificate/1"
+
+
+def build(
+    decision: Decision,
+    *,
+    binding: Binding,
+    attempts: Sequence[Attempt],
+    inputs: Mapping[str, str],
+    envelope: bytes | None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the certificate as a JSON-ready dict (``inputs``: name -> sha256 hex)."""
+    sealed: dict[str, Any] | None = None
+    if envelope is not None:
+        sealed = {
+            "sha256": hashlib.sha256(envelope).hexdigest(),
+            "length": len(envelope),
+            "base64": base64.b64encode(envelope).decode("ascii"),
+        }
+    return {
+        "schema": SCHEMA,
+        "gate_version": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "binding": {"diff_sha": binding.diff_sha, "policy_version": binding.policy_version},
+        "inputs": dict(sorted(inputs.items())),
+        "envelope": sealed,
+        "attempts": [attempt.to_json() for attempt in attempts],
+        "decision": decision.to_json(),
+        "context": dict(extra or {}),
+    }
+
+
+def dumps(cert: Mapping[str, Any]) -> bytes:
+    return (json.dumps(cert, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def write(
+    path: str | os.PathLike[str], cert: Mapping[str, Any], *, secrets: Sequence[str] = ()
+) -> str:
+    """Write the certificate atomically; return the SHA-256 of the bytes written."""
+    data = dumps(cert)
+    text = data.decode("ascii")
+    for secret in secrets:
+        if secret and (secret in text or json.dumps(secret)[1:-1] in text):
+            raise AtomicWriteError(
+                "refusing to write a certificate that contains a secret; this is a bug in "
+                "review-gate, please report it (the secret itself is not shown)"
+            )
+    return atomic_write(path, data)
+
+
+def envelope_from(cert: Mapping[str, Any]) -> bytes:
+    """Extract the sealed envelope from a certificate, checking its digest."""
+    sealed = cert.get("envelope")
+    if not isinstance(sealed, dict) or not isinstance(sealed.get("base64"), str):
+        raise UsageError("the certificate holds no envelope (the attempt never completed)")
+    try:
+        raw = base64.b64decode(sealed["base64"], validate=True)
+    except ValueError as err:
+        raise UsageError("the certificate's envelope is not valid base64") from err
+    if hashlib.sha256(raw).hexdigest() != sealed.get("sha256"):
+        raise UsageError("the certificate's envelope does not match its recorded sha256")
+    return raw

@@ -1,0 +1,136 @@
+"""``review-gate verify``: decide on a saved reviewer response, offline."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+
+from gate.certificate import build, envelope_from, write
+from gate.commands._io import read_input
+from gate.decision import Binding, decide, exit_code
+from gate.errors import UsageError
+
+NAME = "verify"
+ORDER = 20
+HELP = "decide on a saved MC1 response (pass/fail/needs_human/incomplete)"
+DESCRIPTION = """\
+Verify a reviewer response sealed as an MC1 envelope and apply the decision
+table, exactly as the action does, with no network:
+
+  1. completeness: header, declared length, SHA-256, END sentinel, UTF-8;
+  2. form: exactly one ```json fence holding one strict JSON object with the
+     keys verdict, reasons, confidence, diff_sha, policy_version;
+  3. binding: diff_sha and policy_version equal the ones given here;
+  4. outcome: pass only with confidence >= --min-confidence and reasons.
+
+exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
+
+examples:
+  review-gate verify response.mc1 --diff change.diff --policy-version 1
+  curl -s $URL | review-gate verify - --diff-sha $SHA --policy-version 1 --json
+  review-gate verify --from-certificate cert.json --diff change.diff --policy-version 1
+"""
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "response",
+        metavar="RESPONSE",
+        nargs="?",
+        help="the MC1 envelope: a file, or '-' for standard input",
+    )
+    parser.add_argument(
+        "--from-certificate",
+        metavar="CERT",
+        help="re-verify the envelope stored in a certificate instead of RESPONSE",
+    )
+    binding = parser.add_mutually_exclusive_group(required=True)
+    binding.add_argument(
+        "--diff", metavar="DIFF_FILE", help="the diff that was reviewed (its SHA-256 is expected)"
+    )
+    binding.add_argument("--diff-sha", metavar="HEX", help="expected diff_sha (64 lowercase hex)")
+    parser.add_argument(
+        "--policy-version", required=True, metavar="V", help="expected policy_version"
+    )
+    parser.add_argument(
+        "--min-confidence",
+        type=float,
+        default=0.8,
+        metavar="F",
+        help="lowest confidence a pass may have, in [0, 1] (default: 0.8)",
+    )
+    parser.add_argument(
+        "--max-size",
+        type=int,
+        default=16 * 1024 * 1024,
+        metavar="BYTES",
+        help="largest envelope body accepted (default: 16 MiB)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the decision as one JSON object")
+    parser.add_argument(
+        "--certificate", metavar="PATH", help="also write an audit certificate here (atomically)"
+    )
+
+
+def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
+    inputs: dict[str, str] = {}
+    if args.diff is not None:
+        diff = read_input(args.diff, what="diff")
+        diff_sha = hashlib.sha256(diff).hexdigest()
+        inputs["diff"] = diff_sha
+    else:
+        diff_sha = args.diff_sha
+        if not _HEX64.fullmatch(diff_sha or ""):
+            raise UsageError("--diff-sha must be 64 lowercase hex digits (a SHA-256)")
+    if not args.policy_version:
+        raise UsageError("--policy-version must not be empty")
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise UsageError(f"--min-confidence must be within [0, 1], got {args.min_confidence}")
+    return Binding(diff_sha=diff_sha, policy_version=args.policy_version), inputs
+
+
+def run(args: argparse.Namespace) -> int:
+    if (args.response is None) == (args.from_certificate is None):
+        raise UsageError("give exactly one of RESPONSE or --from-certificate")
+    if args.max_size < 1:
+        raise UsageError("--max-size must be at least 1")
+    binding, inputs = binding_from(args)
+    if args.from_certificate is not None:
+        try:
+            cert = json.loads(read_input(args.from_certificate, what="certificate"))
+        except ValueError as err:
+            raise UsageError(f"{args.from_certificate} is not JSON: {err}") from err
+        if not isinstance(cert, dict):
+            raise UsageError(f"{args.from_certificate} is not a certificate object")
+        raw = envelope_from(cert)
+    else:
+        raw = read_input(args.response, what="response", limit=args.max_size + 128)
+    inputs["response"] = hashlib.sha256(raw).hexdigest()
+    decision = decide(
+        raw, binding=binding, min_confidence=args.min_confidence, max_size=args.max_size
+    )
+    if args.certificate:
+        cert_out = build(
+            decision,
+            binding=binding,
+            attempts=(),
+            inputs=inputs,
+            envelope=raw,
+            extra={"command": "verify", "min_confidence": args.min_confidence},
+        )
+        write(args.certificate, cert_out)
+    if args.json:
+        out = decision.to_json()
+        out["binding"] = {"diff_sha": binding.diff_sha, "policy_version": binding.policy_version}
+        out["exit_code"] = exit_code(decision)
+        print(json.dumps(out, sort_keys=True))
+    else:
+        print(f"{decision.state}: {decision.description}")
+        if decision.detail and decision.detail not in decision.description:
+            print(f"  {decision.detail}", file=sys.stderr)
+    return exit_code(decision)
