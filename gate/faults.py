@@ -1,0 +1,367 @@
+"""A fault-injecting TCP proxy: cut, flip or stall a server's response.
+
+:class:`FaultProxy` listens on a TCP address, and for each client connection
+opens a connection to the upstream, forwards everything the client sends, and
+forwards the upstream's response with one fault applied (:class:`Fault`):
+
+* ``cut`` after N response bytes: forward exactly N bytes, then close both
+  connections (the client sees the peer close early);
+* ``flip`` byte N: forward everything, with response byte N XOR-ed with a mask;
+* ``stall`` after N bytes: forward N bytes, then send nothing more and hold the
+  connection open until the client gives up or ``stall_seconds`` pass.
+
+Response bytes are counted from the first byte the upstream sends on that
+connection (HTTP status line included). The fault can be changed between
+connections (:attr:`FaultProxy.fault`); each connection uses the fault set when
+it was accepted. Every socket operation has a timeout, the number of live
+connections is bounded, and :meth:`FaultProxy.stop` (or leaving the ``with``
+block) closes every socket and joins every thread it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import TracebackType
+
+from gate.errors import UsageError
+
+#: How often the threads look at the stop flag (seconds).
+POLL = 0.05
+#: Bytes read from a socket at a time.
+CHUNK = 65536
+
+
+class FaultKind(StrEnum):
+    NONE = "none"  # forward faithfully
+    CUT = "cut"  # close after N response bytes
+    FLIP = "flip"  # XOR response byte N with the mask
+    STALL = "stall"  # stop forwarding after N response bytes
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault, applied to one connection's response bytes."""
+
+    kind: FaultKind = FaultKind.NONE
+    at: int = 0
+    mask: int = 0x01
+
+    def __post_init__(self) -> None:
+        if self.at < 0:
+            raise UsageError(f"fault offset must be 0 or more, not {self.at}")
+        if not 1 <= self.mask <= 0xFF:
+            raise UsageError(f"flip mask must be 1..255, not {self.mask}")
+
+    def describe(self) -> str:
+        if self.kind is FaultKind.NONE:
+            return "no fault"
+        if self.kind is FaultKind.CUT:
+            return f"cut after {self.at} bytes"
+        if self.kind is FaultKind.FLIP:
+            return f"flip byte {self.at} (xor 0x{self.mask:02x})"
+        return f"stall after {self.at} bytes"
+
+
+@dataclass
+class ConnectionRecord:
+    """What one proxied connection carried (filled in while it runs)."""
+
+    number: int
+    fault: Fault
+    request_bytes: int = 0
+    upstream_bytes: int = 0  # response bytes read from the upstream
+    client_bytes: int = 0  # response bytes forwarded to the client
+    applied: bool = False  # the fault's offset was reached
+    outcome: str = "open"  # closed | cut | stalled | upstream_unreachable | error: ...
+    captured: bytearray = field(default_factory=bytearray, repr=False)
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+
+def parse_hostport(text: str, *, what: str) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``[v6]:PORT``) -> (host, port); a usage error names ``what``."""
+    host, sep, port_text = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise UsageError(f"{what} must be HOST:PORT (for example 127.0.0.1:8080), not {text!r}")
+    return host, int(port_text)
+
+
+class FaultProxy:
+    """A TCP proxy that applies one :class:`Fault` to each response it forwards.
+
+    Use as a context manager (``with FaultProxy(...) as proxy:``) or call
+    :meth:`start` and :meth:`stop`. ``listen`` port 0 picks an ephemeral port;
+    :attr:`address` tells which. With ``once=True`` the proxy accepts a single
+    connection, serves it, and stops accepting.
+    """
+
+    def __init__(
+        self,
+        upstream: tuple[str, int],
+        fault: Fault | None = None,
+        *,
+        listen: tuple[str, int] = ("127.0.0.1", 0),
+        once: bool = False,
+        connect_timeout: float = 5.0,
+        io_timeout: float = 30.0,
+        stall_seconds: float = 30.0,
+        max_connections: int = 32,
+        capture_limit: int = 1 << 20,
+    ) -> None:
+        self.upstream = upstream
+        self.fault = fault if fault is not None else Fault()
+        self.once = once
+        self.connect_timeout = connect_timeout
+        self.io_timeout = io_timeout
+        self.stall_seconds = stall_seconds
+        self.capture_limit = capture_limit
+        self.records: list[ConnectionRecord] = []
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._accept_thread: threading.Thread | None = None
+        self._accepted_all = threading.Event()
+        family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
+        try:
+            self._listener = socket.create_server(listen, family=family, backlog=max_connections)
+        except OSError as err:
+            raise UsageError(
+                f"cannot listen on {listen[0]}:{listen[1]}: {err.strerror or err}; "
+                "pick a free port (0 picks one)"
+            ) from err
+        self._listener.settimeout(POLL)
+        self.address: tuple[str, int] = self._listener.getsockname()[:2]
+
+    # -- life cycle -----------------------------------------------------------
+
+    def __enter__(self) -> FaultProxy:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the proxy (for use as a base URL)."""
+        host, port = self.address
+        return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+    def start(self) -> None:
+        if self._accept_thread is not None:
+            return
+        self._accept_thread = threading.Thread(
+            target=self._accept_loop, name="fault-proxy-accept", daemon=True
+        )
+        self._accept_thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close every socket and join every thread (bounded by ``timeout``)."""
+        self._stop.set()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        end = time.monotonic() + timeout
+        if self._accept_thread is not None:
+            self._accept_thread.join(max(0.0, end - time.monotonic()))
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(max(0.0, end - time.monotonic()))
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until every connection accepted so far has ended (with ``once``: until the
+        one connection was accepted and served); True if they did within ``timeout``."""
+        end = time.monotonic() + timeout
+        if self.once and not self._accepted_all.wait(timeout):
+            return False
+        with self._lock:
+            records = list(self.records)
+        return all(rec.done.wait(max(0.0, end - time.monotonic())) for rec in records)
+
+    def serve(self) -> None:
+        """Run in the foreground until stopped (or, with ``once``, one connection served)."""
+        self.start()
+        try:
+            while not self._stop.is_set():
+                if self.once and self.wait(POLL):
+                    break
+                if not self.once:
+                    self._stop.wait(POLL * 4)
+        finally:
+            self.stop()
+
+    @property
+    def alive_threads(self) -> int:
+        """Threads of this proxy still running (0 after :meth:`stop`)."""
+        with self._lock:
+            threads = list(self._threads)
+        if self._accept_thread is not None:
+            threads.append(self._accept_thread)
+        return sum(1 for thread in threads if thread.is_alive())
+
+    # -- accepting ------------------------------------------------------------
+
+    def _accept_loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    client, _ = self._listener.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return  # listener closed by stop()
+                if not self._slots.acquire(blocking=False):
+                    client.close()  # over the bound: refuse rather than queue forever
+                    continue
+                with self._lock:
+                    record = ConnectionRecord(number=len(self.records) + 1, fault=self.fault)
+                    self.records.append(record)
+                    thread = threading.Thread(
+                        target=self._serve_one,
+                        args=(client, record),
+                        name=f"fault-proxy-conn-{record.number}",
+                        daemon=True,
+                    )
+                    self._threads = [t for t in self._threads if t.is_alive()]
+                    self._threads.append(thread)
+                thread.start()
+                if self.once:
+                    with contextlib.suppress(OSError):
+                        self._listener.close()
+                    return
+        finally:
+            self._accepted_all.set()
+
+    # -- one connection -------------------------------------------------------
+
+    def _serve_one(self, client: socket.socket, record: ConnectionRecord) -> None:
+        upstream: socket.socket | None = None
+        try:
+            client.settimeout(self.io_timeout)
+            try:
+                upstream = socket.create_connection(self.upstream, timeout=self.connect_timeout)
+            except OSError as err:
+                record.outcome = "upstream_unreachable"
+                raise _Done from err
+            upstream.settimeout(self.io_timeout)
+            self._pump(client, upstream, record)
+        except _Done:
+            pass
+        except OSError as err:
+            record.outcome = f"error: {err.__class__.__name__}"
+        finally:
+            _close(client)
+            if upstream is not None:
+                _close(upstream)
+            if record.outcome == "open":
+                record.outcome = "closed"
+            record.done.set()
+            self._slots.release()
+
+    def _pump(self, client: socket.socket, upstream: socket.socket, rec: ConnectionRecord) -> None:
+        fault = rec.fault
+        client_open = True
+        idle_since = time.monotonic()
+        with selectors.DefaultSelector() as sel:
+            sel.register(client, selectors.EVENT_READ)
+            sel.register(upstream, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                events = sel.select(POLL)
+                now = time.monotonic()
+                if not events:
+                    if now - idle_since > self.io_timeout:
+                        rec.outcome = "idle_timeout"
+                        return
+                    continue
+                idle_since = now
+                for key, _ in events:
+                    sock = key.fileobj
+                    if sock is client:
+                        data = client.recv(CHUNK)
+                        if not data:  # client finished sending (or left)
+                            sel.unregister(client)
+                            client_open = False
+                            with contextlib.suppress(OSError):
+                                upstream.shutdown(socket.SHUT_WR)
+                            continue
+                        rec.request_bytes += len(data)
+                        upstream.sendall(data)
+                        continue
+                    data = upstream.recv(CHUNK)
+                    if not data:
+                        return  # upstream finished: the client gets a clean close
+                    if self._forward(client, data, rec, fault, client_open):
+                        return
+
+    def _forward(
+        self,
+        client: socket.socket,
+        data: bytes,
+        rec: ConnectionRecord,
+        fault: Fault,
+        client_open: bool,
+    ) -> bool:
+        """Forward one upstream chunk with the fault applied; True ends the connection."""
+        start = rec.upstream_bytes
+        rec.upstream_bytes += len(data)
+        out = data
+        stop_after = False
+        if fault.kind in (FaultKind.CUT, FaultKind.STALL) and start + len(data) >= fault.at:
+            out = data[: max(0, fault.at - start)]
+            stop_after = True
+        elif fault.kind is FaultKind.FLIP and start <= fault.at < start + len(data):
+            index = fault.at - start
+            out = data[:index] + bytes([data[index] ^ fault.mask]) + data[index + 1 :]
+            rec.applied = True
+        if out:
+            room = self.capture_limit - len(rec.captured)
+            if room > 0:
+                rec.captured += out[:room]
+            client.sendall(out)
+            rec.client_bytes += len(out)
+        if not stop_after:
+            return False
+        rec.applied = True
+        if fault.kind is FaultKind.CUT:
+            rec.outcome = "cut"
+            return True
+        rec.outcome = "stalled"
+        self._hold(client, client_open)
+        return True
+
+    def _hold(self, client: socket.socket, client_open: bool) -> None:
+        """Stall: send nothing until the client leaves, stop() or ``stall_seconds``."""
+        end = time.monotonic() + self.stall_seconds
+        while not self._stop.is_set() and time.monotonic() < end:
+            if not client_open:
+                self._stop.wait(POLL)
+                continue
+            client.settimeout(POLL)
+            try:
+                if not client.recv(CHUNK):
+                    return  # the client gave up
+            except TimeoutError:
+                continue
+
+
+class _Done(Exception):
+    """Internal: end this connection quietly."""
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()

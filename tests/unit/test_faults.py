@@ -1,0 +1,267 @@
+"""The fault proxy against a tiny upstream socket server, through real sockets."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gate.errors import UsageError
+from gate.faults import Fault, FaultKind, FaultProxy, parse_hostport
+
+REPO = Path(__file__).resolve().parents[2]
+REQUEST = b"GET /thing HTTP/1.1\r\nHost: upstream\r\n\r\n"
+RESPONSE = bytes(range(256)) * 4  # 1024 bytes, every byte value, so a flip is visible
+
+
+class Upstream:
+    """Reads one request (up to the blank line), answers RESPONSE in pieces, closes."""
+
+    def __init__(self, response: bytes = RESPONSE, piece: int = 100) -> None:
+        self.response = response
+        self.piece = piece
+        self.requests: list[bytes] = []
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server.settimeout(0.05)
+        self.address: tuple[str, int] = self._server.getsockname()[:2]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> Upstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._server.close()
+        assert not self._thread.is_alive()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                data = b""
+                with contextlib.suppress(OSError):
+                    while b"\r\n\r\n" not in data:
+                        got = conn.recv(4096)
+                        if not got:
+                            break
+                        data += got
+                    self.requests.append(data)
+                    for start in range(0, len(self.response), self.piece):
+                        conn.sendall(self.response[start : start + self.piece])
+
+
+def fetch(address: tuple[str, int], *, timeout: float = 5.0) -> tuple[bytes, str]:
+    """Send REQUEST, read until EOF or timeout; return (bytes, 'eof' | 'timeout')."""
+    with socket.create_connection(address, timeout=timeout) as sock:
+        sock.sendall(REQUEST)
+        got = b""
+        while True:
+            try:
+                chunk = sock.recv(4096)
+            except TimeoutError:
+                return got, "timeout"
+            except ConnectionResetError:
+                return got, "reset"
+            if not chunk:
+                return got, "eof"
+            got += chunk
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    with Upstream() as server:
+        yield server
+
+
+def test_no_fault_forwards_request_and_response_exactly(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address) as proxy:
+        got, end = fetch(proxy.address)
+        assert proxy.wait(5)
+    assert (got, end) == (RESPONSE, "eof")
+    assert upstream.requests == [REQUEST]
+    rec = proxy.records[0]
+    assert (rec.request_bytes, rec.upstream_bytes, rec.client_bytes) == (len(REQUEST), 1024, 1024)
+    assert rec.outcome == "closed"
+    assert not rec.applied
+    assert bytes(rec.captured) == RESPONSE
+
+
+@pytest.mark.parametrize("at", [0, 1, 99, 100, 101, 517, 1023])
+def test_cut_forwards_exactly_n_bytes_then_closes(upstream: Upstream, at: int) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.CUT, at)) as proxy:
+        got, end = fetch(proxy.address)
+        assert proxy.wait(5)
+    assert got == RESPONSE[:at]
+    assert end in ("eof", "reset")
+    assert proxy.records[0].outcome == "cut"
+    assert proxy.records[0].client_bytes == at
+
+
+def test_cut_past_the_end_forwards_everything(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.CUT, 5000)) as proxy:
+        got, end = fetch(proxy.address)
+        assert proxy.wait(5)
+    assert (got, end) == (RESPONSE, "eof")
+    assert not proxy.records[0].applied
+
+
+@pytest.mark.parametrize("at", [0, 99, 100, 1023])
+def test_flip_changes_exactly_one_byte(upstream: Upstream, at: int) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.FLIP, at)) as proxy:
+        got, end = fetch(proxy.address)
+        assert proxy.wait(5)
+    assert end == "eof"
+    assert len(got) == len(RESPONSE)
+    diffs = [i for i in range(len(got)) if got[i] != RESPONSE[i]]
+    assert diffs == [at]
+    assert got[at] == RESPONSE[at] ^ 0x01
+    assert proxy.records[0].applied
+
+
+def test_flip_with_mask_and_past_the_end(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.FLIP, 3, mask=0xFF)) as proxy:
+        got, _ = fetch(proxy.address)
+        proxy.fault = Fault(FaultKind.FLIP, 4096)
+        unchanged, _ = fetch(proxy.address)
+    assert got[3] == RESPONSE[3] ^ 0xFF
+    assert unchanged == RESPONSE
+    assert [rec.applied for rec in proxy.records] == [True, False]
+
+
+def test_stall_sends_n_bytes_then_nothing_until_client_leaves(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.STALL, 250)) as proxy:
+        got, end = fetch(proxy.address, timeout=0.3)
+        assert proxy.wait(5)  # the client left, so the stalled connection ends
+    assert (got, end) == (RESPONSE[:250], "timeout")
+    assert proxy.records[0].outcome == "stalled"
+    assert proxy.alive_threads == 0
+
+
+def test_stall_is_released_by_stop(upstream: Upstream) -> None:
+    proxy = FaultProxy(upstream.address, Fault(FaultKind.STALL, 10), stall_seconds=60)
+    proxy.start()
+    with socket.create_connection(proxy.address, timeout=5) as sock:
+        sock.sendall(REQUEST)
+        first = b""
+        while len(first) < 10:
+            first += sock.recv(100)
+        started = time.monotonic()
+        proxy.stop()
+        assert time.monotonic() - started < 5
+        assert sock.recv(100) == b""  # stop() closed the held connection
+    assert first == RESPONSE[:10]
+    assert proxy.alive_threads == 0
+
+
+def test_fault_is_chosen_per_connection(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address) as proxy:
+        results = []
+        for at in (5, 50, 500):
+            proxy.fault = Fault(FaultKind.CUT, at)
+            results.append(fetch(proxy.address)[0])
+    assert results == [RESPONSE[:5], RESPONSE[:50], RESPONSE[:500]]
+    assert [rec.fault.at for rec in proxy.records] == [5, 50, 500]
+
+
+def test_once_serves_one_connection_then_refuses(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.CUT, 7), once=True) as proxy:
+        got, _ = fetch(proxy.address)
+        assert proxy.wait(5)
+        with pytest.raises(ConnectionRefusedError):  # the listener is closed
+            fetch(proxy.address, timeout=1)
+    assert got == RESPONSE[:7]
+    assert len(proxy.records) == 1
+
+
+def test_unreachable_upstream_closes_the_client() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as placeholder:
+        dead = placeholder.getsockname()[:2]
+    with FaultProxy(dead, connect_timeout=1) as proxy:
+        got, end = fetch(proxy.address)
+        assert proxy.wait(5)
+    assert got == b""
+    assert end in ("eof", "reset")
+    assert proxy.records[0].outcome == "upstream_unreachable"
+
+
+def test_connections_are_bounded(upstream: Upstream) -> None:
+    with FaultProxy(upstream.address, Fault(FaultKind.STALL, 0), max_connections=1) as proxy:
+        held = socket.create_connection(proxy.address, timeout=5)
+        held.sendall(REQUEST)
+        deadline = time.monotonic() + 5
+        while not proxy.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+        got, end = fetch(proxy.address, timeout=2)  # over the bound: refused, not queued
+        held.close()
+    assert (got, end) in ((b"", "eof"), (b"", "reset"))
+    assert len(proxy.records) == 1
+
+
+def test_stop_leaves_no_thread_behind(upstream: Upstream) -> None:
+    before = threading.active_count()
+    with FaultProxy(upstream.address, Fault(FaultKind.CUT, 10)) as proxy:
+        for _ in range(5):
+            fetch(proxy.address)
+    assert proxy.alive_threads == 0
+    assert threading.active_count() == before
+
+
+def test_bad_addresses_and_offsets_are_usage_errors() -> None:
+    assert parse_hostport("127.0.0.1:80", what="--listen") == ("127.0.0.1", 80)
+    assert parse_hostport("[::1]:9", what="--listen") == ("::1", 9)
+    for bad in ("127.0.0.1", ":80", "host:port", "h:70000"):
+        with pytest.raises(UsageError, match="--upstream must be HOST:PORT"):
+            parse_hostport(bad, what="--upstream")
+    with pytest.raises(UsageError, match="offset"):
+        Fault(FaultKind.CUT, -1)
+    with pytest.raises(UsageError, match="mask"):
+        Fault(FaultKind.FLIP, 0, mask=0)
+
+
+def test_cli_once_cuts_and_exits(upstream: Upstream) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with socket.create_server(("127.0.0.1", 0)) as placeholder:
+        port = placeholder.getsockname()[1]
+    cmd = [sys.executable, "-m", "gate", "fault-proxy", "--listen", f"127.0.0.1:{port}"]
+    cmd += ["--upstream", f"{upstream.address[0]}:{upstream.address[1]}"]
+    cmd += ["--cut-after", "33", "--once"]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        assert f"listening on 127.0.0.1:{port}" in banner
+        assert "cut after 33 bytes" in banner
+        got, _ = fetch(("127.0.0.1", port))
+        rest = proc.communicate(timeout=10)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert got == RESPONSE[:33]
+    assert proc.returncode == 0
+    assert "33 bytes out, cut" in rest
+
+
+def test_cli_rejects_two_faults() -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "gate", "fault-proxy", "--listen", "127.0.0.1:0"]
+    cmd += ["--upstream", "127.0.0.1:1", "--cut-after", "1", "--flip-at", "2"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert "not allowed with argument" in proc.stderr
