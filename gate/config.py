@@ -1,0 +1,606 @@
+"""Configuration: the repository's YAML file and the action's inputs, as one frozen Config.
+
+Owns three things:
+
+* parsing ``.github/review-gate.yml`` with line tracking and validating it against
+  the JSON Schema shipped in ``gate/schemas/config.schema.json`` (draft 2020-12), so
+  every :class:`~gate.errors.ConfigError` names the key, the line and the fix;
+* :func:`apply_inputs`: action inputs (kebab-case) override the file;
+* :meth:`ReviewerConfig.to_settings`: the reviewer part, as transport settings.
+
+Unknown keys, duplicate keys, YAML aliases and non-string keys are rejected: a typo
+must never silently weaken the gate. YAML 1.1 surprises (``1`` is not the string
+``"1"``, ``yes`` is a boolean) are type errors with a fix, not silent coercions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from gate.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gate.reviewers import ReviewerSettings
+
+DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
+MAX_CONFIG_BYTES = 256 * 1024
+
+PROVIDERS = ("openai", "anthropic", "gemini", "mc1")
+DEFAULT_KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mc1": "REVIEW_GATE_API_KEY",
+}
+# Providers that cannot work without a model name and an API key.
+_NEEDS_MODEL = frozenset({"openai", "anthropic", "gemini"})
+
+
+@dataclass(frozen=True)
+class ReviewerConfig:
+    """The reviewer section of the config."""
+
+    provider: str = "openai"
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_tokens: int = 4096
+    temperature: float = 0.0
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    deadline: float = 300.0
+    max_response_bytes: int = 4 * 1024 * 1024
+    attempts: int = 3
+
+    def key_env(self) -> str:
+        """The environment variable that holds the API key (explicit, or the provider's)."""
+        return self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+
+    def to_settings(self, api_key: str | None) -> ReviewerSettings:
+        """Transport settings for :func:`gate.reviewers.review`.
+
+        Raises ConfigError when the reviewer cannot be used as configured (no model,
+        no endpoint for mc1).
+        """
+        from gate.reviewers import DEFAULT_BASE_URLS, ReviewerSettings
+
+        if self.provider in _NEEDS_MODEL and not self.model:
+            raise ConfigError(
+                f"reviewer.model is not set for provider {self.provider}; fix: set "
+                "reviewer.model in the config file or the action's model input",
+                reason="config_model_missing",
+            )
+        base_url = self.base_url or DEFAULT_BASE_URLS.get(self.provider)
+        if not base_url:
+            raise ConfigError(
+                f"reviewer.base_url is not set and provider {self.provider} has no public "
+                "endpoint; fix: set reviewer.base_url in the config file or the action's "
+                "base-url input",
+                reason="config_base_url_missing",
+            )
+        return ReviewerSettings(
+            provider=self.provider,
+            model=self.model,
+            base_url=base_url,
+            api_key=api_key,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+            deadline=self.deadline,
+            max_response_bytes=self.max_response_bytes,
+            attempts=self.attempts,
+        )
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration, after the file and the inputs are merged."""
+
+    reviewer: ReviewerConfig = field(default_factory=ReviewerConfig)
+    policy_version: str = "1"
+    min_confidence: float = 0.8
+    include: tuple[str, ...] = ("**",)
+    exclude: tuple[str, ...] = ()
+    max_diff_bytes: int = 1_000_000
+    allow_partial_coverage: bool = False
+    status_context: str = "review-gate"
+    instructions: str = ""
+    override_label: str = "review-gate:override"
+    skip_drafts: bool = True
+    sticky_comment: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The config as the file would spell it (no secrets: keys are named, never held)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, ReviewerConfig):
+                out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
+            elif isinstance(value, tuple):
+                out[f.name] = list(value)
+            else:
+                out[f.name] = value
+        return out
+
+
+def default_config() -> Config:
+    """The configuration used when the repository has no config file."""
+    return Config()
+
+
+# --- action inputs -----------------------------------------------------------
+
+# Action input (kebab-case) -> config key path it overrides.
+INPUT_KEYS: dict[str, tuple[str, ...]] = {
+    "provider": ("reviewer", "provider"),
+    "model": ("reviewer", "model"),
+    "base-url": ("reviewer", "base_url"),
+    "api-key-env": ("reviewer", "api_key_env"),
+    "max-tokens": ("reviewer", "max_tokens"),
+    "temperature": ("reviewer", "temperature"),
+    "attempts": ("reviewer", "attempts"),
+    "timeout": ("reviewer", "deadline"),
+    "policy-version": ("policy_version",),
+    "min-confidence": ("min_confidence",),
+    "status-context": ("status_context",),
+    "max-diff-bytes": ("max_diff_bytes",),
+    "allow-partial-coverage": ("allow_partial_coverage",),
+    "override-label": ("override_label",),
+    "skip-drafts": ("skip_drafts",),
+    "comment": ("sticky_comment",),
+}
+# Action inputs that are not config (read by the action itself).
+RUNTIME_INPUTS = frozenset(
+    {"config", "token", "api-key", "fail-job", "certificate-dir", "pr-number"}
+)
+ACTION_INPUTS = frozenset(INPUT_KEYS) | RUNTIME_INPUTS
+
+
+def inputs_from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The action's inputs from ``INPUT_*`` variables, by kebab-case name.
+
+    Runners keep a hyphen in the variable name (``INPUT_BASE-URL``); some tools
+    replace it with an underscore (``INPUT_BASE_URL``). Both are read; the hyphen form
+    wins. Values are stripped; an absent input is absent, an empty one is ``""``.
+    """
+    found: dict[str, str] = {}
+    for name in sorted(ACTION_INPUTS):
+        upper = name.upper()
+        for var in (f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"):
+            if var in environ:
+                found[name] = environ[var].strip()
+                break
+    return found
+
+
+def apply_inputs(config: Config, inputs: Mapping[str, str]) -> Config:
+    """Override ``config`` with action inputs; an empty string means "not given".
+
+    Inputs that are not config (token, api-key, ...) are ignored here; an input name
+    the action does not declare is a ConfigError (a typo must not be ignored).
+    """
+    data = config.to_json()
+    lines: dict[tuple[str | int, ...], int] = {}
+    given: dict[tuple[str, ...], str] = {}
+    for name, raw in inputs.items():
+        if name not in ACTION_INPUTS:
+            raise ConfigError(
+                f"input {name}: unknown input{_did_you_mean(name, ACTION_INPUTS)}; fix: use "
+                f"one of the inputs action.yml declares: {', '.join(sorted(ACTION_INPUTS))}",
+                reason="config_unknown_input",
+            )
+        value = raw.strip()
+        if name in RUNTIME_INPUTS or value == "":
+            continue
+        path = INPUT_KEYS[name]
+        given[path] = name
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = _coerce_input(value, _schema_at(path))
+    if not given:
+        return config
+    errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.path])
+    if errors:
+        messages = []
+        for err in errors:
+            culprit = given.get(tuple(str(p) for p in err.absolute_path))
+            source = f"input {culprit}" if culprit else "config"
+            messages.append(_describe(err, source=source, lines=lines, input_name=culprit))
+        raise ConfigError("\n".join(messages), reason="config_invalid_input")
+    return _build(data)
+
+
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+
+
+def _coerce_input(value: str, schema: Mapping[str, Any]) -> Any:
+    """Read a string input as the type the schema wants; leave it a string if it is not one
+    (so validation reports it with the expected type)."""
+    types = schema.get("type")
+    wanted = set(types) if isinstance(types, list) else {types}
+    if "boolean" in wanted:
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+    if "integer" in wanted:
+        try:
+            return int(value, 10)
+        except ValueError:
+            pass
+    if "number" in wanted:
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(number):
+                return number
+    return value
+
+
+# --- the file ----------------------------------------------------------------
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and validate a config file; a missing or unreadable file is a ConfigError."""
+    source = os.fspath(path)
+    try:
+        with Path(path).open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError as err:
+        raise ConfigError(
+            f"{source}: config file does not exist; fix: create it (see "
+            "examples/review-gate.config.yml) or point the config input at the right path",
+            reason="config_missing",
+        ) from err
+    except OSError as err:
+        raise ConfigError(
+            f"{source}: cannot read config file: {err.strerror}; fix: make it a readable file",
+            reason="config_unreadable",
+        ) from err
+    return parse_config(_decode(raw, source=source), source=source)
+
+
+def _decode(raw: bytes, *, source: str) -> str:
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{source}: config file is larger than {MAX_CONFIG_BYTES} bytes; fix: keep "
+            "long review instructions short or move them out of the config",
+            reason="config_too_large",
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{source}: config file is not UTF-8 (byte {err.start}); fix: save it as UTF-8",
+            reason="config_encoding",
+        ) from err
+
+
+def parse_config(text: str, *, source: str) -> Config:
+    """Parse and validate config YAML; every error names the source, key, line and fix."""
+    if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{source}: config is larger than {MAX_CONFIG_BYTES} bytes; fix: shorten it",
+            reason="config_too_large",
+        )
+    try:
+        _refuse_aliases(text, source)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        raise ConfigError(_yaml_error(err, source), reason="config_yaml") from err
+    if node is None:
+        return default_config()
+    lines: dict[tuple[str | int, ...], int] = {}
+    try:
+        data = _construct(node, (), lines, source=source)
+    except yaml.YAMLError as err:
+        raise ConfigError(_yaml_error(err, source), reason="config_yaml") from err
+    if data is None:
+        return default_config()
+    errors = list(_validator().iter_errors(data))
+    if errors:
+        described = sorted(
+            (_line_of(tuple(e.absolute_path), lines, e), _describe(e, source=source, lines=lines))
+            for e in errors
+        )
+        raise ConfigError("\n".join(msg for _, msg in described), reason="config_invalid")
+    return _build(data)
+
+
+def _yaml_error(err: yaml.YAMLError, source: str) -> str:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    where = f" line {mark.line + 1}" if mark is not None else ""
+    problem = getattr(err, "problem", None) or str(err)
+    return (
+        f"{source}{where}: not valid YAML: {problem}; fix: check the indentation there, "
+        "and quote values that contain ': ' or start with a special character"
+    )
+
+
+def _refuse_aliases(text: str, source: str) -> None:
+    """Aliases (``*name``, ``<<: *name``) can expand exponentially; a config needs none."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigError(
+                f"{source} line {event.start_mark.line + 1}: YAML alias *{event.anchor} is not "
+                "supported; fix: write the value out instead of referring to an anchor",
+                reason="config_yaml",
+            )
+
+
+_PLAIN_TAGS = {
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+}
+
+
+def _construct(
+    node: yaml.Node,
+    path: tuple[str | int, ...],
+    lines: dict[tuple[str | int, ...], int],
+    *,
+    source: str,
+) -> Any:
+    """Turn a composed node into plain data, recording the line of every key and item."""
+    lines.setdefault(path, node.start_mark.line + 1)
+    expected_tag = _PLAIN_TAGS.get(type(node))
+    if expected_tag is not None and node.tag != expected_tag:
+        raise ConfigError(
+            f"{source} line {node.start_mark.line + 1}: {_dotted(path) or 'the file'} has the "
+            f"YAML tag {node.tag}; fix: remove the tag (plain mappings and lists only)",
+            reason="config_yaml",
+        )
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        first: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            if not (
+                isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:str"
+            ):
+                shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+                raise ConfigError(
+                    f"{source} line {line}: key {shown!r} under {_dotted(path) or 'the top level'} "
+                    "is not read as a string by YAML; fix: use one of the documented key names "
+                    "(quote it if it really is meant literally)",
+                    reason="config_invalid",
+                )
+            key = str(key_node.value)
+            if key in first:
+                raise ConfigError(
+                    f"{source} line {line}: duplicate key {_dotted((*path, key))} (first at "
+                    f"line {first[key]}); fix: keep only one of them",
+                    reason="config_duplicate_key",
+                )
+            first[key] = line
+            child = (*path, key)
+            lines[child] = value_node.start_mark.line + 1
+            lines[(*child, "<key>")] = line
+            out[key] = _construct(value_node, child, lines, source=source)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _construct(item, (*path, index), lines, source=source)
+            for index, item in enumerate(node.value)
+        ]
+    assert isinstance(node, yaml.ScalarNode)
+    value = yaml.SafeLoader("").construct_object(node)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(
+            f"{source} line {node.start_mark.line + 1}: {_dotted(path)} is {node.value}, which "
+            "is not a finite number; fix: write a finite number",
+            reason="config_invalid",
+        )
+    return value
+
+
+# --- schema and messages -------------------------------------------------------
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The config JSON Schema shipped with the package."""
+    text = resources.files("gate").joinpath("schemas/config.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    Draft202012Validator.check_schema(schema())
+    return Draft202012Validator(schema())
+
+
+def _schema_at(path: tuple[str | int, ...]) -> dict[str, Any]:
+    node: dict[str, Any] = schema()
+    for key in path:
+        if isinstance(key, int):
+            node = node.get("items", {})
+        else:
+            node = node.get("properties", {}).get(key, {})
+    return node
+
+
+def _line_of(
+    path: tuple[str | int, ...], lines: Mapping[tuple[str | int, ...], int], err: ValidationError
+) -> int:
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        extra = _extra_keys(err)
+        if extra:
+            return lines.get((*path, extra[0], "<key>"), lines.get(path, 0))
+    while path and path not in lines:
+        path = path[:-1]
+    return lines.get(path, 0)
+
+
+def _allowed_keys(err: ValidationError) -> list[str]:
+    rule = err.schema
+    return sorted(rule.get("properties", {})) if isinstance(rule, Mapping) else []
+
+
+def _extra_keys(err: ValidationError) -> list[str]:
+    allowed = set(_allowed_keys(err))
+    instance = err.instance
+    return sorted(k for k in instance if k not in allowed) if isinstance(instance, dict) else []
+
+
+def _describe(
+    err: ValidationError,
+    *,
+    source: str,
+    lines: Mapping[tuple[str | int, ...], int],
+    input_name: str | None = None,
+) -> str:
+    path = tuple(err.absolute_path)
+    line = _line_of(path, lines, err)
+    where = f"{source} line {line}" if line else source
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = _allowed_keys(err)
+        parts = []
+        for key in _extra_keys(err):
+            key_line = lines.get((*path, key, "<key>"), line)
+            at = f"{source} line {key_line}" if key_line else source
+            parts.append(
+                f"{at}: unknown key {_dotted((*path, key))}{_did_you_mean(key, allowed)}; "
+                f"fix: rename or remove it (known keys{' under ' + _dotted(path) if path else ''}:"
+                f" {', '.join(allowed)}); unknown keys are rejected so a typo cannot weaken "
+                "the gate"
+            )
+        return "\n".join(parts)
+    key = _dotted(path) or "the file"
+    leaf = _schema_at(path)
+    expect = _expect(leaf, key)
+    fix = _fix(path, leaf, input_name)
+    return f"{where}: {key} must be {expect}, got {_show(err.instance, leaf)}; fix: {fix}"
+
+
+_PATTERN_WORDS = {
+    "policy_version": 'like "1" or "2024-06" (letters, digits and . _ : + / -)',
+    "reviewer.base_url": "starting with http:// or https://",
+    "reviewer.api_key_env": "that is an environment variable name like OPENAI_API_KEY",
+}
+
+
+def _expect(leaf: Mapping[str, Any], key: str) -> str:
+    """What the schema wants at ``key``, in words."""
+    if "enum" in leaf:
+        return "one of " + ", ".join(str(v) for v in leaf["enum"])
+    types = leaf.get("type")
+    names = types if isinstance(types, list) else [types]
+    words = {
+        "integer": "an integer",
+        "number": "a number",
+        "string": "a string",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "a mapping of keys to values",
+        "null": "null",
+    }
+    text = " or ".join(words.get(str(t), str(t)) for t in names if t is not None) or "valid"
+    if "array" in names:
+        low, high = leaf.get("minItems", 0), leaf.get("maxItems")
+        count = f"{low} to {high}" if low else f"at most {high}"
+        return f"a list of {count} non-empty strings" if high else "a list of non-empty strings"
+    bounds = []
+    if "minimum" in leaf:
+        bounds.append(f">= {leaf['minimum']}")
+    if "exclusiveMinimum" in leaf:
+        bounds.append(f"> {leaf['exclusiveMinimum']}")
+    if "maximum" in leaf:
+        bounds.append(f"<= {leaf['maximum']}")
+    if bounds:
+        text += " " + " and ".join(bounds)
+    if "pattern" in leaf:
+        text += " " + _PATTERN_WORDS.get(key, f"matching {leaf['pattern']}")
+    if leaf.get("minLength"):
+        text += " (not empty)"
+    if "maxLength" in leaf:
+        text += f" of at most {leaf['maxLength']} characters"
+    return text
+
+
+def _fix(path: tuple[str | int, ...], leaf: Mapping[str, Any], input_name: str | None) -> str:
+    key = _dotted(path)
+    if not key:
+        return "write the file as a mapping of keys to values (see examples/review-gate.config.yml)"
+    if isinstance(path[-1], int):
+        return f"make every item of {_dotted(path[:-1])} a non-empty quoted string"
+    default = leaf.get("default")
+    if input_name is not None:
+        example = f" (e.g. {json.dumps(str(default))})" if default not in ("", None) else ""
+        return f"correct the {input_name} input{example}, or leave it empty to use the config file"
+    if default in ("", None):
+        return f"correct {key}, or remove the key"
+    under = f" under {_dotted(path[:-1])}:" if len(path) > 1 else ""
+    return (
+        f"write it as e.g. `{path[-1]}: {json.dumps(default)}`{under} (the default), "
+        "or remove the key to use the default"
+    )
+
+
+def _show(value: Any, leaf: Mapping[str, Any]) -> str:
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (YAML reads yes/no/on/off/true/false as booleans)"
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, str):
+        return repr(value if len(value) <= 60 else value[:57] + "...")
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item(s)" if value else "an empty list"
+    if isinstance(value, int | float):
+        if leaf.get("type") == "string":
+            return f"{value!r} (a number; quote it to make it text)"
+        return repr(value)
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _build(data: Mapping[str, Any]) -> Config:
+    """Frozen Config from schema-valid data (types already checked by the schema)."""
+    reviewer_data = dict(data.get("reviewer") or {})
+    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
+        if name in reviewer_data:
+            reviewer_data[name] = float(reviewer_data[name])
+    for name in ("max_tokens", "max_response_bytes", "attempts"):
+        if name in reviewer_data:
+            reviewer_data[name] = int(reviewer_data[name])
+    top = {k: v for k, v in data.items() if k != "reviewer"}
+    if "min_confidence" in top:
+        top["min_confidence"] = float(top["min_confidence"])
+    if "max_diff_bytes" in top:
+        top["max_diff_bytes"] = int(top["max_diff_bytes"])
+    for name in ("include", "exclude"):
+        if name in top:
+            top[name] = tuple(top[name])
+    return Config(reviewer=ReviewerConfig(**reviewer_data), **top)
