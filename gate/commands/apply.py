@@ -1,0 +1,57 @@
+"""``review-gate apply``: apply an agent's write tool result only when it is provably whole."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gate.apply import apply_tool_result
+from gate.commands._io import read_input
+
+NAME = "apply"
+ORDER = 60
+HELP = "apply an agent write tool result only when its length and SHA-256 prove it whole"
+DESCRIPTION = """\
+Apply one agent tool result (JSON) under --root:
+
+  {"tool": "write_file", "path": ..., "content_length": N, "sha256": HEX,
+   "encoding": "utf-8" | "base64", "content": ...,
+   "stream_end_reason": "trailer" (optional), "apply_id": ... (optional)}
+  {"tool": "delete_path", "path": ..., "apply_id": ... (optional)}
+
+Length and SHA-256 are of the decoded bytes. A write lands (temp file, fsync,
+rename, read back) only when both match and the stream ended by its trailer.
+A short, cut or corrupt payload writes nothing, is recorded in
+.apply/incomplete, and prints the hint lines an agent loop should inject.
+While a path is listed there, delete_path of it is refused.
+
+Output: one log line on stderr; the hint lines (or, with --json, the whole
+record) on stdout.
+
+exit codes: 0 apply.ok, 1 apply.incomplete / apply.corrupt, 2 usage, 3 apply.refused"""
+
+MAX_RESULT_BYTES = 512 * 1024 * 1024
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("result", metavar="RESULT", help="tool result JSON file, or - for stdin")
+    parser.add_argument(
+        "--root", default=".", help="folder every path is confined to (default: current folder)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the whole record as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    raw = read_input(args.result, what="tool result", limit=MAX_RESULT_BYTES)
+    result = apply_tool_result(raw, args.root)
+    print(result.log_line(), file=sys.stderr, flush=True)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+    else:
+        for line in result.hints():
+            print(line)
+        if result.outcome != "ok":
+            print(f"apply.detail={result.detail}", file=sys.stderr)
+    sys.stdout.flush()
+    return result.exit_code

@@ -1,0 +1,52 @@
+"""``review-gate hooks``: install, check or remove the pre-commit guard for incomplete applies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gate import hooks
+from gate.errors import UsageError
+
+NAME = "hooks"
+ORDER = 70
+HELP = "install the git pre-commit guard that blocks commits after an incomplete apply"
+DESCRIPTION = """\
+install    put the guard in the repository's pre-commit hook (an existing hook is
+           renamed to pre-commit.review-gate-chained and still runs after the guard)
+check      run the guard's check now (what the hook and .pre-commit-hooks.yaml run)
+uninstall  remove the guard and put a chained hook back
+
+The guard refuses a commit while .apply/incomplete exists at the work-tree top,
+and names each apply id, path and staged deletion of a listed path.
+
+exit codes: 0 done / nothing blocks, 2 usage (not a git work tree, hook conflict),
+3 check: a commit would be refused"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("install", "check", "uninstall"), help="what to do")
+    parser.add_argument(
+        "--root", default=".", help="a folder inside the git work tree (default: current folder)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        report = hooks.check(args.root)
+        for line in report.messages:
+            print(line, file=sys.stderr)
+        return 3 if report.blocked else 0
+    if args.action == "install":
+        done = hooks.install(args.root)
+        print(f"{done.action} review-gate pre-commit guard: {done.hook}")
+        if done.chained is not None:
+            print(f"chained earlier hook (runs after the guard): {done.chained}")
+        return 0
+    if args.action == "uninstall":
+        done = hooks.uninstall(args.root)
+        print(f"removed review-gate pre-commit guard: {done.hook}")
+        if done.chained is not None:
+            print(f"restored earlier hook: {done.chained}")
+        return 0
+    raise UsageError(f"unknown hooks action {args.action!r}")  # pragma: no cover - argparse
