@@ -85,10 +85,13 @@ def _check_header_prefix(prefix: bytes) -> None:
     """
     head = prefix[: len(MAGIC)]
     if MAGIC[: len(head)] != head:
-        if prefix.startswith(b"\xef\xbb\xbf"):
-            raise MissingHeader("missing MC1 header: the response starts with a UTF-8 BOM")
+        first_bad = next(i for i, byte in enumerate(head) if byte != MAGIC[i])
+        if first_bad == 0 and head[0] == 0xEF:
+            raise MissingHeader(
+                "missing MC1 header: the response starts with byte 0xef (a UTF-8 BOM?)"
+            )
         raise MissingHeader(
-            f"missing MC1 header: the response starts with {prefix[:16]!r}, "
+            f"missing MC1 header: the response starts with {head[: first_bad + 1]!r}, "
             "expected b'MC1 <len> <sha256>\\n'"
         )
     rest = prefix[len(MAGIC) :]

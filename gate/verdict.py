@@ -24,7 +24,10 @@ KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version")
 VERDICTS = ("pass", "fail")
 MAX_DEPTH = 16
 OPEN_FENCE = "```json"
-_FENCE_LINE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# Any line that could open or close a fence in any Markdown reader, counted
+# generously (indentation, a BOM or zero-width characters before it): a
+# generous count can only make the gate stricter.
+_FENCE_LINE = re.compile("^[\\s\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
