@@ -1,0 +1,178 @@
+"""``review-gate review``: a full local review of a diff file, without GitHub."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from gate import certificate
+from gate.atomic import atomic_write
+from gate.commands._io import read_input
+from gate.config import Config, apply_inputs, default_config, load_config
+from gate.decision import State, exit_code
+from gate.errors import ConfigError, UsageError
+from gate.pipeline import ReviewResult, review_diff
+from gate.reviewers import attempt_line, needs_api_key
+
+NAME = "review"
+ORDER = 30
+HELP = "review a diff file with a reviewer model, locally (no GitHub)"
+DESCRIPTION = """\
+Send a diff to the configured reviewer and decide exactly as the action does:
+the answer must arrive whole (provider end marker, finish reason stop, sealed
+into an MC1 envelope), hold exactly one ```json verdict, repeat this diff's
+SHA-256 and the policy version, and be a confident pass. Settings come from
+--config (default: built-in defaults), then the options below. The API key is
+read from the environment variable the provider uses (OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY, REVIEW_GATE_API_KEY) or --api-key-env.
+
+Each attempt is reported on standard error; the decision on standard output.
+exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
+
+examples:
+  review-gate review --diff change.diff --model gpt-4o-mini
+  review-gate review --diff change.diff --provider anthropic --model claude-sonnet-4-5 --json
+  review-gate review --diff change.diff --base-url http://127.0.0.1:11434/v1 --model llama3.1 \\
+      --certificate cert.json --save-response raw.bin
+"""
+
+# CLI option (dest) -> the kebab-case input name gate.config.apply_inputs knows.
+_OVERRIDES = {
+    "provider": "provider",
+    "model": "model",
+    "base_url": "base-url",
+    "api_key_env": "api-key-env",
+    "max_tokens": "max-tokens",
+    "timeout": "timeout",
+    "attempts": "attempts",
+    "policy_version": "policy-version",
+    "min_confidence": "min-confidence",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--diff", required=True, metavar="FILE", help="the diff ('-' for stdin)")
+    parser.add_argument("--config", metavar="PATH", help="a review-gate YAML config file")
+    parser.add_argument("--provider", help="openai | anthropic | gemini | mc1")
+    parser.add_argument("--model", help="model name, e.g. gpt-4o-mini")
+    parser.add_argument("--base-url", metavar="URL", help="API base URL (or the MC1 endpoint)")
+    parser.add_argument(
+        "--api-key-env", metavar="NAME", help="environment variable that holds the API key"
+    )
+    parser.add_argument("--max-tokens", metavar="N", help="the reviewer's output token budget")
+    parser.add_argument("--timeout", metavar="S", help="total seconds allowed per attempt")
+    parser.add_argument("--attempts", metavar="N", help="attempts for bytes that did not arrive")
+    parser.add_argument("--policy-version", metavar="V", help="policy version the verdict binds to")
+    parser.add_argument("--min-confidence", metavar="F", help="lowest confidence a pass may have")
+    parser.add_argument("--json", action="store_true", help="print the decision as JSON")
+    parser.add_argument("--certificate", metavar="PATH", help="write the audit certificate here")
+    parser.add_argument(
+        "--save-response", metavar="PATH", help="save the last attempt's bytes exactly as received"
+    )
+
+
+def load(args: argparse.Namespace) -> Config:
+    """The config file (or defaults) with the command-line overrides applied."""
+    try:
+        config = load_config(args.config) if args.config else default_config()
+        given = {
+            name: str(getattr(args, dest))
+            for dest, name in _OVERRIDES.items()
+            if getattr(args, dest) is not None
+        }
+        return apply_inputs(config, given)
+    except ConfigError as err:
+        raise usage_from(err) from err
+
+
+def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
+    """The API key from the environment; a missing key that is needed is a usage error."""
+    env_name = config.reviewer.key_env()
+    key = os.environ.get(env_name) or None
+    if key is None:
+        probe = config.reviewer.to_settings(None)
+        if explicit_env or needs_api_key(probe):
+            raise UsageError(
+                f"{env_name} is not set; export it or pass --api-key-env NAME",
+                reason="missing_api_key",
+            )
+    return key
+
+
+def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
+    """One line naming the setting when no byte ever came back from the endpoint."""
+    last = result.outcome.last
+    if result.decision.state is not State.INCOMPLETE or last is None:
+        return None
+    if last.http_status is not None or last.bytes_received:
+        return None
+    return (
+        f"cannot reach the reviewer at {base_url} ({last.reason}); "
+        "check --base-url (reviewer.base_url) and that the server is running"
+    )
+
+
+_CLI_FIX = {
+    "config_model_missing": "pass --model NAME (or set reviewer.model in --config)",
+    "config_base_url_missing": "pass --base-url URL (or set reviewer.base_url in --config)",
+}
+
+
+def usage_from(err: ConfigError) -> UsageError:
+    """A config problem met on the command line, named the way the user gave it."""
+    message = err.message
+    if message.startswith("input "):  # an override: name it the way it was given
+        message = "--" + message.removeprefix("input ")
+    if err.reason in _CLI_FIX:
+        message = f"{message.split(';')[0]}; {_CLI_FIX[err.reason]}"
+    return UsageError(message, reason=err.reason)
+
+
+def summary_json(result: ReviewResult, cert_sha: str | None) -> dict[str, Any]:
+    out = result.decision.to_json()
+    out["binding"] = {
+        "diff_sha": result.binding.diff_sha,
+        "policy_version": result.binding.policy_version,
+    }
+    out["attempts"] = [attempt.to_json() for attempt in result.outcome.attempts]
+    out["prompt_sha256"] = result.prompt_sha256
+    out["certificate_sha256"] = cert_sha
+    out["exit_code"] = exit_code(result.decision)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ConfigError as err:
+        raise usage_from(err) from err
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = load(args)
+    diff = read_input(args.diff, what="diff", limit=config.max_diff_bytes)
+    explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
+    api_key = api_key_for(config, explicit_env=explicit_env)
+    result = review_diff(diff, config, api_key=api_key, extra_cert={"command": "review"})
+    for attempt in result.outcome.attempts:
+        print(attempt_line(attempt, config.reviewer.attempts), file=sys.stderr)
+    if args.save_response:
+        atomic_write(args.save_response, result.outcome.raw)
+    cert_sha = None
+    if args.certificate:
+        secrets = [api_key] if api_key else []
+        cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
+    decision = result.decision
+    if args.json:
+        print(json.dumps(summary_json(result, cert_sha), sort_keys=True))
+        return exit_code(decision)
+    print(f"{decision.state}: {decision.description}")
+    hint = unreachable_hint(result, result.certificate["context"]["reviewer"]["base_url"])
+    if hint:
+        print(f"review-gate review: error: {hint}", file=sys.stderr)
+    elif decision.detail and decision.detail not in decision.description:
+        print(f"  {decision.detail}", file=sys.stderr)
+    return exit_code(decision)
