@@ -1,0 +1,547 @@
+"""Unit tests for gate/apply.py: the apply decision table, the marker, paths, the CLI."""
+
+from __future__ import annotations
+
+import base64
+import errno
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gate.apply as apply_mod
+import gate.atomic
+import gate.envelope
+from gate.apply import (
+    MarkerEntry,
+    Outcome,
+    apply_tool_result,
+    parse_tool_result,
+    read_marker,
+)
+from gate.atomic import TEMP_SUFFIX
+from gate.cli import main
+from gate.errors import ApplyError, UsageError
+
+OLD = b"old = 1\n"
+NEW = b"def f():\n    return 'new'\n"
+
+
+def write_result(
+    content: bytes,
+    *,
+    path: str = "pkg/mod.py",
+    promised: bytes | None = None,
+    encoding: str = "utf-8",
+    **extra: Any,
+) -> dict[str, Any]:
+    whole = content if promised is None else promised
+    text = content.decode("utf-8") if encoding == "utf-8" else base64.b64encode(content).decode()
+    return {
+        "tool": "write_file",
+        "path": path,
+        "content_length": len(whole),
+        "sha256": hashlib.sha256(whole).hexdigest(),
+        "encoding": encoding,
+        "content": text,
+        **extra,
+    }
+
+
+def run(doc: dict[str, Any] | bytes, root: Path, **kwargs: Any) -> apply_mod.ApplyResult:
+    raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+    return apply_tool_result(raw, root, **kwargs)
+
+
+def temps(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.name.endswith(TEMP_SUFFIX)]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_bytes(OLD)
+    return tmp_path
+
+
+# --- the Prove section: every prefix of a real module -------------------------------
+
+
+def test_every_prefix_of_a_real_module_is_never_applied(tmp_path: Path) -> None:
+    source = Path(gate.envelope.__file__).read_bytes()
+    assert source.count(b"\n") > 100
+    target = tmp_path / "envelope.py"
+    target.write_bytes(OLD)
+    for cut in range(len(source)):
+        prefix = source[:cut]
+        try:
+            doc = write_result(prefix, path="envelope.py", promised=source)
+        except UnicodeDecodeError:  # a cut inside a character: send it as base64 bytes
+            doc = write_result(prefix, path="envelope.py", promised=source, encoding="base64")
+        result = run(doc, tmp_path)
+        assert result.outcome is Outcome.INCOMPLETE, cut
+        assert result.reason == "length_short", cut
+        assert result.bytes_written == 0
+        assert target.read_bytes() == OLD, cut
+        assert not temps(tmp_path), cut
+        (entry,) = read_marker(tmp_path)
+        assert entry.path == "envelope.py"
+        assert entry.reason == "length_short"
+    whole = run(write_result(source, path="envelope.py"), tmp_path)
+    assert whole.outcome is Outcome.OK
+    assert target.read_bytes() == source
+    assert not (tmp_path / ".apply" / "incomplete").exists()
+
+
+def test_a_prefix_of_an_absent_file_leaves_it_absent(tmp_path: Path) -> None:
+    result = run(write_result(NEW[:7], path="new/file.py", promised=NEW), tmp_path)
+    assert result.outcome is Outcome.INCOMPLETE
+    assert not (tmp_path / "new").exists()
+    assert result.sha256_disk is None
+    assert [e.path for e in read_marker(tmp_path)] == ["new/file.py"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(min_size=1, max_size=2000), cut=st.integers(min_value=0, max_value=4000))
+def test_any_cut_of_the_base64_text_is_never_ok(tmp_path: Path, data: bytes, cut: int) -> None:
+    text = base64.b64encode(data).decode()
+    cut %= len(text)
+    doc = write_result(data, path="blob.bin", encoding="base64")
+    doc["content"] = text[:cut]
+    result = run(doc, tmp_path)
+    assert result.outcome in (Outcome.INCOMPLETE, Outcome.CORRUPT)
+    assert not (tmp_path / "blob.bin").exists()
+    assert not temps(tmp_path)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.binary(min_size=1, max_size=600), where=st.integers(min_value=0), bit=st.integers(0, 7)
+)
+def test_any_flipped_bit_is_corrupt_and_not_applied(
+    root: Path, data: bytes, where: int, bit: int
+) -> None:
+    flipped = bytearray(data)
+    flipped[where % len(data)] ^= 1 << bit
+    doc = write_result(bytes(flipped), promised=data, encoding="base64")
+    result = run(doc, root)
+    assert result.outcome is Outcome.CORRUPT
+    assert result.reason == "digest_mismatch"
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+    assert read_marker(root)[0].reason == "digest_mismatch"
+
+
+# --- the decision table --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "base64"])
+def test_a_full_payload_applies_byte_exactly(root: Path, encoding: str) -> None:
+    os.chmod(root / "pkg" / "mod.py", 0o600)
+    result = run(write_result(NEW, encoding=encoding, stream_end_reason="trailer"), root)
+    assert result.outcome is Outcome.OK
+    assert result.reason == "applied"
+    assert result.exit_code == 0
+    assert (root / "pkg" / "mod.py").read_bytes() == NEW
+    assert (root / "pkg" / "mod.py").stat().st_mode & 0o777 == 0o600
+    assert result.bytes_written == len(NEW)
+    assert result.sha256_disk == hashlib.sha256(NEW).hexdigest()
+    assert result.hints() == ("apply.ok=true",)
+    assert not temps(root)
+
+
+def test_non_ascii_utf8_is_counted_in_decoded_bytes(tmp_path: Path) -> None:
+    content = "caf\u00e9 \u2603\n".encode()
+    result = run(write_result(content, path="u.txt"), tmp_path)
+    assert result.outcome is Outcome.OK
+    assert (tmp_path / "u.txt").read_bytes() == content
+    doc = write_result(content, path="v.txt")
+    doc["content_length"] = len(doc["content"])  # characters, not bytes: a lie
+    assert run(doc, tmp_path).reason == "length_long"
+    assert not (tmp_path / "v.txt").exists()
+
+
+def test_an_empty_file_applies(tmp_path: Path) -> None:
+    assert run(write_result(b"", path="empty"), tmp_path).outcome is Outcome.OK
+    assert (tmp_path / "empty").read_bytes() == b""
+
+
+def test_parents_are_created_only_for_a_whole_write(tmp_path: Path) -> None:
+    assert run(write_result(NEW, path="a/b/c.py"), tmp_path).outcome is Outcome.OK
+    assert (tmp_path / "a" / "b" / "c.py").read_bytes() == NEW
+
+
+@pytest.mark.parametrize("end", ["socket_close", "timeout", "cancel", "size_limit"])
+def test_a_stream_not_ended_by_its_trailer_is_never_ok(root: Path, end: str) -> None:
+    result = run(write_result(NEW, stream_end_reason=end), root)  # length and digest match
+    assert result.outcome is Outcome.INCOMPLETE
+    assert result.reason == "stream_not_trailer"
+    assert result.digest_ok
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+
+
+def test_more_bytes_than_promised_is_corrupt(root: Path) -> None:
+    doc = write_result(NEW + b"x", promised=NEW)
+    result = run(doc, root)
+    assert (result.outcome, result.reason) == (Outcome.CORRUPT, "length_long")
+    assert result.exit_code == 1
+
+
+def test_invalid_base64_is_corrupt(root: Path) -> None:
+    doc = write_result(NEW, encoding="base64")
+    doc["content"] = "!!!!" + doc["content"]
+    assert run(doc, root).reason == "bad_base64"
+
+
+def test_a_lone_surrogate_is_corrupt(root: Path) -> None:
+    raw = json.dumps(write_result(NEW)).replace("new", "\\ud800ew").encode()
+    assert run(raw, root).reason == "bad_utf8"
+
+
+def test_incomplete_hints_and_log_line(root: Path) -> None:
+    result = run(write_result(NEW[:4], promised=NEW, apply_id="run-7"), root)
+    assert result.hints() == (
+        "apply.incomplete=true",
+        "forbidden_tools=delete_path,git_rm",
+        "required_next=retry_apply_or_abort",
+    )
+    assert result.log_line() == (
+        f"apply path=pkg/mod.py promised={len(NEW)} received=4 written=0 end=none "
+        "incomplete=true digest_ok=false outcome=incomplete reason=length_short"
+    )
+    record = result.to_json()
+    assert record["apply.incomplete"] is True
+    assert record["apply.ok"] is False
+    assert record["sha256_disk"] == hashlib.sha256(OLD).hexdigest()
+    assert record["marker"] == str(root / ".apply" / "incomplete")
+    assert read_marker(root)[0].apply_id == "run-7"
+
+
+def test_corrupt_hint_names_corrupt(root: Path) -> None:
+    doc = write_result(NEW, promised=NEW.upper())
+    assert run(doc, root).hints()[0] == "apply.corrupt=true"
+
+
+# --- refusals: no defaults, strict shape ---------------------------------------------
+
+
+@pytest.mark.parametrize("missing", ["content_length", "sha256", "encoding", "content", "path"])
+def test_a_missing_field_is_refused(root: Path, missing: str) -> None:
+    doc = write_result(NEW)
+    del doc[missing]
+    result = run(doc, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "missing_field")
+    assert result.exit_code == 3
+    assert missing in result.detail
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+    assert not (root / ".apply" / "incomplete").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("content_length", "27"),
+        ("content_length", 27.0),
+        ("content_length", True),
+        ("content_length", None),
+        ("sha256", None),
+        ("sha256", 12),
+        ("content", ["x"]),
+        ("path", 3),
+        ("stream_end_reason", None),
+        ("apply_id", 5),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused(root: Path, key: str, value: object) -> None:
+    doc = write_result(NEW)
+    doc[key] = value
+    result = run(doc, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "wrong_type")
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("content_length", -1),
+        ("sha256", "A" * 64),
+        ("sha256", "0" * 63),
+        ("encoding", "latin-1"),
+        ("stream_end_reason", "done"),
+        ("apply_id", ""),
+    ],
+)
+def test_a_bad_value_is_refused(root: Path, key: str, value: object) -> None:
+    doc = write_result(NEW)
+    doc[key] = value
+    assert run(doc, root).reason == "bad_value"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b'{"tool": "write_file", "path": "a"', "not_json"),
+        (b"[1, 2]", "not_object"),
+        (b"\xff\xfe", "not_json"),
+        (b'{"tool": "write_file", "tool": "delete_path", "path": "a"}', "duplicate_key"),
+        (b'{"tool": "delete_path", "path": "a", "apply_id": NaN}', "not_json"),
+        (b'{"tool": "rm_rf", "path": "a"}', "unknown_tool"),
+        (b'{"tool": "delete_path", "path": "a", "force": true}', "unknown_field"),
+    ],
+)
+def test_malformed_tool_results_are_refused(root: Path, raw: bytes, reason: str) -> None:
+    result = run(raw, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, reason)
+    assert result.hints() == ("apply.refused=true", f"apply.reason={reason}")
+
+
+def test_a_misspelt_end_reason_is_refused_not_ignored(root: Path) -> None:
+    doc = write_result(NEW)
+    doc["stream_end_reson"] = "socket_close"
+    assert run(doc, root).reason == "unknown_field"
+
+
+def test_parse_raises_apply_error_with_reason() -> None:
+    with pytest.raises(ApplyError) as caught:
+        parse_tool_result(b'{"tool": "write_file"}')
+    assert caught.value.reason == "missing_field"
+
+
+def test_apply_id_defaults_to_a_digest_of_the_result() -> None:
+    raw = json.dumps({"tool": "delete_path", "path": "x"}).encode()
+    parsed = parse_tool_result(raw)
+    assert parsed.apply_id == "auto-" + hashlib.sha256(raw).hexdigest()[:12]
+
+
+# --- paths ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/etc/passwd", "absolute_path"),
+        ("../outside.py", "parent_traversal"),
+        ("pkg/../../outside.py", "parent_traversal"),
+        ("", "bad_path"),
+        (".", "bad_path"),
+        (".git/hooks/pre-commit", "reserved_path"),
+        (".apply/incomplete", "reserved_path"),
+        (".GIT/config", "reserved_path"),
+    ],
+)
+@pytest.mark.parametrize("tool", ["write_file", "delete_path"])
+def test_paths_outside_the_root_are_refused(root: Path, path: str, reason: str, tool: str) -> None:
+    doc = write_result(NEW, path=path) if tool == "write_file" else {"tool": tool, "path": path}
+    result = run(doc, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, reason)
+
+
+def test_symlinks_that_escape_the_root_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret").write_bytes(OLD)
+    (root / "link_dir").symlink_to(outside)
+    (root / "link_file").symlink_to(outside / "secret")
+    (root / "to_git").symlink_to(root / ".git", target_is_directory=True)
+    for path, reason in [
+        ("link_dir/secret", "symlink_escape"),
+        ("link_file", "symlink_escape"),
+        ("to_git/config", "reserved_path"),
+    ]:
+        result = run(write_result(NEW, path=path), root)
+        assert (result.outcome, result.reason) == (Outcome.REFUSED, reason), path
+    delete = run({"tool": "delete_path", "path": "link_dir/secret"}, root)
+    assert delete.reason == "symlink_escape"
+    assert (outside / "secret").read_bytes() == OLD
+
+
+def test_a_symlink_inside_the_root_is_written_through(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_bytes(OLD)
+    (tmp_path / "alias.py").symlink_to("real.py")
+    assert run(write_result(NEW, path="alias.py"), tmp_path).outcome is Outcome.OK
+    assert (tmp_path / "alias.py").is_symlink()
+    assert (tmp_path / "real.py").read_bytes() == NEW
+
+
+def test_a_missing_root_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError):
+        run(write_result(NEW), tmp_path / "nope")
+
+
+def test_writing_over_a_folder_is_refused(root: Path) -> None:
+    assert run(write_result(NEW, path="pkg"), root).reason == "is_directory"
+
+
+# --- faults during the write ---------------------------------------------------------
+
+
+def test_an_error_mid_write_is_incomplete_and_leaves_no_temp(root: Path) -> None:
+    calls: list[int] = []
+
+    def failing(fd: int, chunk: memoryview) -> int:
+        if calls:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        calls.append(1)
+        return os.write(fd, chunk[:10])
+
+    result = run(write_result(NEW), root, writer=failing)
+    assert (result.outcome, result.reason) == (Outcome.INCOMPLETE, "write_error")
+    assert result.bytes_written == 10
+    assert "No space left on device" in result.detail
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+    assert not temps(root)
+    assert read_marker(root)[0].reason == "write_error"
+
+
+def test_a_writer_that_makes_no_progress_is_incomplete(root: Path) -> None:
+    result = run(write_result(NEW), root, writer=lambda fd, chunk: 0)
+    assert result.reason == "write_error"
+    assert not temps(root)
+
+
+def test_a_file_system_that_changes_bytes_is_caught_before_the_rename(root: Path) -> None:
+    def flipping(fd: int, chunk: memoryview) -> int:
+        data = bytearray(chunk)
+        data[0] ^= 0xFF
+        return os.write(fd, bytes(data))
+
+    result = run(write_result(NEW), root, writer=flipping)
+    assert (result.outcome, result.reason) == (Outcome.CORRUPT, "readback_mismatch")
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+    assert not temps(root)
+
+
+def test_a_bad_read_back_after_the_rename_is_corrupt(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = gate.atomic.file_sha256
+    seen: list[Path] = []
+
+    def lying(path: Path) -> str:
+        seen.append(path)
+        return "0" * 64 if path.name == "mod.py" and len(seen) == 2 else real(path)
+
+    monkeypatch.setattr(apply_mod, "file_sha256", lying)
+    result = run(write_result(NEW), root)
+    assert (result.outcome, result.reason) == (Outcome.CORRUPT, "readback_mismatch")
+    assert read_marker(root)[0].path == "pkg/mod.py"
+
+
+def test_stale_temps_of_a_killed_apply_are_removed(root: Path) -> None:
+    stale = root / "pkg" / f".mod.py.abc123{TEMP_SUFFIX}"
+    stale.write_bytes(NEW[:3])
+    other = root / "pkg" / f".other.py.abc123{TEMP_SUFFIX}"
+    other.write_bytes(b"x")
+    assert run(write_result(NEW), root).outcome is Outcome.OK
+    assert not stale.exists()
+    assert other.exists()  # another target's temp is not ours to judge
+
+
+# --- the marker and delete refusal ----------------------------------------------------
+
+
+def test_ok_clears_only_its_own_entry_and_the_file_goes_with_the_last(root: Path) -> None:
+    run(write_result(NEW[:3], promised=NEW, apply_id="one"), root)
+    run(write_result(NEW[:3], path="b.py", promised=NEW, apply_id="two"), root)
+    run(write_result(NEW[:5], promised=NEW, apply_id="three"), root)  # replaces "one"
+    assert [(e.apply_id, e.path) for e in read_marker(root)] == [
+        ("two", "b.py"),
+        ("three", "pkg/mod.py"),
+    ]
+    assert run(write_result(NEW), root).outcome is Outcome.OK
+    assert [e.path for e in read_marker(root)] == ["b.py"]
+    assert run(write_result(NEW, path="b.py"), root).outcome is Outcome.OK
+    assert not (root / ".apply" / "incomplete").exists()
+
+
+def test_the_marker_is_json_with_the_four_fields(root: Path) -> None:
+    run(write_result(NEW[:3], promised=NEW, apply_id="x1"), root)
+    doc = json.loads((root / ".apply" / "incomplete").read_text())
+    assert doc["version"] == 1
+    (entry,) = doc["entries"]
+    assert set(entry) == {"apply_id", "path", "reason", "time"}
+    assert MarkerEntry(**entry).path == "pkg/mod.py"
+    assert (root / ".apply" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_delete_of_a_listed_path_is_refused_then_allowed(root: Path) -> None:
+    run(write_result(NEW[:3], promised=NEW, apply_id="cut-1"), root)
+    for path in ("pkg/mod.py", "pkg", "./pkg/mod.py"):
+        result = run({"tool": "delete_path", "path": path}, root)
+        assert (result.outcome, result.reason) == (Outcome.REFUSED, "incomplete_pending")
+        assert "cut-1" in result.detail
+        assert "forbidden_tools=delete_path,git_rm" in result.hints()
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+    run(write_result(NEW), root)
+    result = run({"tool": "delete_path", "path": "pkg/mod.py"}, root)
+    assert (result.outcome, result.reason) == (Outcome.OK, "deleted")
+    assert not (root / "pkg" / "mod.py").exists()
+
+
+def test_delete_of_a_missing_path_is_refused(root: Path) -> None:
+    assert run({"tool": "delete_path", "path": "nope"}, root).reason == "not_found"
+
+
+def test_delete_of_a_folder_without_listed_paths(root: Path) -> None:
+    assert run({"tool": "delete_path", "path": "pkg"}, root).outcome is Outcome.OK
+    assert not (root / "pkg").exists()
+
+
+def test_an_unreadable_marker_refuses_every_delete_and_stays(root: Path) -> None:
+    (root / ".apply").mkdir()
+    (root / ".apply" / "incomplete").write_text("{not json")
+    result = run({"tool": "delete_path", "path": "pkg/mod.py"}, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "marker_unreadable")
+    ok = run(write_result(NEW), root)
+    assert ok.outcome is Outcome.OK
+    assert "marker could not be cleared" in ok.detail
+    assert (root / ".apply" / "incomplete").read_text() == "{not json"
+    with pytest.raises(ApplyError) as caught:
+        read_marker(root)
+    assert caught.value.reason == "marker_unreadable"
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+def test_cli_exit_codes_and_output(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = {
+        "part": write_result(NEW[:4], promised=NEW),
+        "flip": write_result(NEW, promised=NEW.upper()),
+        "nolen": {k: v for k, v in write_result(NEW).items() if k != "content_length"},
+        "full": write_result(NEW),
+    }
+    for name, doc in files.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    argv = ["apply", "--root", str(root)]
+    assert main([*argv, str(tmp_path / "part.json")]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "apply.incomplete=true",
+        "forbidden_tools=delete_path,git_rm",
+        "required_next=retry_apply_or_abort",
+    ]
+    assert err.startswith("apply path=pkg/mod.py promised=")
+    assert main([*argv, str(tmp_path / "flip.json")]) == 1
+    assert capsys.readouterr().out.startswith("apply.corrupt=true")
+    assert main([*argv, str(tmp_path / "nolen.json")]) == 3
+    assert "apply.refused=true" in capsys.readouterr().out
+    assert main([*argv, "--json", str(tmp_path / "full.json")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["apply.ok"] is True
+    assert record["promised_length"] == record["bytes_written"] == len(NEW)
+    assert record["sha256_disk"] == record["sha256_promised"]
+    assert main([*argv, str(tmp_path / "missing.json")]) == 2
+    assert main(["apply", "--root", str(tmp_path / "nope"), str(tmp_path / "full.json")]) == 2
