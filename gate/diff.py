@@ -1,0 +1,343 @@
+"""Diff handling: per-file sections, path filters, byte limit, coverage manifest.
+
+This module owns what the reviewer is shown. It parses a unified (git) diff
+into one section per file, keeps the files the configuration includes and
+that fit the byte limit, and records every other file with why it was not
+reviewed. The bytes it returns are exactly the bytes sent to the reviewer;
+``diff_sha`` is their SHA-256. Pure functions only: no network, no files.
+
+Why a file is not reviewed (:class:`SkipWhy`):
+
+- ``filtered``: excluded by the ``include``/``exclude`` globs (intentional;
+  does not make coverage partial);
+- ``binary``: a binary change the reviewer cannot read;
+- ``no_patch``: GitHub sent no patch for it (too large, or binary);
+- ``over_byte_limit``: it would take the diff over ``max_diff_bytes``.
+
+The last three make coverage partial, which blocks unless the configuration
+allows partial coverage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+
+class SkipWhy(StrEnum):
+    FILTERED = "filtered"
+    BINARY = "binary"
+    NO_PATCH = "no_patch"
+    OVER_BYTE_LIMIT = "over_byte_limit"
+
+
+#: skip reasons that leave part of the change unreviewed
+PARTIAL_REASONS = frozenset({SkipWhy.BINARY, SkipWhy.NO_PATCH, SkipWhy.OVER_BYTE_LIMIT})
+
+
+@dataclass(frozen=True)
+class FileSection:
+    """One file's part of a diff: its path and its exact bytes."""
+
+    path: str
+    data: bytes
+    binary: bool = False
+    no_patch: bool = False
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    why: SkipWhy
+    size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "why": str(self.why), "bytes": self.size}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which files the reviewer saw, and which it did not and why."""
+
+    reviewed: tuple[str, ...]
+    skipped: tuple[SkippedFile, ...]
+    diff_bytes: int
+    diff_sha: str
+    source: str = "diff"  # "diff" (diff media type) or "files" (files API fallback)
+
+    @property
+    def gaps(self) -> tuple[SkippedFile, ...]:
+        """Skipped files that make coverage partial (everything but ``filtered``)."""
+        return tuple(s for s in self.skipped if s.why in PARTIAL_REASONS)
+
+    @property
+    def complete(self) -> bool:
+        return not self.gaps
+
+    @property
+    def total(self) -> int:
+        return len(self.reviewed) + len(self.skipped)
+
+    def summary(self) -> str:
+        """One short phrase, e.g. ``3 of 5 files reviewed (1 binary, 1 no_patch)``."""
+        counts: dict[str, int] = {}
+        for item in self.skipped:
+            counts[str(item.why)] = counts.get(str(item.why), 0) + 1
+        text = f"{len(self.reviewed)} of {self.total} files reviewed"
+        if counts:
+            text += " (" + ", ".join(f"{n} {why}" for why, n in sorted(counts.items())) + ")"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "complete": self.complete,
+            "diff_bytes": self.diff_bytes,
+            "diff_sha": self.diff_sha,
+            "reviewed": list(self.reviewed),
+            "skipped": [s.to_json() for s in self.skipped],
+        }
+
+
+@dataclass(frozen=True)
+class SelectedDiff:
+    """The exact bytes to send to the reviewer, and the manifest that explains them."""
+
+    data: bytes
+    coverage: Coverage
+
+    @property
+    def sha256(self) -> str:
+        return self.coverage.diff_sha
+
+
+def diff_sha(data: bytes) -> str:
+    """SHA-256 (hex) of the exact bytes sent to the reviewer."""
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- parsing ---------------------------------------------------------------------
+
+_HEADER = b"diff --git "
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "r": "\r"}
+
+
+def _unquote(raw: bytes) -> str:
+    """Decode a git path, undoing C-style quoting (``"a/caf\\303\\251"``)."""
+    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
+        return raw.decode("utf-8", "surrogateescape")
+    body = raw[1:-1]
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i : i + 1]
+        if ch != b"\\" or i + 1 >= len(body):
+            out += ch
+            i += 1
+            continue
+        nxt = chr(body[i + 1])
+        if re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4]):
+            out.append(int(body[i + 1 : i + 4], 8))
+            i += 4
+            continue
+        out += _ESCAPES.get(nxt, nxt).encode()
+        i += 2
+    return bytes(out).decode("utf-8", "surrogateescape")
+
+
+def _strip_prefix(path: str) -> str:
+    return path[2:] if path[:2] in ("a/", "b/") else path
+
+
+def _section_path(lines: Sequence[bytes]) -> str:
+    """The file a section is about: new name, or old name for a deletion."""
+    old = new = None
+    for line in lines[1:]:
+        if line.startswith((b"@@", b"GIT binary patch")):
+            break
+        text = line.rstrip(b"\r\n")
+        if text.startswith(b"rename to "):
+            new = _unquote(text[len(b"rename to ") :])
+        elif text.startswith(b"copy to "):
+            new = _unquote(text[len(b"copy to ") :])
+        elif text.startswith(b"+++ ") and new is None:
+            value = _unquote(text[4:].split(b"\t")[0])
+            if value != "/dev/null":
+                new = _strip_prefix(value)
+        elif text.startswith(b"--- "):
+            value = _unquote(text[4:].split(b"\t")[0])
+            if value != "/dev/null":
+                old = _strip_prefix(value)
+    if new is not None:
+        return new
+    if old is not None:
+        return old
+    return _path_from_header(lines[0])
+
+
+def _path_from_header(line: bytes) -> str:
+    """Best effort for sections without ---/+++ (mode changes, empty files)."""
+    rest = line[len(_HEADER) :].rstrip(b"\r\n")
+    if rest.startswith(b'"'):
+        end = rest.find(b'" ', 1)
+        second = rest[end + 2 :] if end > 0 else rest
+        return _strip_prefix(_unquote(second))
+    # "a/X b/X": with equal names the split point is the middle
+    half = (len(rest) - 1) // 2
+    if len(rest) % 2 == 1 and rest[half : half + 1] == b" ":
+        return _strip_prefix(_unquote(rest[half + 1 :]))
+    marker = rest.rfind(b" b/")
+    if marker >= 0:
+        return _unquote(rest[marker + 3 :])
+    return _unquote(rest)
+
+
+def split_diff(data: bytes) -> list[FileSection]:
+    """Split a git unified diff into per-file sections; the sections concatenate to ``data``.
+
+    Bytes before the first ``diff --git`` header (there should be none) are
+    returned as a section with an empty path so nothing is silently dropped.
+    """
+    lines = data.splitlines(keepends=True)
+    sections: list[list[bytes]] = []
+    preamble: list[bytes] = []
+    for line in lines:
+        if line.startswith(_HEADER):
+            sections.append([line])
+        elif sections:
+            sections[-1].append(line)
+        else:
+            preamble.append(line)
+    out: list[FileSection] = []
+    if preamble:
+        out.append(FileSection(path="", data=b"".join(preamble)))
+    for sec in sections:
+        binary = any(
+            ln.startswith(b"GIT binary patch")
+            or (ln.startswith(b"Binary files ") and ln.rstrip(b"\r\n").endswith(b" differ"))
+            for ln in sec
+        )
+        out.append(FileSection(path=_section_path(sec), data=b"".join(sec), binary=binary))
+    return out
+
+
+def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
+    """Rebuild per-file sections from the files API (fallback when the diff is refused).
+
+    Each entry is a GitHub "diff entry" (``filename``, ``status``, ``patch``,
+    ``previous_filename``). An entry without ``patch`` becomes a ``no_patch``
+    section: listed, never reviewed.
+    """
+    out: list[FileSection] = []
+    for entry in files:
+        path = str(entry["filename"])
+        old = str(entry.get("previous_filename") or path)
+        status = str(entry.get("status", "modified"))
+        patch = entry.get("patch")
+        head = f"diff --git a/{old} b/{path}\n"
+        if status == "renamed" and old != path:
+            head += f"rename from {old}\nrename to {path}\n"
+        if patch is None:
+            out.append(FileSection(path=path, data=b"", no_patch=True))
+            continue
+        src = "/dev/null" if status == "added" else f"a/{old}"
+        dst = "/dev/null" if status == "removed" else f"b/{path}"
+        text = f"{head}--- {src}\n+++ {dst}\n{patch}"
+        if not text.endswith("\n"):
+            text += "\n"
+        out.append(FileSection(path=path, data=text.encode("utf-8", "surrogateescape")))
+    return out
+
+
+# --- filters ---------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a path glob: ``**`` any depth, ``*`` within a segment, ``?`` one char."""
+    i, out = 0, []
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """Whether ``path`` matches ``pattern`` (a pattern without ``/`` also matches basenames)."""
+    pattern = pattern.removeprefix("./").removeprefix("/")
+    if _glob_regex(pattern).match(path):
+        return True
+    return "/" not in pattern and bool(_glob_regex(pattern).match(path.rsplit("/", 1)[-1]))
+
+
+def path_selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    included = any(glob_match(path, pat) for pat in include)
+    return included and not any(glob_match(path, pat) for pat in exclude)
+
+
+def select(
+    sections: Sequence[FileSection],
+    *,
+    include: Sequence[str] = ("**",),
+    exclude: Sequence[str] = (),
+    max_bytes: int = 1_000_000,
+    source: str = "diff",
+) -> SelectedDiff:
+    """Choose what the reviewer sees; record every file it does not see and why.
+
+    Files are taken in diff order; a file that would take the diff over
+    ``max_bytes`` is skipped (``over_byte_limit``) and later, smaller files
+    may still fit.
+    """
+    kept: list[bytes] = []
+    reviewed: list[str] = []
+    skipped: list[SkippedFile] = []
+    size = 0
+    for sec in sections:
+        if sec.path == "" and not sec.no_patch:
+            # stray bytes before the first header: keep them with the diff (never drop bytes)
+            if size + len(sec.data) > max_bytes:
+                skipped.append(SkippedFile("(preamble)", SkipWhy.OVER_BYTE_LIMIT, len(sec.data)))
+                continue
+            kept.append(sec.data)
+            size += len(sec.data)
+            continue
+        if not path_selected(sec.path, include, exclude):
+            skipped.append(SkippedFile(sec.path, SkipWhy.FILTERED, len(sec.data)))
+        elif sec.no_patch:
+            skipped.append(SkippedFile(sec.path, SkipWhy.NO_PATCH, 0))
+        elif sec.binary:
+            skipped.append(SkippedFile(sec.path, SkipWhy.BINARY, len(sec.data)))
+        elif size + len(sec.data) > max_bytes:
+            skipped.append(SkippedFile(sec.path, SkipWhy.OVER_BYTE_LIMIT, len(sec.data)))
+        else:
+            kept.append(sec.data)
+            reviewed.append(sec.path)
+            size += len(sec.data)
+    data = b"".join(kept)
+    coverage = Coverage(
+        reviewed=tuple(reviewed),
+        skipped=tuple(skipped),
+        diff_bytes=len(data),
+        diff_sha=diff_sha(data),
+        source=source,
+    )
+    return SelectedDiff(data=data, coverage=coverage)

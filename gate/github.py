@@ -1,0 +1,549 @@
+"""The GitHub adapter: the only module that talks to GitHub.
+
+It owns reading the workflow event (``GITHUB_EVENT_NAME``/``GITHUB_EVENT_PATH``),
+and every REST call the gate makes: the pull request, the config file at the
+*base* commit (contents API), the diff (diff media type, with the paginated
+files API as the fallback when GitHub answers 406), the compare API for merge
+groups, the ``.apply/incomplete`` check in the head tree, collaborator
+permission for the override, commit statuses and the one sticky comment.
+
+It uses PyGithub with ``base_url`` from ``GITHUB_API_URL`` (so GitHub
+Enterprise Server works), an explicit timeout on every call and a bounded
+retry policy (5xx and connection errors only, no unbounded ``Retry-After``
+sleeps). The diff is fetched with httpx (same token, same timeouts) because
+PyGithub decodes bodies as text and the gate needs the exact bytes. Every
+failure becomes a :class:`~gate.errors.GitHubError` whose ``reason`` is a
+stable code and whose message names the call, the HTTP status and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+import requests
+from github import Auth, Github, GithubException
+from urllib3.util.retry import Retry
+
+from gate import __version__
+from gate.diff import FileSection, sections_from_files, split_diff
+from gate.errors import GitHubError, UsageError
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_SERVER_URL = "https://github.com"
+API_VERSION = "2022-11-28"
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+USER_AGENT = f"review-gate/{__version__}"
+#: largest diff body the gate downloads before falling back to the files API
+MAX_FETCH_BYTES = 64 * 1024 * 1024
+#: the files API returns at most 3000 files; bound the pagination accordingly
+MAX_FILES = 3000
+#: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
+STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
+MAX_DESCRIPTION = 140
+#: permissions that may apply the override label
+OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+#: comments scanned when looking for the sticky comment
+MAX_COMMENTS_SCANNED = 1000
+
+PULL_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review", "labeled"})
+SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "merge_group", "workflow_dispatch")
+
+T = TypeVar("T")
+
+
+# --- settings and typed records ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GitHubSettings:
+    """How to reach GitHub. ``token`` is never printed (``repr=False``)."""
+
+    repository: str  # owner/name
+    api_url: str = DEFAULT_API_URL
+    server_url: str = DEFAULT_SERVER_URL
+    token: str = field(default="", repr=False)
+    timeout: float = 30.0
+    retries: int = 2
+    backoff: float = 0.5
+    throttle: bool = True  # PyGithub's pause between requests (GitHub's guidance); off in tests
+
+    @staticmethod
+    def from_env(env: Mapping[str, str], *, token: str) -> GitHubSettings:
+        repository = env.get("GITHUB_REPOSITORY", "")
+        if "/" not in repository:
+            raise UsageError(
+                "GITHUB_REPOSITORY is not set (expected owner/name); "
+                "run review-gate action inside a GitHub Actions job"
+            )
+        if not token:
+            raise UsageError(
+                "no GitHub token: set the action input 'token' (default ${{ github.token }})"
+            )
+        return GitHubSettings(
+            repository=repository,
+            api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+            server_url=(env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
+            token=token,
+        )
+
+    def run_url(self, run_id: str) -> str | None:
+        """The workflow run's page (the status ``target_url``), when the run id is known."""
+        if not run_id:
+            return None
+        return f"{self.server_url}/{self.repository}/actions/runs/{run_id}"
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    number: int
+    head_sha: str
+    base_sha: str
+    head_ref: str
+    base_ref: str
+    head_repo: str | None  # None when the fork was deleted
+    base_repo: str
+    draft: bool
+    state: str
+    author: str
+    labels: tuple[str, ...] = ()
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo != self.base_repo
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> PullInfo:
+        try:
+            head, base = data["head"], data["base"]
+            head_repo = head.get("repo") or None
+            return PullInfo(
+                number=int(data["number"]),
+                head_sha=str(head["sha"]),
+                base_sha=str(base["sha"]),
+                head_ref=str(head.get("ref", "")),
+                base_ref=str(base.get("ref", "")),
+                head_repo=str(head_repo["full_name"]) if head_repo else None,
+                base_repo=str(base["repo"]["full_name"]),
+                draft=bool(data.get("draft", False)),
+                state=str(data.get("state", "open")),
+                author=str((data.get("user") or {}).get("login", "")),
+                labels=tuple(str(lb["name"]) for lb in data.get("labels") or ()),
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise GitHubError(
+                f"the pull request object lacks a field the gate needs ({err!r})",
+                reason="github_bad_payload",
+            ) from err
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the event asks the gate to review."""
+
+    event: str  # pull_request | pull_request_target | merge_group | workflow_dispatch
+    action: str  # the event's action ("" for workflow_dispatch)
+    pr_number: int | None  # None for merge_group
+    head_sha: str  # from the payload; run.py re-reads the PR for the current head
+    base_sha: str
+    sender: str
+    label: str | None = None  # the label of a "labeled" event
+    pull: PullInfo | None = None  # the payload's pull request, when there is one
+
+    @property
+    def is_merge_group(self) -> bool:
+        return self.event == "merge_group"
+
+
+@dataclass(frozen=True)
+class DiffFetch:
+    """The change as per-file sections, and where it came from."""
+
+    sections: tuple[FileSection, ...]
+    source: str  # "diff" (diff media type) | "files" (files API after 406)
+    raw_bytes: int
+    note: str = ""
+
+
+# --- the event -------------------------------------------------------------------
+
+
+def read_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """Read ``GITHUB_EVENT_NAME`` and the JSON at ``GITHUB_EVENT_PATH``."""
+    name = env.get("GITHUB_EVENT_NAME", "")
+    path = env.get("GITHUB_EVENT_PATH", "")
+    if not name or not path:
+        raise UsageError(
+            "GITHUB_EVENT_NAME/GITHUB_EVENT_PATH are not set; "
+            "review-gate action runs inside a GitHub Actions job"
+        )
+    try:
+        payload = json.loads(Path(path).read_bytes())
+    except OSError as err:
+        raise UsageError(f"cannot read the event payload {path}: {err.strerror}") from err
+    except ValueError as err:
+        raise UsageError(f"the event payload {path} is not JSON: {err}") from err
+    if not isinstance(payload, dict):
+        raise UsageError(f"the event payload {path} is not a JSON object")
+    return name, payload
+
+
+def _pr_number_from(value: object) -> int | None:
+    text = str(value).strip().lstrip("#") if value is not None else ""
+    if not text:
+        return None
+    if not text.isdigit() or int(text) <= 0:
+        raise UsageError(f"pull request number {value!r} is not a positive integer")
+    return int(text)
+
+
+def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:
+    """Decide what to review from the event; anything unsupported is a clear UsageError."""
+    sender = str((payload.get("sender") or {}).get("login", ""))
+    if name in ("pull_request", "pull_request_target"):
+        action = str(payload.get("action", ""))
+        if action not in PULL_ACTIONS:
+            raise UsageError(
+                f"{name} action {action!r} is not reviewed; trigger review-gate on "
+                f"types: [{', '.join(sorted(PULL_ACTIONS))}]"
+            )
+        pull = PullInfo.from_json(payload.get("pull_request") or {})
+        label = (payload.get("label") or {}).get("name") if action == "labeled" else None
+        return Target(
+            event=name,
+            action=action,
+            pr_number=pull.number,
+            head_sha=pull.head_sha,
+            base_sha=pull.base_sha,
+            sender=sender,
+            label=str(label) if label is not None else None,
+            pull=pull,
+        )
+    if name == "merge_group":
+        group = payload.get("merge_group") or {}
+        action = str(payload.get("action", ""))
+        if action != "checks_requested":
+            raise UsageError(f"merge_group action {action!r} is not reviewed (checks_requested)")
+        head, base = group.get("head_sha"), group.get("base_sha")
+        if not head or not base:
+            raise UsageError("the merge_group payload lacks head_sha/base_sha")
+        return Target(
+            event=name, action=action, pr_number=None, head_sha=str(head), base_sha=str(base),
+            sender=sender,
+        )  # fmt: skip
+    if name == "workflow_dispatch":
+        inputs = payload.get("inputs") or {}
+        number = _pr_number_from(pr_number)
+        for key in ("pr-number", "pr_number", "pull_request", "pr"):
+            if number is None and key in inputs:
+                number = _pr_number_from(inputs[key])
+        if number is None:
+            raise UsageError(
+                "workflow_dispatch needs a pull request number: set the action input "
+                "'pr-number' (e.g. pr-number: ${{ inputs.pr-number }})"
+            )
+        return Target(
+            event=name, action="", pr_number=number, head_sha="", base_sha="", sender=sender
+        )
+    raise UsageError(
+        f"event {name!r} is not supported; review-gate runs on {', '.join(SUPPORTED_EVENTS)}"
+    )
+
+
+# --- the client ------------------------------------------------------------------
+
+
+def _http_status(err: GithubException) -> int:
+    return int(getattr(err, "status", 0) or 0)
+
+
+def _github_message(err: GithubException) -> str:
+    data = getattr(err, "data", None)
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    return str(err)
+
+
+_FIXES = {
+    401: "the token is invalid or expired; check the action input 'token'",
+    403: "the token lacks a permission (statuses: write, contents: read, pull-requests: "
+    "read/write); a pull_request run from a fork gets a read-only token",
+    404: "check the repository, the number/SHA, and that the token can read the repository",
+}
+
+
+class GitHubClient:
+    """A small, typed facade over PyGithub for the calls the gate makes."""
+
+    def __init__(self, settings: GitHubSettings) -> None:
+        self.settings = settings
+        retry = Retry(
+            total=settings.retries,
+            connect=settings.retries,
+            read=settings.retries,
+            status=settings.retries,
+            backoff_factor=settings.backoff,
+            backoff_max=10.0,
+            status_forcelist=(500, 502, 503, 504),
+            respect_retry_after_header=False,
+            raise_on_status=False,
+        )
+        pause = None if not settings.throttle else 0.25
+        self._gh = Github(
+            auth=Auth.Token(settings.token),
+            base_url=settings.api_url,
+            timeout=max(1, round(settings.timeout)),
+            user_agent=USER_AGENT,
+            per_page=100,
+            retry=retry,
+            seconds_between_requests=pause,
+            seconds_between_writes=None if not settings.throttle else 1.0,
+            lazy=True,
+        )
+        self._repo = self._gh.get_repo(settings.repository)
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except GithubException as err:
+            status = _http_status(err)
+            fix = _FIXES.get(status, "see the GitHub API message above; retry the job if transient")
+            raise GitHubError(
+                f"GitHub answered HTTP {status} to {what}: {_github_message(err)}; {fix}",
+                reason=f"github_http_{status}",
+            ) from err
+        except requests.RequestException as err:
+            raise GitHubError(
+                f"GitHub did not answer {what} at {self.settings.api_url} "
+                f"within {self.settings.timeout:g}s after {self.settings.retries} retries "
+                f"({type(err).__name__}); check GITHUB_API_URL and the network",
+                reason="github_unreachable",
+            ) from err
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self.settings.token}",
+            "Accept": accept,
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": USER_AGENT,
+        }
+
+    def _get_bytes(self, what: str, path: str, accept: str) -> tuple[int, bytes]:
+        """GET raw bytes (diff media type). Returns (status, body); 406/size cap -> (406, b"")."""
+        url = f"{self.settings.api_url}{path}"
+        timeout = httpx.Timeout(self.settings.timeout)
+        last: Exception | None = None
+        for attempt in range(self.settings.retries + 1):
+            if attempt:
+                time.sleep(min(10.0, self.settings.backoff * 2 ** (attempt - 1)))
+            try:
+                with (
+                    httpx.Client(timeout=timeout, follow_redirects=False) as client,
+                    client.stream("GET", url, headers=self._headers(accept)) as resp,
+                ):
+                    if resp.status_code in (500, 502, 503, 504):
+                        last = GitHubError(f"HTTP {resp.status_code}", reason="github_http")
+                        continue
+                    if resp.status_code == 406:
+                        return 406, b""
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in resp.iter_bytes():
+                        size += len(chunk)
+                        if size > MAX_FETCH_BYTES:
+                            return 406, b""
+                        chunks.append(chunk)
+                    body = b"".join(chunks)
+                    if resp.status_code >= 400:
+                        message = _error_message(body)
+                        fix = _FIXES.get(resp.status_code, "retry the job if transient")
+                        raise GitHubError(
+                            f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
+                            reason=f"github_http_{resp.status_code}",
+                        )
+                    return resp.status_code, body
+            except httpx.HTTPError as err:
+                last = err
+        raise GitHubError(
+            f"GitHub did not answer {what} after {self.settings.retries + 1} tries "
+            f"({type(last).__name__ if last else 'error'}: {last}); retry the job",
+            reason="github_unreachable",
+        )
+
+    # -- reads -----------------------------------------------------------------------
+
+    def get_pull(self, number: int) -> PullInfo:
+        def load() -> dict[str, Any]:
+            data: dict[str, Any] = self._repo.get_pull(number).raw_data
+            return data
+
+        return PullInfo.from_json(self._call(f"GET pull request #{number}", load))
+
+    def read_file(self, path: str, ref: str) -> bytes | None:
+        """A file's bytes at ``ref`` (contents API); None when it does not exist there."""
+
+        def load() -> bytes | None:
+            try:
+                content = self._repo.get_contents(path, ref=ref)
+            except GithubException as err:
+                if _http_status(err) == 404:
+                    return None
+                raise
+            if isinstance(content, list):
+                raise GitHubError(
+                    f"{path} at {ref[:12]} is a directory, not a file; point the action "
+                    "input 'config' at a YAML file",
+                    reason="github_not_a_file",
+                )
+            data: bytes = content.decoded_content
+            return data
+
+        return self._call(f"GET contents {path} at {ref[:12]}", load)
+
+    def path_exists(self, path: str, ref: str) -> bool:
+        """Whether ``path`` exists in the tree at ``ref`` (file or directory)."""
+
+        def probe() -> bool:
+            try:
+                self._repo.get_contents(path, ref=ref)
+            except GithubException as err:
+                if _http_status(err) == 404:
+                    return False
+                raise
+            return True
+
+        return self._call(f"GET contents {path} at {ref[:12]}", probe)
+
+    def pull_diff(self, number: int) -> DiffFetch:
+        """The pull request's diff (diff media type); on 406 the files API, patch by patch."""
+        path = f"/repos/{self.settings.repository}/pulls/{number}"
+        status, body = self._get_bytes(f"GET diff of #{number}", path, DIFF_MEDIA_TYPE)
+        if status != 406:
+            return DiffFetch(tuple(split_diff(body)), "diff", len(body))
+
+        def files() -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            for item in self._repo.get_pull(number).get_files():
+                out.append(item.raw_data)
+                if len(out) >= MAX_FILES:
+                    break
+            return out
+
+        entries = self._call(f"GET files of #{number}", files)
+        return DiffFetch(
+            tuple(sections_from_files(entries)),
+            "files",
+            0,
+            note="GitHub refused the diff (406: too large); rebuilt from the files API",
+        )
+
+    def compare_diff(self, base: str, head: str) -> DiffFetch:
+        """The diff of ``base...head`` (merge groups); on 406 the compare API's file list."""
+        basehead = quote(f"{base}...{head}", safe=".")
+        path = f"/repos/{self.settings.repository}/compare/{basehead}"
+        status, body = self._get_bytes(
+            f"GET compare {base[:12]}...{head[:12]}", path, DIFF_MEDIA_TYPE
+        )
+        if status != 406:
+            return DiffFetch(tuple(split_diff(body)), "diff", len(body))
+
+        def files() -> list[dict[str, Any]]:
+            comparison = self._repo.compare(base, head)
+            return [f.raw_data for f in comparison.files][:MAX_FILES]
+
+        entries = self._call(f"GET compare {base[:12]}...{head[:12]} files", files)
+        return DiffFetch(
+            tuple(sections_from_files(entries)),
+            "files",
+            0,
+            note="GitHub refused the diff (406: too large); rebuilt from the compare API",
+        )
+
+    def permission(self, login: str) -> str:
+        """The user's permission on the repository: admin, maintain, write, triage, read, none."""
+
+        def load() -> str:
+            # "maintain" is reported as "write" in this field (GitHub's legacy mapping)
+            return str(self._repo.get_collaborator_permission(login) or "none")
+
+        try:
+            return self._call(f"GET permission of @{login}", load)
+        except GitHubError as err:
+            if err.reason == "github_http_404":  # not a collaborator
+                return "none"
+            raise
+
+    # -- writes ----------------------------------------------------------------------
+
+    def create_status(
+        self, sha: str, *, state: str, description: str, context: str, target_url: str | None
+    ) -> None:
+        """Post a commit status (retried on 5xx and connection errors: repeating is harmless)."""
+        if state not in STATUS_STATES:
+            raise ValueError(f"unknown status state {state!r}")
+        text = description if len(description) <= MAX_DESCRIPTION else description[:139] + "…"
+
+        def post() -> None:
+            commit = self._repo.get_commit(sha)
+            if target_url:
+                commit.create_status(
+                    state, target_url=target_url, description=text, context=context
+                )
+            else:
+                commit.create_status(state, description=text, context=context)
+
+        for attempt in range(self.settings.retries + 1):
+            try:
+                self._call(f"POST {state} status on {sha[:12]}", post)
+                return
+            except GitHubError as err:
+                transient = err.reason in ("github_unreachable",) or err.reason in {
+                    f"github_http_{c}" for c in (500, 502, 503, 504)
+                }
+                if not transient or attempt == self.settings.retries:
+                    raise
+                time.sleep(min(10.0, self.settings.backoff * 2**attempt))
+
+    def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
+        """Create or update the one comment that starts with ``marker``; return its id."""
+        text = body if body.startswith(marker) else f"{marker}\n{body}"
+
+        def run() -> int:
+            issue = self._repo.get_issue(number)
+            found = None
+            for scanned, comment in enumerate(_iter(issue.get_comments())):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if (comment.body or "").startswith(marker):
+                    found = comment
+                    break
+            if found is not None:
+                if found.body != text:
+                    found.edit(text)
+                return int(found.id)
+            created = issue.create_comment(text)
+            return int(created.id)
+
+        return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _iter(items: Any) -> Iterator[Any]:
+    yield from items
+
+
+def _error_message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body[:200].decode("utf-8", "replace")
+    if isinstance(data, dict) and "message" in data:
+        return str(data["message"])
+    return body[:200].decode("utf-8", "replace")

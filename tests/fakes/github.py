@@ -1,0 +1,695 @@
+"""A stateful fake GitHub REST server on 127.0.0.1, checked against GitHub's OpenAPI description.
+
+It serves the calls review-gate makes: pull requests (JSON and the diff media type, 406 on
+demand), the files API (paginated with ``Link`` headers), contents at a ref, compare,
+collaborator permission, commit statuses, issue comments and labels. It records every request.
+Every request is validated against the official description (``tests/fakes/openapi_contract.py``);
+a request outside the spec is answered ``422 {"message": "contract violation ..."}`` and recorded
+in :attr:`FakeGitHub.violations`, which tests assert is empty. The fake's own JSON answers are
+validated against the documented response schemas too (:attr:`FakeGitHub.response_violations`).
+
+In-process::
+
+    with FakeGitHub() as gh:
+        gh.add_pull(7, head_sha=..., base_sha=..., diff=b"...")
+        ...  # GITHUB_API_URL=gh.api_url
+        assert gh.violations == []
+
+Standalone (for the act end-to-end test)::
+
+    python -m tests.fakes.github --port 8765 --state state.json [--out received.json]
+
+``--state`` is a JSON file with the same shape as :meth:`FakeGitHub.load_state` accepts;
+``--out`` is rewritten atomically after every request with what the fake received
+(requests, statuses, comments, violations). ``GET /_fake/received`` returns the same JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import re
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from tests.fakes.openapi_contract import Contract, load_contract
+
+DIFF_TYPE = "application/vnd.github.diff"
+TOO_LARGE = {
+    "message": "Sorry, the diff exceeded the maximum number of files (300).",
+    "errors": [{"resource": "PullRequest", "field": "diff", "code": "too_large"}],
+}
+EPOCH = "2026-01-01T00:00:00Z"
+
+
+def _user(login: str, *, bot: bool = False, uid: int = 1) -> dict[str, Any]:
+    return {
+        "login": login,
+        "id": uid,
+        "node_id": f"U_{uid}",
+        "avatar_url": "https://avatars.example/u",
+        "gravatar_id": "",
+        "url": f"https://api.example/users/{login}",
+        "html_url": f"https://example/{login}",
+        "followers_url": "", "following_url": "", "gists_url": "", "starred_url": "",
+        "subscriptions_url": "", "organizations_url": "", "repos_url": "", "events_url": "",
+        "received_events_url": "",
+        "type": "Bot" if bot else "User",
+        "site_admin": False,
+    }  # fmt: skip
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str  # without the API prefix
+    query: str
+    headers: dict[str, str]
+    body: bytes
+    status: int = 0
+    operation: str | None = None
+    violations: list[str] = field(default_factory=list)
+
+    def json_body(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "path": self.path,
+            "query": self.query,
+            "accept": self.headers.get("accept", ""),
+            "body": self.body.decode("utf-8", "replace"),
+            "status": self.status,
+            "operation": self.operation,
+            "violations": self.violations,
+        }
+
+
+@dataclass
+class Fault:
+    """Answer ``status`` to the next ``count`` requests whose ``METHOD path`` matches."""
+
+    pattern: str
+    status: int
+    count: int = 1
+    message: str = "fault injected by the fake"
+
+
+class FakeGitHub:
+    """The fake's state and its HTTP server (see the module docstring)."""
+
+    def __init__(
+        self,
+        repository: str = "octo-org/hello-world",
+        *,
+        token: str = "ghs_fake_token",
+        prefix: str = "",
+        port: int = 0,
+        validate: bool = True,
+    ) -> None:
+        self.repository = repository
+        self.token = token
+        self.prefix = prefix.rstrip("/")
+        self.contract: Contract | None = load_contract() if validate else None
+        self.lock = threading.RLock()
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self.diffs: dict[int, bytes] = {}
+        self.files: dict[int, list[dict[str, Any]]] = {}
+        self.refuse_diff: set[int] = set()
+        self.contents: dict[str, dict[str, bytes]] = {}  # ref -> path -> bytes
+        self.compares: dict[str, tuple[bytes, list[dict[str, Any]]]] = {}
+        self.permissions: dict[str, str] = {}
+        self.statuses: dict[str, list[dict[str, Any]]] = {}
+        self.comments: dict[int, list[dict[str, Any]]] = {}
+        self.faults: list[Fault] = []
+        self.requests: list[Recorded] = []
+        self.violations: list[str] = []
+        self.response_violations: list[str] = []
+        self.on_request: Callable[[Recorded], None] | None = None
+        self.out_path: Path | None = None
+        self._next_id = 1000
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.prefix}"
+
+    def start(self) -> FakeGitHub:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- building state -------------------------------------------------------------
+
+    def _id(self) -> int:
+        with self.lock:
+            self._next_id += 1
+            return self._next_id
+
+    def repo_json(self, full_name: str | None = None) -> dict[str, Any]:
+        name = full_name or self.repository
+        owner = name.split("/")[0]
+        return {
+            "id": int(hashlib.sha256(name.encode()).hexdigest()[:6], 16),
+            "node_id": "R_1",
+            "name": name.split("/")[1],
+            "full_name": name,
+            "owner": _user(owner),
+            "private": False,
+            "html_url": f"https://example/{name}",
+            "url": f"{self.api_url}/repos/{name}",
+            "fork": name != self.repository,
+        }
+
+    def add_pull(
+        self,
+        number: int,
+        *,
+        head_sha: str,
+        base_sha: str,
+        diff: bytes = b"",
+        files: list[dict[str, Any]] | None = None,
+        draft: bool = False,
+        author: str = "octocat",
+        head_repo: str | None = None,
+        labels: tuple[str, ...] = (),
+        refuse_diff: bool = False,
+    ) -> dict[str, Any]:
+        """Add (or replace) a pull request; ``head_repo`` other than the repository = a fork."""
+        head_name = head_repo or self.repository
+        pull = {
+            "url": f"{self.api_url}/repos/{self.repository}/pulls/{number}",
+            "id": number * 10,
+            "node_id": f"PR_{number}",
+            "number": number,
+            "state": "open",
+            "locked": False,
+            "title": f"PR {number}",
+            "user": _user(author),
+            "body": None,
+            "draft": draft,
+            "labels": [{"id": i + 1, "name": n} for i, n in enumerate(labels)],
+            "head": {"label": f"{head_name.split('/')[0]}:topic", "ref": "topic", "sha": head_sha,
+                     "user": _user(head_name.split("/")[0]), "repo": self.repo_json(head_name)},
+            "base": {"label": "main", "ref": "main", "sha": base_sha,
+                     "user": _user(self.repository.split("/")[0]),
+                     "repo": self.repo_json(self.repository)},
+            "created_at": EPOCH,
+            "updated_at": EPOCH,
+        }  # fmt: skip
+        with self.lock:
+            self.pulls[number] = pull
+            self.diffs[number] = diff
+            self.files[number] = files if files is not None else files_from_diff(diff)
+            if refuse_diff:
+                self.refuse_diff.add(number)
+        return pull
+
+    def move_head(self, number: int, new_sha: str) -> None:
+        """A push arrives: the pull request's head moves."""
+        with self.lock:
+            self.pulls[number]["head"]["sha"] = new_sha
+
+    def set_file(self, ref: str, path: str, data: bytes | str) -> None:
+        raw = data.encode() if isinstance(data, str) else data
+        with self.lock:
+            self.contents.setdefault(ref, {})[path] = raw
+
+    def add_compare(
+        self, base: str, head: str, diff: bytes, files: list[dict[str, Any]] | None = None
+    ) -> None:
+        with self.lock:
+            self.compares[f"{base}...{head}"] = (
+                diff,
+                files if files is not None else files_from_diff(diff),
+            )
+
+    def inject(
+        self, pattern: str, status: int, count: int = 1, message: str = "fault injected"
+    ) -> None:
+        with self.lock:
+            self.faults.append(Fault(pattern, status, count, message))
+
+    def status_list(self, sha: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(s) for s in self.statuses.get(sha, [])]
+
+    def states(self, sha: str) -> list[str]:
+        return [s["state"] for s in self.status_list(sha)]
+
+    def received(self) -> dict[str, Any]:
+        with self.lock:
+            return {
+                "requests": [r.to_json() for r in self.requests],
+                "statuses": self.statuses,
+                "comments": {str(k): v for k, v in self.comments.items()},
+                "violations": self.violations,
+                "response_violations": self.response_violations,
+            }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Load JSON state: {"repository", "token", "pulls": [{number, head_sha, base_sha, diff,
+        draft, author, head_repo, labels, refuse_diff, files}], "contents": {ref: {path: text}},
+        "compares": [{base, head, diff}], "permissions": {login: perm}}."""
+        if "repository" in state:
+            self.repository = str(state["repository"])
+        if "token" in state:
+            self.token = str(state["token"])
+        for pull in state.get("pulls", []):
+            self.add_pull(
+                int(pull["number"]),
+                head_sha=pull["head_sha"],
+                base_sha=pull["base_sha"],
+                diff=str(pull.get("diff", "")).encode(),
+                files=pull.get("files"),
+                draft=bool(pull.get("draft", False)),
+                author=str(pull.get("author", "octocat")),
+                head_repo=pull.get("head_repo"),
+                labels=tuple(pull.get("labels", ())),
+                refuse_diff=bool(pull.get("refuse_diff", False)),
+            )
+        for ref, entries in state.get("contents", {}).items():
+            for path, text in entries.items():
+                self.set_file(ref, path, text)
+        for cmp in state.get("compares", []):
+            self.add_compare(cmp["base"], cmp["head"], str(cmp.get("diff", "")).encode())
+        self.permissions.update(state.get("permissions", {}))
+
+    # -- request handling -----------------------------------------------------------
+
+    def handle(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
+        if rec.path.startswith("/_fake/"):
+            if rec.path == "/_fake/received":
+                return _json(200, self.received())
+            return _json(404, {"message": "Not Found"})
+        if self.contract is not None:
+            rec.operation, problems = self.contract.check_request(
+                rec.method, rec.path, rec.query, rec.headers, rec.body
+            )
+            if problems:
+                rec.violations = problems
+                with self.lock:
+                    self.violations.extend(problems)
+                return _json(422, {"message": "contract violation: " + "; ".join(problems)})
+        auth = rec.headers.get("authorization", "")
+        if auth not in (f"token {self.token}", f"Bearer {self.token}"):
+            return _json(401, {"message": "Bad credentials"})
+        with self.lock:
+            for fault in self.faults:
+                if fault.count > 0 and re.search(fault.pattern, f"{rec.method} {rec.path}"):
+                    fault.count -= 1
+                    return _json(fault.status, {"message": fault.message})
+        repo = f"/repos/{self.repository}"
+        if not rec.path.startswith(repo + "/"):
+            return _json(404, {"message": "Not Found"})
+        tail = rec.path[len(repo) :]
+        query = dict(parse_qsl(rec.query))
+        accept = rec.headers.get("accept", "")
+        for pattern, method, fn in self._routes():
+            found = re.fullmatch(pattern, tail)
+            if found and method == rec.method:
+                status, headers, body = fn(found, query, accept, rec)
+                self._check_own_response(rec, status, headers, body)
+                return status, headers, body
+        return _json(404, {"message": "Not Found"})
+
+    def _check_own_response(
+        self, rec: Recorded, status: int, headers: dict[str, str], body: bytes
+    ) -> None:
+        if self.contract is None or not headers.get("Content-Type", "").startswith(
+            "application/json"
+        ):
+            return
+        template, _params, _ = self.contract.match(rec.path, rec.method)
+        if template is None or status >= 400:
+            return
+        problems = self.contract.check_response(template, rec.method, status, json.loads(body))
+        if problems:
+            with self.lock:
+                self.response_violations.extend(problems[:5])
+
+    def _routes(self) -> list[tuple[str, str, Callable[..., tuple[int, dict[str, str], bytes]]]]:
+        return [
+            (r"/pulls/(\d+)", "GET", self._get_pull),
+            (r"/pulls/(\d+)/files", "GET", self._get_files),
+            (r"/contents/(.+)", "GET", self._get_contents),
+            (r"/compare/([^/]+)", "GET", self._get_compare),
+            (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
+            (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
+            (r"/issues/(\d+)/comments", "GET", self._get_comments),
+            (r"/issues/(\d+)/comments", "POST", self._post_comment),
+            (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
+        ]
+
+    def _get_pull(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        with self.lock:
+            pull = self.pulls.get(number)
+            if pull is None:
+                return _json(404, {"message": "Not Found"})
+            if DIFF_TYPE in accept:
+                if number in self.refuse_diff:
+                    return _json(406, TOO_LARGE)
+                return 200, {"Content-Type": f"{DIFF_TYPE}; charset=utf-8"}, self.diffs[number]
+            return _json(200, pull)
+
+    def _get_files(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        with self.lock:
+            if number not in self.pulls:
+                return _json(404, {"message": "Not Found"})
+            items = self.files[number]
+        return self._page(items, query, f"/repos/{self.repository}/pulls/{number}/files")
+
+    def _page(
+        self, items: list[dict[str, Any]], query: dict[str, str], path: str
+    ) -> tuple[int, dict[str, str], bytes]:
+        per_page = min(100, int(query.get("per_page", "30")))
+        page = max(1, int(query.get("page", "1")))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            headers["Link"] = (
+                f'<{self.api_url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
+            )
+        status, base, body = _json(200, chunk)
+        return status, {**base, **headers}, body
+
+    def _get_contents(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        path = m.group(1)
+        ref = query.get("ref", "main")
+        with self.lock:
+            data = self.contents.get(ref, {}).get(path)
+            is_dir = any(p.startswith(path.rstrip("/") + "/") for p in self.contents.get(ref, {}))
+        if data is None and is_dir:
+            return _json(200, [])
+        if data is None:
+            return _json(
+                404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+            )
+        sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git blob id
+        url = f"{self.api_url}/repos/{self.repository}/contents/{path}?ref={ref}"
+        return _json(200, {
+            "type": "file", "encoding": "base64", "size": len(data),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path, "content": base64.b64encode(data).decode(), "sha": sha, "url": url,
+            "git_url": None, "html_url": None, "download_url": None,
+            "_links": {"self": url, "git": None, "html": None},
+        })  # fmt: skip
+
+    def _get_compare(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        basehead = m.group(1)
+        with self.lock:
+            found = self.compares.get(basehead)
+        if found is None:
+            return _json(404, {"message": "Not Found"})
+        diff, files = found
+        if DIFF_TYPE in accept:
+            return 200, {"Content-Type": f"{DIFF_TYPE}; charset=utf-8"}, diff
+        base, head = basehead.split("...")
+        commit = {"sha": head, "node_id": "C_1", "url": "", "html_url": "", "comments_url": "",
+                  "commit": {"url": "", "author": None, "committer": None, "message": "merge",
+                             "comment_count": 0, "tree": {"sha": head, "url": ""}},
+                  "author": None, "committer": None, "parents": []}  # fmt: skip
+        return _json(200, {
+            "url": f"{self.api_url}/repos/{self.repository}/compare/{basehead}",
+            "html_url": "", "permalink_url": "", "diff_url": "", "patch_url": "",
+            "base_commit": {**commit, "sha": base}, "merge_base_commit": {**commit, "sha": base},
+            "status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
+            "commits": [commit], "files": files,
+        })  # fmt: skip
+
+    def _get_permission(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        login = m.group(1)
+        with self.lock:
+            perm = self.permissions.get(login)
+        if perm is None:
+            return _json(404, {"message": f"{login} is not a user"})
+        legacy = "write" if perm == "maintain" else ("read" if perm == "triage" else perm)
+        flags = {
+            "admin": perm == "admin",
+            "maintain": perm in ("admin", "maintain"),
+            "push": perm in ("admin", "maintain", "write"),
+            "triage": perm != "read",
+            "pull": True,
+        }
+        user = {**_user(login), "permissions": flags}
+        return _json(200, {"permission": legacy, "role_name": perm, "user": user})
+
+    def _post_status(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        sha = m.group(1)
+        body = rec.json_body() or {}
+        entry = {
+            "url": f"{self.api_url}/repos/{self.repository}/statuses/{sha}",
+            "avatar_url": None,
+            "id": self._id(),
+            "node_id": "S_1",
+            "state": body.get("state"),
+            "description": body.get("description"),
+            "target_url": body.get("target_url"),
+            "context": body.get("context", "default"),
+            "created_at": EPOCH,
+            "updated_at": EPOCH,
+            "creator": _user("github-actions[bot]", bot=True, uid=41898282),
+        }
+        with self.lock:
+            self.statuses.setdefault(sha, []).append(entry)
+        return _json(201, entry)
+
+    def _comment_json(self, number: int, cid: int, body: str) -> dict[str, Any]:
+        return {
+            "id": cid,
+            "node_id": f"IC_{cid}",
+            "url": f"{self.api_url}/repos/{self.repository}/issues/comments/{cid}",
+            "html_url": f"https://example/{self.repository}/pull/{number}#issuecomment-{cid}",
+            "issue_url": f"{self.api_url}/repos/{self.repository}/issues/{number}",
+            "body": body,
+            "user": _user("github-actions[bot]", bot=True, uid=41898282),
+            "created_at": EPOCH,
+            "updated_at": EPOCH,
+            "author_association": "NONE",
+        }
+
+    def _get_comments(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        with self.lock:
+            items = list(self.comments.get(number, []))
+        return self._page(items, query, f"/repos/{self.repository}/issues/{number}/comments")
+
+    def _post_comment(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        if number not in self.pulls:
+            return _json(404, {"message": "Not Found"})
+        entry = self._comment_json(number, self._id(), str((rec.json_body() or {}).get("body", "")))
+        with self.lock:
+            self.comments.setdefault(number, []).append(entry)
+        return _json(201, entry)
+
+    def _patch_comment(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        cid = int(m.group(1))
+        with self.lock:
+            for entries in self.comments.values():
+                for entry in entries:
+                    if entry["id"] == cid:
+                        entry["body"] = str((rec.json_body() or {}).get("body", ""))
+                        return _json(200, entry)
+        return _json(404, {"message": "Not Found"})
+
+    def add_comment(self, number: int, body: str, *, login: str = "someone") -> None:
+        entry = self._comment_json(number, self._id(), body)
+        entry["user"] = _user(login)
+        with self.lock:
+            self.comments.setdefault(number, []).append(entry)
+
+    def write_out(self) -> None:
+        if self.out_path is None:
+            return
+        data = json.dumps(self.received(), indent=1).encode()
+        fd, tmp = tempfile.mkstemp(dir=self.out_path.parent, prefix=".fake-github.")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, self.out_path)
+
+
+def _json(status: int, value: Any) -> tuple[int, dict[str, str], bytes]:
+    return status, {"Content-Type": "application/json; charset=utf-8"}, json.dumps(value).encode()
+
+
+def files_from_diff(diff: bytes) -> list[dict[str, Any]]:
+    """GitHub diff entries for a git diff (what the files API would list)."""
+    from gate.diff import split_diff
+
+    out = []
+    for sec in split_diff(diff):
+        text = sec.data.decode("utf-8", "replace")
+        hunk = text.find("\n@@")
+        lines = text.splitlines()
+        status = "modified"
+        if "\nnew file mode" in text:
+            status = "added"
+        elif "\ndeleted file mode" in text:
+            status = "removed"
+        entry: dict[str, Any] = {
+            "sha": hashlib.sha1(sec.data).hexdigest(),
+            "filename": sec.path,
+            "status": status,
+            "additions": sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++")),
+            "deletions": sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---")),
+            "changes": 0,
+            "blob_url": "", "raw_url": "", "contents_url": "",
+        }  # fmt: skip
+        entry["changes"] = entry["additions"] + entry["deletions"]
+        if hunk >= 0 and not sec.binary:
+            entry["patch"] = text[hunk + 1 :]
+        out.append(entry)
+    return out
+
+
+def _handler_for(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def _serve(self) -> None:
+            parts = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            path = parts.path
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if fake.prefix and path.startswith(fake.prefix + "/"):
+                path = path[len(fake.prefix) :]
+            elif fake.prefix and not path.startswith("/_fake/"):
+                rec = Recorded(self.command, path, parts.query, headers, body, 404)
+                rec.violations = [f"{self.command} {path}: outside the API prefix {fake.prefix}"]
+                with fake.lock:
+                    fake.requests.append(rec)
+                    fake.violations.extend(rec.violations)
+                self._send(404, {"Content-Type": "application/json"}, b'{"message":"Not Found"}')
+                return
+            rec = Recorded(self.command, path, parts.query, headers, body)
+            try:
+                status, out_headers, out = fake.handle(rec)
+            except Exception as err:  # a bug in the fake must be visible, not a hang
+                status, out_headers, out = _json(500, {"message": f"fake crashed: {err!r}"})
+                with fake.lock:
+                    fake.violations.append(f"fake crashed on {rec.method} {rec.path}: {err!r}")
+            rec.status = status
+            if not path.startswith("/_fake/"):
+                with fake.lock:
+                    fake.requests.append(rec)
+                if fake.on_request is not None:
+                    fake.on_request(rec)
+                with contextlib.suppress(OSError):
+                    fake.write_out()
+            self._send(status, out_headers, out)
+
+        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-GitHub-Request-Id", "FAKE:0001")
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
+
+    return Handler
+
+
+@contextlib.contextmanager
+def running(**kwargs: Any) -> Iterator[FakeGitHub]:
+    fake = FakeGitHub(**kwargs).start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fakes.github", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = ephemeral)")
+    parser.add_argument("--state", help="JSON state file (see FakeGitHub.load_state)")
+    parser.add_argument(
+        "--out", help="rewrite this JSON file with what was received after each request"
+    )
+    parser.add_argument(
+        "--prefix", default="", help="API prefix, e.g. /api/v3 for GitHub Enterprise Server"
+    )
+    parser.add_argument("--no-validate", action="store_true", help="skip OpenAPI validation")
+    args = parser.parse_args(argv)
+    fake = FakeGitHub(port=args.port, prefix=args.prefix, validate=not args.no_validate)
+    if args.state:
+        fake.load_state(json.loads(Path(args.state).read_text()))
+    if args.out:
+        fake.out_path = Path(args.out).resolve()
+        fake.write_out()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    fake.start()
+    print(f"fake GitHub listening on {fake.api_url}", flush=True)
+    while not stop.wait(0.5):
+        pass
+    fake.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
