@@ -1,0 +1,130 @@
+"""OpenAI Chat Completions streaming, for OpenAI and every compatible server.
+
+Covers api.openai.com and OpenAI-compatible servers (Ollama, vLLM, llama.cpp,
+LiteLLM proxy) through ``base_url``. Request: ``POST {base_url}/chat/completions``
+with ``stream: true`` and ``stream_options.include_usage``. Answer: SSE
+``data:`` chunks (``chat.completion.chunk``) whose ``choices[0].delta.content``
+carry the text, a chunk with ``finish_reason``, an optional usage chunk, then
+``data: [DONE]``. An ``error`` object (or ``event: error``) anywhere voids the
+answer, even when ``[DONE]`` follows it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gate.attempt import FinishReason
+from gate.errors import TransportError
+from gate.reviewers.base import (
+    HttpRequest,
+    SSEStream,
+    error_fields,
+    int_fields,
+    load_object,
+    transient_error,
+)
+from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.sse import SSEEvent
+
+NAME = "openai"
+
+_FINISH = {
+    "stop": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "content_filter": FinishReason.REFUSAL,
+}
+
+
+def build_request(settings: ReviewerSettings, *, system: str, user: str) -> HttpRequest:
+    body = {
+        "model": settings.model,
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+    }
+    headers = {"accept": "text/event-stream"}
+    if settings.api_key:
+        headers["authorization"] = f"Bearer {settings.api_key}"
+    return HttpRequest(
+        url=settings.base_url.rstrip("/") + "/chat/completions",
+        headers=headers,
+        body=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+    )
+
+
+class Stream(SSEStream):
+    PROVIDER = NAME
+    END_MARKER = "data: [DONE]"
+    MISSING_END_REASON = "missing_done"
+    REQUEST_ID_HEADERS = ("x-request-id",)
+
+    def on_event(self, event: SSEEvent) -> None:
+        if self.end_marker:
+            self.note_malformed("malformed event: data after data: [DONE]")
+            return
+        if event.data == "[DONE]":
+            self.end_marker = True
+            return
+        if event.event == "error":
+            try:
+                kind, message, code = error_fields(load_object(event.data))
+            except TransportError:  # an error frame is an error whatever its body
+                kind, message, code = "error", event.data[:200], None
+            self.note_error(kind, message, transient_error(kind, code))
+            return
+        chunk = load_object(event.data)
+        if "error" in chunk:
+            kind, message, code = error_fields(chunk)
+            self.note_error(kind, message, transient_error(kind, code))
+            return
+        if isinstance(chunk.get("id"), str) and self.response_id is None:
+            self.response_id = chunk["id"]
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = int_fields(chunk["usage"])
+        choices = chunk.get("choices")
+        if choices is None:
+            choices = []
+        if not isinstance(choices, list):
+            self.note_malformed("malformed event: choices is not a list")
+            return
+        for choice in choices:
+            if not isinstance(choice, dict):
+                self.note_malformed("malformed event: a choice is not an object")
+                return
+            if choice.get("index", 0) != 0:
+                continue
+            self._choice(choice)
+
+    def _choice(self, choice: dict[str, object]) -> None:
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            self.note_malformed("malformed event: delta is not an object")
+            return
+        text = delta.get("content")
+        if text is not None:
+            if not isinstance(text, str):
+                self.note_malformed("malformed event: delta.content is not a string")
+                return
+            if text and self.finish is not None:
+                self.note_malformed("malformed event: content after finish_reason")
+                return
+            self.parts.append(text)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str):
+            self.refusal_text += refusal
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            if not isinstance(reason, str):
+                self.note_malformed("malformed event: finish_reason is not a string")
+                return
+            self.finish = reason
+
+    def normalize(self, verbatim: str) -> FinishReason:
+        if self.refusal_text and verbatim == "stop":
+            return FinishReason.REFUSAL
+        return _FINISH.get(verbatim, FinishReason.OTHER)

@@ -1,0 +1,141 @@
+"""Reviewer settings: what to call, with which limits, and their validation.
+
+:class:`ReviewerSettings` is the one typed input of every transport. It is
+validated once, before any network call (:func:`validate`), so an invalid
+setting is a :class:`~gate.errors.UsageError` naming the setting and the fix,
+never an incomplete attempt. The API key is kept out of ``repr``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from gate.errors import UsageError
+
+PROVIDERS = ("openai", "anthropic", "gemini", "mc1")
+
+#: Where each provider lives when ``base_url`` is not given. MC1 has no default:
+#: it is a team's own service, so its URL must always be configured.
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+    "mc1": "",
+}
+
+#: The environment variable each provider's API key is read from by default.
+DEFAULT_KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mc1": "REVIEW_GATE_API_KEY",
+}
+
+
+@dataclass(frozen=True)
+class ReviewerSettings:
+    """Which reviewer to call and the limits of every call (seconds, bytes)."""
+
+    provider: str
+    model: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    max_tokens: int = 4096
+    temperature: float = 0.0
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    deadline: float = 300.0
+    max_response_bytes: int = 4 * 1024 * 1024
+    attempts: int = 3
+    backoff_base: float = 1.0
+    backoff_cap: float = 30.0
+    retry_after_cap: float = 60.0
+
+
+def _official_host(provider: str) -> str:
+    return urlsplit(DEFAULT_BASE_URLS.get(provider, "")).hostname or ""
+
+
+def needs_api_key(settings: ReviewerSettings) -> bool:
+    """True when the endpoint is the provider's own API, which always needs a key.
+
+    OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) and a team's MC1
+    service may run without one.
+    """
+    host = urlsplit(settings.base_url).hostname or ""
+    official = _official_host(settings.provider)
+    return bool(official) and host == official
+
+
+def _positive(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"reviewer setting {name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"reviewer setting {name} must be a positive number, got {value!r}")
+
+
+def validate(settings: ReviewerSettings) -> None:
+    """Raise :class:`UsageError` naming the first invalid setting and its fix."""
+    if settings.provider not in PROVIDERS:
+        raise UsageError(
+            f"unknown reviewer provider {settings.provider!r}; use one of {', '.join(PROVIDERS)}",
+            reason="unknown_provider",
+        )
+    if settings.provider != "mc1" and (
+        not isinstance(settings.model, str) or not settings.model.strip()
+    ):
+        raise UsageError(
+            f"reviewer model is empty; set the model name for {settings.provider}",
+            reason="missing_model",
+        )
+    parts = urlsplit(settings.base_url or "")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        hint = (
+            "set base_url to your MC1 reviewer endpoint, e.g. https://reviewer.example/review"
+            if settings.provider == "mc1"
+            else f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
+        )
+        raise UsageError(
+            f"reviewer base_url {settings.base_url!r} is not an http(s) URL; {hint}",
+            reason="bad_base_url",
+        )
+    if parts.username or parts.password:
+        raise UsageError(
+            "reviewer base_url must not carry credentials; put the key in "
+            f"{DEFAULT_KEY_ENV[settings.provider]} instead",
+            reason="bad_base_url",
+        )
+    if needs_api_key(settings) and not settings.api_key:
+        raise UsageError(
+            f"no API key for {settings.provider} at {parts.hostname}; "
+            f"set {DEFAULT_KEY_ENV[settings.provider]} (or the configured api key variable)",
+            reason="missing_api_key",
+        )
+    if isinstance(settings.max_tokens, bool) or not isinstance(settings.max_tokens, int):
+        raise UsageError("reviewer setting max_tokens must be an integer")
+    _positive("max_tokens", settings.max_tokens)
+    if isinstance(settings.attempts, bool) or not isinstance(settings.attempts, int):
+        raise UsageError("reviewer setting attempts must be an integer")
+    _positive("attempts", settings.attempts)
+    if isinstance(settings.max_response_bytes, bool) or not isinstance(
+        settings.max_response_bytes, int
+    ):
+        raise UsageError("reviewer setting max_response_bytes must be an integer")
+    _positive("max_response_bytes", settings.max_response_bytes)
+    for name in ("connect_timeout", "read_timeout", "deadline"):
+        _positive(name, getattr(settings, name))
+    temperature = settings.temperature
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not 0.0 <= temperature <= 2.0
+    ):
+        raise UsageError(
+            f"reviewer setting temperature must be between 0 and 2, got {temperature!r}"
+        )
+    for name in ("backoff_base", "backoff_cap", "retry_after_cap"):
+        value = getattr(settings, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise UsageError(f"reviewer setting {name} must be zero or more, got {value!r}")

@@ -1,0 +1,625 @@
+"""A local reviewer that speaks each provider's wire dialect byte-exactly.
+
+:class:`ReviewerSimulator` is a raw-socket HTTP/1.1 server on 127.0.0.1 (an
+ephemeral port, a background thread, one request per connection) so tests
+and ``review-gate demo`` control every byte: the SSE events of OpenAI Chat
+Completions, Anthropic Messages and Gemini ``streamGenerateContent?alt=sse``,
+or an MC1 envelope; chunked encoding with chosen chunk sizes,
+``Content-Length`` or a close-delimited body; TCP segments split at chosen
+offsets (``TCP_NODELAY`` and small sends); a cut, a stall, an endless body.
+
+A :class:`SimResponse` scripts one answer. The ``script`` is used in order,
+one entry per request; after it, every request gets a healthy answer whose
+text comes from ``responder(request_json)``. :func:`wire_for` returns the exact
+bytes the simulator sends for a response, so tests can walk every offset.
+The simulator never reaches beyond 127.0.0.1 and leaves no thread behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import http
+import itertools
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from gate.envelope import SENTINEL, seal
+from gate.reviewers.settings import ReviewerSettings
+
+DIALECTS = ("openai", "anthropic", "gemini", "mc1")
+MODEL = "sim-model"
+#: How long a stalled connection is held at most (the simulator stopping ends it sooner).
+MAX_HOLD_S = 120.0
+#: Bounds on an endless body.
+ENDLESS_MAX_S = 120.0
+ENDLESS_MAX_BYTES = 1 << 30
+
+_FINISH = {
+    "openai": {"stop": "stop", "length": "length", "refusal": "content_filter"},
+    "anthropic": {"stop": "end_turn", "length": "max_tokens", "refusal": "refusal"},
+    "gemini": {"stop": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"},
+    "mc1": {},
+}
+_ERROR_TYPE = {"openai": "server_error", "anthropic": "overloaded_error", "gemini": "UNAVAILABLE"}
+
+
+@dataclass(frozen=True)
+class SimResponse:
+    """One scripted answer. The defaults are a healthy, complete reply."""
+
+    content: str | None = None  # None: ask the responder
+    finish: str = "stop"  # "stop" | "length" | "refusal" | "none" (the provider never says)
+    provider_finish: str | None = None  # the verbatim finish reason, overriding ``finish``
+    status: int = 200
+    retry_after: str | None = None  # Retry-After header value
+    error_body: str | None = None  # body of a non-2xx answer (default: the dialect's error JSON)
+    error_frame: str | None = None  # error type sent inside the 200 stream after the first piece
+    end_marker: bool = True  # False: no [DONE] / message_stop / finishReason / MC1 sentinel
+    framing: str = "chunked"  # "chunked" | "length" | "close"
+    chunk_size: int | None = None  # HTTP chunk size; None: one chunk per event
+    piece_size: int = 24  # content characters per delta event
+    body: bytes | None = None  # exact body bytes (framing still applies)
+    headers: tuple[tuple[str, str], ...] = ()  # extra response headers
+    split_at: tuple[int, ...] = ()  # wire offsets where one TCP send ends and the next begins
+    segment_size: int | None = None  # send the wire in segments of this many bytes
+    pause: float = 0.002  # seconds between sends when splitting
+    cut_after: int | None = None  # close the connection after this many wire bytes
+    stall_after: int | None = None  # stop sending after this many wire bytes and hold on
+    endless: bool = False  # after the headers, send events forever (bounded by the sim)
+    usage: bool = True
+
+
+@dataclass(frozen=True)
+class SimRequest:
+    """What one request carried (headers lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str] = field(repr=False)
+    body: dict[str, Any]
+
+
+# --- rendering -----------------------------------------------------------------
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _data(obj: object, *, event: str | None = None, crlf: bool = False) -> bytes:
+    line = b"data: " + json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    end = b"\r\n" if crlf else b"\n"
+    head = b"event: " + event.encode() + end if event else b""
+    return head + line + end + end
+
+
+def _verbatim(dialect: str, response: SimResponse) -> str | None:
+    if response.provider_finish is not None:
+        return response.provider_finish
+    if response.finish == "none":
+        return None
+    return _FINISH[dialect].get(response.finish, response.finish)
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def render_events(
+    dialect: str, content: str, response: SimResponse = SimResponse(), *, prompt_tokens: int = 10
+) -> list[bytes]:
+    """The body of a 200 answer, one element per SSE event (MC1: one element)."""
+    if response.body is not None:
+        return [response.body]
+    pieces = _pieces(content, response.piece_size)
+    finish = _verbatim(dialect, response)
+    if dialect == "openai":
+        return _openai(pieces, finish, response, prompt_tokens, _tokens(content))
+    if dialect == "anthropic":
+        return _anthropic(pieces, finish, response, prompt_tokens, _tokens(content))
+    if dialect == "gemini":
+        return _gemini(pieces, finish, response, prompt_tokens, _tokens(content))
+    if dialect == "mc1":
+        if response.end_marker:
+            return [seal(content.encode("utf-8"))]
+        body = content.encode("utf-8")
+        return [b"MC1 %d %s\n" % (len(body), hashlib.sha256(body).hexdigest().encode()) + body]
+    raise ValueError(f"unknown dialect {dialect!r}")
+
+
+def _openai(
+    pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
+) -> list[bytes]:
+    base = {
+        "id": "chatcmpl-sim",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": MODEL,
+        "system_fingerprint": "fp_sim",
+    }
+
+    def chunk(delta: dict[str, Any], reason: str | None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
+        return _data({**base, "choices": [choice]})
+
+    out = [chunk({"role": "assistant", "content": "", "refusal": None}, None)]
+    for index, piece in enumerate(pieces):
+        out.append(chunk({"content": piece}, None))
+        if index == 0 and r.error_frame:
+            error = {"message": "The server had an error", "type": r.error_frame}
+            out.append(_data({"error": {**error, "param": None, "code": None}}))
+    if finish is not None:
+        out.append(chunk({}, finish))
+    if r.usage:
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+        usage["total_tokens"] = prompt + completion
+        out.append(_data({**base, "choices": [], "usage": usage}))
+    if r.end_marker:
+        out.append(b"data: [DONE]\n\n")
+    return out
+
+
+def _anthropic(
+    pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
+) -> list[bytes]:
+    message: dict[str, Any] = {
+        "id": "msg_sim",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": 1},
+    }
+    out = [
+        _data({"type": "message_start", "message": message}, event="message_start"),
+        _data(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            event="content_block_start",
+        ),
+        _data({"type": "ping"}, event="ping"),
+    ]
+    for index, piece in enumerate(pieces):
+        delta = {"type": "content_block_delta", "index": 0}
+        out.append(
+            _data(
+                {**delta, "delta": {"type": "text_delta", "text": piece}},
+                event="content_block_delta",
+            )
+        )
+        if index == 0 and r.error_frame:
+            error = {"type": r.error_frame, "message": "Overloaded"}
+            out.append(_data({"type": "error", "error": error}, event="error"))
+    out.append(_data({"type": "content_block_stop", "index": 0}, event="content_block_stop"))
+    delta_body: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {"stop_reason": finish, "stop_sequence": None},
+    }
+    if r.usage:
+        delta_body["usage"] = {"output_tokens": completion}
+    out.append(_data(delta_body, event="message_delta"))
+    if r.end_marker:
+        out.append(_data({"type": "message_stop"}, event="message_stop"))
+    return out
+
+
+def _gemini(
+    pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
+) -> list[bytes]:
+    out = []
+    last = len(pieces) - 1
+    for index, piece in enumerate(pieces):
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": piece}], "role": "model"}}
+        final = index == last
+        if final and finish is not None and r.end_marker:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        chunk: dict[str, Any] = {"candidates": [candidate]}
+        if r.usage:
+            usage = {"promptTokenCount": prompt, "totalTokenCount": prompt}
+            if final:
+                usage = {
+                    "promptTokenCount": prompt,
+                    "candidatesTokenCount": completion,
+                    "totalTokenCount": prompt + completion,
+                }
+            chunk["usageMetadata"] = usage
+        chunk["modelVersion"] = MODEL
+        chunk["responseId"] = "resp_sim"
+        out.append(_data(chunk, crlf=True))
+        if index == 0 and r.error_frame:
+            error = {"code": 503, "message": "The model is overloaded.", "status": r.error_frame}
+            out.append(_data({"error": error}, crlf=True))
+    return out
+
+
+def error_body(dialect: str, status: int) -> bytes:
+    """A provider-shaped JSON error body for a non-2xx answer."""
+    phrase = http.HTTPStatus(status).phrase if status in http.HTTPStatus._value2member_map_ else ""
+    if dialect == "anthropic":
+        kind = "rate_limit_error" if status == 429 else "api_error"
+        obj: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": phrase}}
+    elif dialect == "gemini":
+        obj = {"error": {"code": status, "message": phrase, "status": "UNAVAILABLE"}}
+    else:
+        kind = "rate_limit_exceeded" if status == 429 else "server_error"
+        obj = {"error": {"message": phrase, "type": kind, "param": None, "code": None}}
+    return json.dumps(obj).encode()
+
+
+_REQUEST_ID_HEADER = {"openai": "x-request-id", "anthropic": "request-id", "mc1": "x-request-id"}
+_CONTENT_TYPE = {
+    "openai": "text/event-stream; charset=utf-8",
+    "anthropic": "text/event-stream; charset=utf-8",
+    "gemini": "text/event-stream",
+    "mc1": "application/x-mc1",
+}
+
+
+def _head(status: int, headers: list[tuple[str, str]]) -> bytes:
+    phrase = http.HTTPStatus(status).phrase if status in http.HTTPStatus._value2member_map_ else "X"
+    lines = [f"HTTP/1.1 {status} {phrase}"] + [f"{k}: {v}" for k, v in headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _frame(parts: list[bytes], framing: str, chunk_size: int | None) -> bytes:
+    body = b"".join(parts)
+    if framing != "chunked":
+        return body
+    chunks = (
+        [body[i : i + chunk_size] for i in range(0, len(body), chunk_size)]
+        if chunk_size
+        else [part for part in parts if part]
+    )
+    return b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+
+
+def wire_for(
+    dialect: str,
+    content: str,
+    response: SimResponse = SimResponse(),
+    *,
+    prompt_tokens: int = 10,
+) -> bytes:
+    """The exact bytes (status line, headers, framed body) sent for ``response``."""
+    headers: list[tuple[str, str]] = []
+    if response.status != 200:
+        body_parts = [
+            response.error_body.encode()
+            if response.error_body is not None
+            else error_body(dialect, response.status)
+        ]
+        headers.append(("Content-Type", "application/json"))
+    else:
+        body_parts = render_events(dialect, content, response, prompt_tokens=prompt_tokens)
+        headers.append(("Content-Type", _CONTENT_TYPE[dialect]))
+        headers.append(("Cache-Control", "no-cache"))
+    if dialect in _REQUEST_ID_HEADER:
+        headers.append((_REQUEST_ID_HEADER[dialect], "req_sim"))
+    if response.retry_after is not None:
+        headers.append(("Retry-After", response.retry_after))
+    headers.extend(response.headers)
+    headers.append(("Connection", "close"))
+    framing = response.framing if response.status == 200 else "length"
+    if response.endless:
+        framing = "chunked"
+    if framing == "chunked":
+        headers.append(("Transfer-Encoding", "chunked"))
+    elif framing == "length":
+        headers.append(("Content-Length", str(sum(len(p) for p in body_parts))))
+    head = _head(response.status, headers)
+    if response.endless:
+        return head
+    return head + _frame(body_parts, framing, response.chunk_size)
+
+
+def _endless_event(dialect: str) -> bytes:
+    """One content event, repeated forever by an endless body."""
+    text = "la " * 300
+    if dialect == "mc1":
+        return text.encode()
+    quiet = SimResponse(piece_size=len(text), finish="none", usage=False, end_marker=False)
+    events = render_events(dialect, text, quiet)
+    return events[{"openai": 1, "anthropic": 3, "gemini": 0}[dialect]]
+
+
+def extract_prompt(dialect: str, body: dict[str, Any]) -> tuple[str, str]:
+    """(system, user) from a request body of any dialect, for responders."""
+
+    def text(value: object) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return "".join(text(item) for item in value)
+        if isinstance(value, dict):
+            if "text" in value:
+                return text(value["text"])
+            return text(value.get("content", value.get("parts", "")))
+        return ""
+
+    if dialect == "openai":
+        messages = body.get("messages") or []
+        system = "".join(text(m) for m in messages if m.get("role") == "system")
+        user = "".join(text(m) for m in messages if m.get("role") == "user")
+        return system, user
+    if dialect == "anthropic":
+        messages = body.get("messages") or []
+        return text(body.get("system", "")), "".join(text(m) for m in messages)
+    if dialect == "gemini":
+        return text(body.get("systemInstruction", "")), text(body.get("contents", []))
+    return str(body.get("system", "")), str(body.get("user", ""))
+
+
+# --- the server ----------------------------------------------------------------
+
+
+def _default_responder(request: dict[str, Any]) -> str:
+    return "ok"
+
+
+class ReviewerSimulator:
+    """A local reviewer server; use as a context manager."""
+
+    def __init__(
+        self,
+        dialect: str,
+        responder: Callable[[dict[str, Any]], str] | None = None,
+        *,
+        script: Sequence[SimResponse] = (),
+    ) -> None:
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+        self.dialect = dialect
+        self.responder = responder or _default_responder
+        self._script = list(script)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._requests: list[SimRequest] = []
+        self._threads: list[threading.Thread] = []
+        self._conns: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self._acceptor: threading.Thread | None = None
+        self.port = 0
+
+    # -- lifecycle
+    def __enter__(self) -> ReviewerSimulator:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        listener.settimeout(0.05)
+        self._listener = listener
+        self.port = listener.getsockname()[1]
+        self._acceptor = threading.Thread(target=self._accept, name="sim-accept", daemon=True)
+        self._acceptor.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._acceptor is not None:
+            self._acceptor.join(timeout=5)
+        if self._listener is not None:
+            self._listener.close()
+        with self._lock:
+            conns, threads = list(self._conns), list(self._threads)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        for thread in threads:
+            thread.join(timeout=5)
+
+    # -- what tests read
+    @property
+    def base_url(self) -> str:
+        root = f"http://127.0.0.1:{self.port}"
+        if self.dialect == "openai":
+            return root + "/v1"
+        if self.dialect == "mc1":
+            return root + "/review"
+        return root
+
+    def settings(self, **overrides: Any) -> ReviewerSettings:
+        """Reviewer settings that point at this simulator (short limits for tests)."""
+        values: dict[str, Any] = {
+            "provider": self.dialect,
+            "model": MODEL,
+            "base_url": self.base_url,
+            "connect_timeout": 5.0,
+            "read_timeout": 10.0,
+            "deadline": 20.0,
+            "backoff_base": 0.0,
+            "backoff_cap": 0.0,
+        }
+        values.update(overrides)
+        return ReviewerSettings(**values)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r.body for r in self._requests]
+
+    @property
+    def exchanges(self) -> list[SimRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self._requests)
+
+    # -- serving
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            thread = threading.Thread(
+                target=self._serve, args=(conn,), name="sim-conn", daemon=True
+            )
+            with self._lock:
+                self._conns.append(conn)
+                self._threads.append(thread)
+            thread.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.settimeout(10.0)
+            request = self._read_request(conn)
+            if request is None:
+                return
+            with self._lock:
+                self._requests.append(request)
+                response = self._script.pop(0) if self._script else SimResponse()
+            if not self._path_ok(request):
+                wire = wire_for(
+                    self.dialect,
+                    "",
+                    SimResponse(status=404, error_body=json.dumps({"error": "no such path"})),
+                )
+                conn.sendall(wire)
+                return
+            content = response.content
+            if content is None and response.status == 200 and response.body is None:
+                content = self.responder(request.body)
+            self._respond(conn, request, response, content or "")
+        except OSError:
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                conn.close()
+
+    def _path_ok(self, request: SimRequest) -> bool:
+        if request.method != "POST":
+            return False
+        if self.dialect == "openai":
+            return request.path == "/v1/chat/completions"
+        if self.dialect == "anthropic":
+            return request.path == "/v1/messages"
+        if self.dialect == "gemini":
+            return request.path.startswith("/v1beta/models/") and request.path.endswith(
+                ":streamGenerateContent?alt=sse"
+            )
+        return request.path == "/review"
+
+    def _read_request(self, conn: socket.socket) -> SimRequest | None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            more = conn.recv(65536)
+            if not more:
+                return None
+            data += more
+            if len(data) > 1 << 20:
+                return None
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _ = [*lines[0].split(" ", 2), "", ""][:3]
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0") or 0)
+        while len(rest) < length:
+            more = conn.recv(65536)
+            if not more:
+                return None
+            rest += more
+        try:
+            body = json.loads(rest[:length] or b"{}")
+        except ValueError:
+            body = {"_unparsed": rest[:length].decode("utf-8", "replace")}
+        return SimRequest(method=method, path=path, headers=headers, body=body)
+
+    def _respond(
+        self, conn: socket.socket, request: SimRequest, response: SimResponse, content: str
+    ) -> None:
+        wire = wire_for(self.dialect, content, response)
+        limit = len(wire)
+        for bound in (response.cut_after, response.stall_after):
+            if bound is not None:
+                limit = min(limit, bound)
+        cuts = sorted({0, limit, *(o for o in response.split_at if 0 < o < limit)})
+        if response.segment_size:
+            step = response.segment_size
+            cuts = sorted({*cuts, *range(0, limit, step)})
+        for index, (lo, hi) in enumerate(itertools.pairwise(cuts)):
+            if index and response.pause and self._stop.wait(response.pause):
+                return
+            conn.sendall(wire[lo:hi])
+        if response.endless and limit == len(wire):
+            self._endless(conn)
+            return
+        if response.stall_after is not None and response.stall_after < len(wire):
+            self._hold(conn)
+        if response.framing == "close" or response.cut_after is not None:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_WR)
+            self._drain(conn)
+
+    def _endless(self, conn: socket.socket) -> None:
+        event = _endless_event(self.dialect)
+        chunk = b"%x\r\n%s\r\n" % (len(event), event)
+        started, sent = time.monotonic(), 0
+        while not self._stop.is_set() and sent < ENDLESS_MAX_BYTES:
+            if time.monotonic() - started > ENDLESS_MAX_S:
+                return
+            conn.sendall(chunk)
+            sent += len(chunk)
+
+    def _hold(self, conn: socket.socket) -> None:
+        """Keep the connection open, sending nothing, until the client leaves."""
+        started = time.monotonic()
+        while not self._stop.is_set() and time.monotonic() - started < MAX_HOLD_S:
+            readable, _, _ = select.select([conn], [], [], 0.05)
+            if readable and not conn.recv(4096):
+                return
+
+    def _drain(self, conn: socket.socket) -> None:
+        """Wait briefly for the client to close, so the close is seen as the body's end."""
+        conn.settimeout(2.0)
+        with contextlib.suppress(OSError):
+            while conn.recv(4096):
+                pass
+
+
+__all__ = [
+    "DIALECTS",
+    "SENTINEL",
+    "ReviewerSimulator",
+    "SimRequest",
+    "SimResponse",
+    "error_body",
+    "extract_prompt",
+    "render_events",
+    "wire_for",
+]
