@@ -1,0 +1,156 @@
+"""The lab sequence of issue 5, end to end, with the real CLI and real git.
+
+In a git repository in a temporary folder, with the guard installed by
+``review-gate hooks install``: a partial write is refused, the delete that
+would follow it is refused, ``git commit`` is refused by the installed hook,
+the full write applies, the marker is cleared and the commit goes through.
+``git status`` never shows a deleted tracked file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import gate.envelope
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def env(home: Path) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    base.update(
+        HOME=str(home),
+        PYTHONPATH=str(REPO_ROOT),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="lab",
+        GIT_AUTHOR_EMAIL="lab@example.invalid",
+        GIT_COMMITTER_NAME="lab",
+        GIT_COMMITTER_EMAIL="lab@example.invalid",
+    )
+    return base
+
+
+def sh(cwd: Path, *argv: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        list(argv), cwd=cwd, input=stdin, capture_output=True, timeout=120, env=env(cwd.parent)
+    )
+
+
+def review_gate(
+    repo: Path, *argv: str, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return sh(repo, sys.executable, "-m", "gate", *argv, stdin=stdin)
+
+
+def tool_result(content: bytes, *, promised: bytes, **extra: Any) -> bytes:
+    return json.dumps(
+        {
+            "tool": "write_file",
+            "path": "src/mod.py",
+            "content_length": len(promised),
+            "sha256": hashlib.sha256(promised).hexdigest(),
+            "encoding": "utf-8",
+            "content": content.decode("utf-8"),
+            **extra,
+        }
+    ).encode()
+
+
+def assert_no_deleted_tracked_file(repo: Path) -> str:
+    status = sh(repo, "git", "status", "--porcelain=v1", "--untracked-files=all").stdout.decode()
+    for line in status.splitlines():
+        assert "D" not in line[:2], status
+        assert ".apply" not in line, status  # the marker folder ignores itself
+    return status
+
+
+def test_lab_sequence(tmp_path: Path) -> None:
+    repo = tmp_path / "lab"
+    repo.mkdir()
+    old = b"def answer():\n    return 41\n"
+    new = Path(gate.envelope.__file__).read_bytes()
+    assert sh(repo, "git", "init", "-q", "-b", "main").returncode == 0
+    (repo / "src").mkdir()
+    (repo / "src" / "mod.py").write_bytes(old)
+    (repo / "README").write_text("lab\n")
+    sh(repo, "git", "add", "src/mod.py", "README")
+    assert sh(repo, "git", "commit", "-q", "-m", "init").returncode == 0
+    installed = review_gate(repo, "hooks", "install", "--root", ".")
+    assert installed.returncode == 0, installed.stderr
+    assert_no_deleted_tracked_file(repo)
+
+    # 1. a partial write (the stream was cut) is refused: nothing on disk changes
+    cut = new[: len(new) // 3]
+    part = review_gate(
+        repo,
+        "apply",
+        "-",
+        "--root",
+        ".",
+        stdin=tool_result(cut, promised=new, stream_end_reason="socket_close", apply_id="lab-1"),
+    )
+    assert part.returncode == 1, part.stderr
+    assert part.stdout.decode().splitlines() == [
+        "apply.incomplete=true",
+        "forbidden_tools=delete_path,git_rm",
+        "required_next=retry_apply_or_abort",
+    ]
+    assert b"end=socket_close incomplete=true" in part.stderr
+    assert (repo / "src" / "mod.py").read_bytes() == old
+    marker = json.loads((repo / ".apply" / "incomplete").read_text())
+    assert [(e["apply_id"], e["path"]) for e in marker["entries"]] == [("lab-1", "src/mod.py")]
+    assert not list((repo / "src").glob(".*"))  # no temporary file left
+    assert_no_deleted_tracked_file(repo)
+
+    # 2. the delete an agent loop would try next is refused, naming the apply
+    delete = review_gate(
+        repo, "apply", "-", "--root", ".", "--json",
+        stdin=json.dumps({"tool": "delete_path", "path": "src/mod.py"}).encode(),
+    )  # fmt: skip
+    assert delete.returncode == 3
+    record = json.loads(delete.stdout)
+    assert record["apply.refused"] is True
+    assert record["reason"] == "incomplete_pending"
+    assert "apply_id=lab-1" in record["detail"]
+    assert (repo / "src" / "mod.py").read_bytes() == old
+    assert_no_deleted_tracked_file(repo)
+
+    # 3. git commit is refused by the installed hook, naming apply id and path
+    (repo / "README").write_text("lab, changed\n")
+    sh(repo, "git", "add", "README")
+    head = sh(repo, "git", "rev-parse", "HEAD").stdout
+    refused = sh(repo, "git", "commit", "-m", "would hide a cut write")
+    assert refused.returncode != 0
+    assert b"apply_id=lab-1 path=src/mod.py" in refused.stderr
+    assert sh(repo, "git", "rev-parse", "HEAD").stdout == head
+    assert_no_deleted_tracked_file(repo)
+
+    # 4. the full write applies byte-exactly
+    full = review_gate(
+        repo, "apply", "-", "--root", ".", "--json",
+        stdin=tool_result(new, promised=new, stream_end_reason="trailer", apply_id="lab-2"),
+    )  # fmt: skip
+    assert full.returncode == 0, full.stderr
+    record = json.loads(full.stdout)
+    assert record["apply.ok"] is True
+    assert record["bytes_written"] == len(new)
+    assert (repo / "src" / "mod.py").read_bytes() == new
+
+    # 5. the marker is cleared
+    assert not (repo / ".apply" / "incomplete").exists()
+    assert record["marker"] is None
+    assert_no_deleted_tracked_file(repo)
+
+    # 6. the commit goes through, with the new bytes
+    sh(repo, "git", "add", "src/mod.py", "README")
+    done = sh(repo, "git", "commit", "-q", "-m", "apply lab-2")
+    assert done.returncode == 0, done.stderr
+    assert sh(repo, "git", "show", "HEAD:src/mod.py").stdout == new
+    assert_no_deleted_tracked_file(repo)
+    assert sh(repo, "git", "status", "--porcelain").stdout == b""
