@@ -1,0 +1,264 @@
+"""Container bench: the action image's size and its start-to-first-request time.
+
+Each figure is printed next to a baseline measured in the same invocation, with the
+ratio:
+
+* size: the built image vs the base image it starts from (what review-gate adds);
+* start: seconds from ``docker run`` until a local HTTP listener (standing in for the
+  GitHub API on 127.0.0.1) receives the action's first request, vs the same for
+  ``python3`` in the base image sending one request with the standard library (what
+  the interpreter, the venv and the gate's imports add over a bare container start).
+  ``docker run BASE python3 -c pass`` (start to exit) is printed as a second reference.
+
+Medians over ``--runs`` runs. Needs Docker (``--network host``); run from the repo root:
+
+    python bench/container_bench.py [--base-image python:3.12-slim] [--runs 5] [--no-build]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+REPOSITORY = "octo-org/hello-world"
+RUN_TIMEOUT_S = 120.0
+
+
+class FirstRequest:
+    """A listener on 127.0.0.1 that timestamps the first request after each reset."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._event = threading.Event()
+        self._at = 0.0
+        self.paths: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _any(self) -> None:
+                now = time.perf_counter()
+                with outer._lock:
+                    if not outer._event.is_set():
+                        outer._at = now
+                        outer.paths.append(f"{self.command} {self.path}")
+                        outer._event.set()
+                length = int(self.headers.get("content-length") or 0)
+                if length:
+                    self.rfile.read(min(length, 1 << 20))
+                body = b'{"message": "bench listener: not found"}'
+                self.send_response(404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def reset(self) -> None:
+        with self._lock:
+            self._event.clear()
+            self._at = 0.0
+
+    def wait(self, timeout: float) -> float | None:
+        """perf_counter() of the first request since reset, or None on timeout."""
+        if not self._event.wait(timeout):
+            return None
+        with self._lock:
+            return self._at
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def docker(*args: str, timeout: float = 600.0) -> str:
+    done = subprocess.run(
+        ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"docker {' '.join(args[:3])} failed:\n{done.stderr.strip()[-2000:]}")
+    return done.stdout
+
+
+def image_size(tag: str) -> int:
+    return int(docker("image", "inspect", "--format", "{{.Size}}", tag).strip())
+
+
+def timed_start(argv: list[str], listener: FirstRequest, name: str) -> float:
+    """Seconds from starting ``docker run`` to the listener's first request."""
+    listener.reset()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        ["docker", "run", "--rm", "--name", name, "--network", "host", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        seen = listener.wait(RUN_TIMEOUT_S)
+        _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=60, check=False)
+        proc.kill()
+        proc.communicate(timeout=30)
+        raise SystemExit(f"{name}: container did not finish within {RUN_TIMEOUT_S:.0f}s") from None
+    if seen is None:
+        raise SystemExit(
+            f"{name}: no request reached the listener; container stderr:\n"
+            f"{err.decode(errors='replace')[-2000:]}"
+        )
+    return seen - start
+
+
+def timed_exit(argv: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        ["docker", "run", "--rm", "--network", "host", *argv],
+        capture_output=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"docker run {argv} failed: {done.stderr.decode(errors='replace')}")
+    return time.perf_counter() - start
+
+
+def event_file(directory: Path) -> Path:
+    """A minimal pull_request event for the gate to start on."""
+    sha = "a" * 40
+    repo = {"full_name": REPOSITORY, "name": "hello-world", "owner": {"login": "octo-org"}}
+    event = {
+        "action": "opened",
+        "number": 1,
+        "repository": repo,
+        "pull_request": {
+            "number": 1,
+            "draft": False,
+            "head": {"sha": sha, "ref": "topic", "repo": repo},
+            "base": {"sha": "b" * 40, "ref": "main", "repo": repo},
+        },
+    }
+    path = directory / "event.json"
+    path.write_text(json.dumps(event), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-image", default="python:3.12-slim")
+    parser.add_argument("--image", default="review-gate:bench", help="tag to build and measure")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-build", action="store_true", help="measure an existing --image")
+    args = parser.parse_args(argv)
+    if shutil.which("docker") is None:
+        raise SystemExit("docker is not installed")
+    if args.runs < 1:
+        raise SystemExit("--runs must be at least 1")
+
+    if not args.no_build:
+        start = time.perf_counter()
+        docker(
+            "build",
+            "--network",
+            "host",
+            "--quiet",
+            "--build-arg",
+            f"BASE_IMAGE={args.base_image}",
+            "-t",
+            args.image,
+            str(ROOT),
+        )
+        print(f"built {args.image} from {args.base_image} in {time.perf_counter() - start:.1f}s")
+
+    base_size, image = image_size(args.base_image), image_size(args.image)
+    mib = 1024 * 1024
+    print(
+        f"image size: {image / mib:.1f} MiB vs base {base_size / mib:.1f} MiB: "
+        f"ratio {image / base_size:.2f} (+{(image - base_size) / mib:.1f} MiB)"
+    )
+
+    listener = FirstRequest()
+    try:
+        with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
+            event = event_file(Path(tmp))
+            gate_argv = [
+                "-v",
+                f"{event}:/github/workflow/event.json:ro",
+                "-e",
+                f"GITHUB_API_URL={listener.url}",
+                "-e",
+                "GITHUB_EVENT_NAME=pull_request",
+                "-e",
+                "GITHUB_EVENT_PATH=/github/workflow/event.json",
+                "-e",
+                f"GITHUB_REPOSITORY={REPOSITORY}",
+                "-e",
+                "GITHUB_RUN_ID=1",
+                "-e",
+                "INPUT_TOKEN=bench-token",
+                "-e",
+                "INPUT_FAIL-JOB=false",
+                args.image,
+            ]
+            probe = (
+                "import urllib.request, urllib.error\n"
+                "try:\n"
+                f"    urllib.request.urlopen('{listener.url}/baseline', timeout=10)\n"
+                "except urllib.error.HTTPError:\n"
+                "    pass\n"
+            )
+            base_argv = [args.base_image, "python3", "-c", probe]
+            tag = uuid.uuid4().hex[:8]
+            # one warm-up of each, not measured (page cache, first container of an image)
+            timed_start(gate_argv, listener, f"rg-bench-gate-warm-{tag}")
+            timed_start(base_argv, listener, f"rg-bench-base-warm-{tag}")
+            gate_times, base_times, pass_times = [], [], []
+            for i in range(args.runs):
+                gate_times.append(timed_start(gate_argv, listener, f"rg-bench-gate-{tag}-{i}"))
+                base_times.append(timed_start(base_argv, listener, f"rg-bench-base-{tag}-{i}"))
+                pass_times.append(timed_exit([args.base_image, "python3", "-c", "pass"]))
+    finally:
+        listener.close()
+    gate_s, base_s = statistics.median(gate_times), statistics.median(base_times)
+    pass_s = statistics.median(pass_times)
+    print(f"first request seen by the listener: {listener.paths[0]}")
+    print(
+        f"start to first request (median of {args.runs}): {gate_s * 1000:.0f} ms vs base "
+        f"python3 + urllib {base_s * 1000:.0f} ms: ratio {gate_s / base_s:.2f} "
+        f"(+{(gate_s - base_s) * 1000:.0f} ms)"
+    )
+    print(
+        f"reference: docker run {args.base_image} python3 -c pass (start to exit) "
+        f"{pass_s * 1000:.0f} ms; gate start / that: {gate_s / pass_s:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
