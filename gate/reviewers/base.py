@@ -315,10 +315,10 @@ _STATUS_ADVICE = {
     401: "the API key was refused; check the key variable",
     403: "the API key may not use this model or endpoint; check its permissions",
     404: "nothing at this URL; check base_url and the model name",
-    408: "the provider timed out the request; retried",
+    408: "the provider timed out the request; retryable",
     413: "the request is too large; lower max_diff_bytes or split the change",
     422: "the provider rejected the request body; check model and max_tokens",
-    429: "rate limited or out of quota; retried after the server's Retry-After",
+    429: "rate limited or out of quota; retryable after the server's Retry-After",
 }
 
 
@@ -326,7 +326,7 @@ def _status_advice(status: int) -> str:
     if status in _STATUS_ADVICE:
         return _STATUS_ADVICE[status]
     if status >= 500:
-        return "the provider failed; retried"
+        return "the provider failed; retryable"
     if 300 <= status < 400:
         return "the reviewer redirected; set base_url to the final URL"
     return "unexpected HTTP status; check base_url"
@@ -471,7 +471,7 @@ def perform(
             fail(
                 "timeout",
                 f"no bytes for read_timeout={bound:g}s after {len(raw)} bytes; "
-                "the reviewer stalled; retried (raise read_timeout for slow models)",
+                "the reviewer stalled; retryable (raise read_timeout for slow models)",
                 EndReason.TIMEOUT,
                 retry=True,
             )
@@ -489,7 +489,7 @@ def perform(
             fail(
                 "connection_cut",
                 f"the connection closed {where}, before the HTTP message ended "
-                f"({one_line(str(err), secret, 120)}); the answer is cut; retried",
+                f"({one_line(str(err), secret, 120)}); the answer is cut; retryable",
                 EndReason.SOCKET_CLOSE,
                 retry=True,
             )
@@ -515,7 +515,7 @@ def perform(
         fail(
             "deadline",
             f"the answer took longer than deadline={settings.deadline:g}s "
-            f"({len(raw)} bytes arrived); the gate stopped waiting; retried "
+            f"({len(raw)} bytes arrived); the gate stopped waiting; retryable "
             "(raise deadline for slow models)",
             EndReason.TIMEOUT,
             retry=True,
@@ -587,7 +587,7 @@ class SSEStream:
     def missing_end_detail(self) -> str:
         return (
             f"the stream ended without {self.END_MARKER}; the answer may be cut "
-            "(a proxy or the provider closed the stream early); retried"
+            "(a proxy or the provider closed the stream early); retryable"
         )
 
     # the machinery
@@ -653,7 +653,7 @@ class SSEStream:
                 retry=exchange.retryable,
             )
         if self.error is not None:
-            advice = "transient; retried" if self.error.transient else "not retried"
+            advice = "transient, retryable" if self.error.transient else "not retryable"
             return reply(
                 "error_frame",
                 f"the provider sent an error inside the 200 stream ({self.error.kind}: "
@@ -671,14 +671,14 @@ class SSEStream:
         if self.malformed is not None:
             return reply(
                 "malformed_event",
-                f"{self.malformed}; the provider's stream broke its own format; not retried",
+                f"{self.malformed}; the provider's stream broke its own format; not retryable",
                 EndReason.TRAILER,
             )
         if self.parser.pending:
             return reply(
                 "partial_event",
                 "the stream ended in the middle of an event (no blank line after it); "
-                "the answer is cut; retried",
+                "the answer is cut; retryable",
                 EndReason.TRAILER,
                 retry=True,
             )
@@ -699,7 +699,7 @@ class SSEStream:
             return reply(
                 "missing_finish_reason",
                 f"the stream ended ({self.END_MARKER}) without a finish reason; "
-                "the answer cannot be shown complete; retried",
+                "the answer cannot be shown complete; retryable",
                 EndReason.TRAILER,
                 retry=True,
             )
@@ -723,7 +723,7 @@ class SSEStream:
             return reply(
                 "unexpected_finish",
                 f"the model stopped for {verbatim!r}, not a normal stop; "
-                "the gate asked for text only; not retried",
+                "the gate asked for text only; not retryable",
                 EndReason.TRAILER,
             )
         return reply("", "", EndReason.TRAILER, envelope=seal(self.content.encode("utf-8")))

@@ -1,0 +1,151 @@
+"""Anthropic Messages streaming.
+
+Request: ``POST {base_url}/v1/messages`` with ``x-api-key``,
+``anthropic-version: 2023-06-01`` and ``stream: true``. Answer: SSE events
+``message_start``, then per content block ``content_block_start``,
+``content_block_delta`` (``text_delta`` carries the text; thinking and tool
+deltas are not content), ``content_block_stop``, then ``message_delta`` with
+``delta.stop_reason`` and finally ``message_stop``. ``ping`` may come
+anywhere; ``event: error`` may come inside an HTTP 200 and voids the answer.
+Unknown event types are ignored, as Anthropic's versioning policy asks.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gate.attempt import FinishReason
+from gate.errors import TransportError
+from gate.reviewers.base import (
+    HttpRequest,
+    SSEStream,
+    error_fields,
+    int_fields,
+    load_object,
+    transient_error,
+)
+from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.sse import SSEEvent
+
+NAME = "anthropic"
+API_VERSION = "2023-06-01"
+
+_FINISH = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "max_tokens": FinishReason.LENGTH,
+    "refusal": FinishReason.REFUSAL,
+}
+
+
+def build_request(settings: ReviewerSettings, *, system: str, user: str) -> HttpRequest:
+    body = {
+        "model": settings.model,
+        "system": system,
+        "messages": [{"role": "user", "content": user}],
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+        "stream": True,
+    }
+    headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
+    if settings.api_key:
+        headers["x-api-key"] = settings.api_key
+    return HttpRequest(
+        url=settings.base_url.rstrip("/") + "/v1/messages",
+        headers=headers,
+        body=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+    )
+
+
+class Stream(SSEStream):
+    PROVIDER = NAME
+    END_MARKER = "event: message_stop"
+    MISSING_END_REASON = "missing_message_stop"
+    REQUEST_ID_HEADERS = ("request-id", "x-request-id")
+
+    def __init__(self, settings: ReviewerSettings) -> None:
+        super().__init__(settings)
+        self.started = False
+
+    def on_event(self, event: SSEEvent) -> None:
+        if event.event == "error":
+            self._error_event(event.data)
+            return
+        data = load_object(event.data)
+        kind = data.get("type")
+        if not isinstance(kind, str):
+            self.note_malformed("malformed event: no type in the event data")
+            return
+        if event.event != "message" and event.event != kind:
+            self.note_malformed(f"malformed event: event {event.event!r} carries type {kind!r}")
+            return
+        if kind == "ping":
+            return
+        if kind == "error":
+            self._error_event(event.data)
+            return
+        if self.end_marker:
+            self.note_malformed(f"malformed event: {kind} after message_stop")
+            return
+        if kind == "message_start":
+            self._start(data)
+            return
+        if not self.started and kind.startswith(("content_block", "message_")):
+            self.note_malformed(f"malformed event: {kind} before message_start")
+            return
+        if kind == "content_block_start":
+            block = data.get("content_block")
+            if isinstance(block, dict) and block.get("type") == "text":
+                self._text(block.get("text", ""))
+        elif kind == "content_block_delta":
+            delta = data.get("delta")
+            if not isinstance(delta, dict):
+                self.note_malformed("malformed event: content_block_delta without a delta")
+            elif delta.get("type") == "text_delta":
+                self._text(delta.get("text"))
+        elif kind == "message_delta":
+            self._message_delta(data)
+        elif kind == "message_stop":
+            self.end_marker = True
+        # content_block_stop and event types added later carry no content
+
+    def _error_event(self, data: str) -> None:
+        try:
+            kind, message, code = error_fields(load_object(data))
+        except TransportError:  # an error frame is an error whatever its body
+            kind, message, code = "error", data[:200], None
+        self.note_error(kind, message, transient_error(kind, code))
+
+    def _start(self, data: dict[str, object]) -> None:
+        if self.started:
+            self.note_malformed("malformed event: a second message_start")
+            return
+        self.started = True
+        message = data.get("message")
+        if isinstance(message, dict):
+            if isinstance(message.get("id"), str):
+                self.response_id = message["id"]
+            self.usage.update(int_fields(message.get("usage")))
+
+    def _text(self, text: object) -> None:
+        if not isinstance(text, str):
+            self.note_malformed("malformed event: text is not a string")
+            return
+        if text and self.finish is not None:
+            self.note_malformed("malformed event: text after the stop_reason")
+            return
+        self.parts.append(text)
+
+    def _message_delta(self, data: dict[str, object]) -> None:
+        delta = data.get("delta")
+        if isinstance(delta, dict):
+            reason = delta.get("stop_reason")
+            if reason is not None:
+                if not isinstance(reason, str):
+                    self.note_malformed("malformed event: stop_reason is not a string")
+                    return
+                self.finish = reason
+        self.usage.update(int_fields(data.get("usage")))
+
+    def normalize(self, verbatim: str) -> FinishReason:
+        return _FINISH.get(verbatim, FinishReason.OTHER)

@@ -1,0 +1,140 @@
+"""An MC1 reviewer endpoint: a team's own service that seals its answer itself.
+
+Request: ``POST {base_url}`` with ``Accept: application/x-mc1`` and the JSON
+body ``{"model", "system", "user", "max_tokens", "temperature"}``
+(``Authorization: Bearer`` when a key is set). Answer: the response body *is*
+an MC1 envelope (``MC1 <len> <sha256>\\n<body>``), verified with
+:class:`~gate.envelope.StreamVerifier` while it streams, so a bad header or a
+body longer than declared stops the read at once. The envelope is passed on
+exactly as received, never re-sealed. A cut or a digest mismatch is retried;
+an envelope the service built wrong is not.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gate.attempt import EndReason, FinishReason
+from gate.envelope import StreamVerifier
+from gate.errors import EnvelopeError, SizeLimitExceeded
+from gate.reviewers.base import Exchange, HttpRequest, Reply, one_line
+from gate.reviewers.settings import ReviewerSettings
+
+NAME = "mc1"
+MEDIA_TYPE = "application/x-mc1"
+#: Envelope errors that mean the bytes did not arrive as sent (retried).
+_RETRYABLE = frozenset({"length_mismatch", "digest_mismatch"})
+
+
+def build_request(settings: ReviewerSettings, *, system: str, user: str) -> HttpRequest:
+    body = {
+        "model": settings.model,
+        "system": system,
+        "user": user,
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+    }
+    headers = {"accept": MEDIA_TYPE}
+    if settings.api_key:
+        headers["authorization"] = f"Bearer {settings.api_key}"
+    return HttpRequest(
+        url=settings.base_url,
+        headers=headers,
+        body=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+    )
+
+
+class Stream:
+    """Feed the body to a streaming MC1 verifier; conclude into a :class:`Reply`."""
+
+    def __init__(self, settings: ReviewerSettings) -> None:
+        self.settings = settings
+        self.verifier = StreamVerifier(max_size=settings.max_response_bytes)
+
+    def feed(self, chunk: bytes) -> None:
+        self.verifier.feed(chunk)  # raises EnvelopeError: perform() stops reading
+
+    def conclude(self, exchange: Exchange) -> Reply:
+        def reply(
+            reason: str,
+            detail: str,
+            end: EndReason,
+            *,
+            retry: bool = False,
+            envelope: bytes | None = None,
+            content: str = "",
+        ) -> Reply:
+            return Reply(
+                provider=NAME,
+                complete=envelope is not None,
+                reason=reason,
+                detail=one_line(detail, self.settings.api_key),
+                end_reason=end,
+                finish_reason=FinishReason.NONE,
+                provider_finish_reason=None,
+                http_status=exchange.status,
+                raw=exchange.raw,
+                content=content,
+                envelope=envelope,
+                request_id=exchange.header("x-request-id", "request-id"),
+                elapsed_s=exchange.elapsed_s,
+                first_byte_s=exchange.first_byte_s,
+                retryable=retry,
+                retry_after=exchange.retry_after,
+            )
+
+        if exchange.status is not None and not 200 <= exchange.status < 300:
+            return reply(
+                exchange.failure,
+                exchange.failure_detail,
+                EndReason.HTTP_ERROR,
+                retry=exchange.retryable,
+            )
+        error = exchange.sink_error
+        if isinstance(error, EnvelopeError):
+            end = EndReason.SIZE_LIMIT if isinstance(error, SizeLimitExceeded) else EndReason.CANCEL
+            return reply(
+                f"envelope_{error.reason}",
+                f"{error.message}; the gate stopped reading after {len(exchange.raw)} bytes; "
+                "the reviewer service must answer with one whole MC1 envelope",
+                end,
+            )
+        if exchange.failure == "connection_cut":
+            try:
+                self.verifier.finish()
+            except EnvelopeError as err:
+                return reply(
+                    f"envelope_{err.reason}",
+                    f"{err.message}; {exchange.failure_detail}",
+                    EndReason.SOCKET_CLOSE,
+                    retry=True,
+                )
+        if exchange.failure:
+            return reply(
+                exchange.failure,
+                exchange.failure_detail,
+                exchange.end_reason,
+                retry=exchange.retryable,
+            )
+        try:
+            envelope = self.verifier.finish()
+        except EnvelopeError as err:
+            retry = err.reason in _RETRYABLE
+            return reply(
+                f"envelope_{err.reason}",
+                f"{err.message}; "
+                + (
+                    "the bytes did not arrive as sent; retryable"
+                    if retry
+                    else "the reviewer service built a wrong envelope; not retryable"
+                ),
+                EndReason.TRAILER,
+                retry=retry,
+            )
+        return reply(
+            "",
+            "",
+            EndReason.TRAILER,
+            envelope=exchange.raw,
+            content=envelope.content.decode("utf-8"),
+        )
