@@ -1,0 +1,106 @@
+"""For each dialect: a healthy answer passes, and a cut at every byte offset never does.
+
+A real reviewer simulator on 127.0.0.1 answers a bound pass verdict; the fault
+proxy sits between it and the gate and cuts the same healthy response after
+0, 1, 2, ... N-1 bytes (HTTP headers included), one connection per offset.
+Each cut goes through the whole pipeline (transport, envelope, decision).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from gate.config import Config, ReviewerConfig
+from gate.decision import Binding, State
+from gate.faults import Fault, FaultKind, FaultProxy
+from gate.pipeline import review_diff
+from gate.prompt import binding_in
+from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
+
+DIFF = b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+
+
+def bound_pass(dialect: str) -> Any:
+    def respond(request: dict[str, Any]) -> str:
+        binding = binding_in(extract_prompt(dialect, request)[1])
+        assert binding is not None
+        verdict = {
+            "verdict": "pass",
+            "reasons": ["x is now 2"],
+            "confidence": 0.9,
+            "diff_sha": binding.diff_sha,
+            "policy_version": binding.policy_version,
+        }
+        return "```json\n" + json.dumps(verdict) + "\n```\n"
+
+    return respond
+
+
+def config_for(base_url: str, provider: str) -> Config:
+    return Config(
+        reviewer=ReviewerConfig(
+            provider=provider,
+            model=MODEL,
+            base_url=base_url,
+            connect_timeout=5.0,
+            read_timeout=5.0,
+            deadline=10.0,
+            attempts=1,
+        ),
+        policy_version="3",
+    )
+
+
+def via(proxy: FaultProxy, url: str) -> str:
+    return proxy.url + urlsplit(url).path
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_every_cut_of_a_healthy_answer_blocks(dialect: str) -> None:
+    # One content piece per answer keeps the response small, so every offset is cheap.
+    healthy = SimResponse(piece_size=4096)
+    script = [healthy] * 10_000
+    with (
+        ReviewerSimulator(dialect, bound_pass(dialect), script=script) as sim,
+        FaultProxy(("127.0.0.1", sim.port)) as proxy,
+    ):
+        config = config_for(via(proxy, sim.base_url), dialect)
+        first = review_diff(DIFF, config, api_key="k")
+        assert first.decision.state is State.PASS, first.decision.description
+        assert first.binding == Binding(first.binding.diff_sha, "3")
+        assert proxy.wait(5)
+        total = proxy.records[0].client_bytes
+        reference = bytes(proxy.records[0].captured)
+        assert total == len(reference) > 200
+
+        reasons: collections.Counter[str] = collections.Counter()
+        passed = []
+        for offset in range(total):
+            proxy.fault = Fault(FaultKind.CUT, offset)
+            result = review_diff(DIFF, config, api_key="k")
+            if result.decision.state is State.PASS:
+                passed.append(offset)
+            assert result.decision.state is State.INCOMPLETE, (offset, result.decision)
+            reasons[result.decision.reason] += 1
+        assert proxy.wait(5)
+
+        # The proxy really delivered each prefix, exactly, from the same healthy answer.
+        cuts = proxy.records[1:]
+        assert len(cuts) == total
+        for offset, record in enumerate(cuts):
+            assert record.client_bytes == offset
+            assert bytes(record.captured) == reference[:offset]
+
+        proxy.fault = Fault()
+        last = review_diff(DIFF, config, api_key="k")
+        assert last.decision.state is State.PASS
+    assert passed == []
+    assert sum(reasons.values()) == total
+    assert proxy.alive_threads == 0
+    print(f"{dialect}: {total} cuts, reasons {dict(reasons)}")
