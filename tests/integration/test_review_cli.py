@@ -1,0 +1,290 @@
+"""``review-gate review`` end to end against a local reviewer simulator on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.cli import main
+from gate.prompt import binding_in
+from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
+
+REPO = Path(__file__).resolve().parents[2]
+DIFF = b"--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-retries = 0\n+retries = 3\n"
+SECRET = "sk-test-0123456789abcdef-not-real"
+KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "REVIEW_GATE_API_KEY")
+
+
+def model(dialect: str, verdict: str = "pass", *, echo: bool = False) -> Callable[..., str]:
+    """A responder answering a verdict bound to the binding it reads from the prompt."""
+
+    def respond(request: dict[str, Any]) -> str:
+        binding = binding_in(extract_prompt(dialect, request)[1])
+        assert binding is not None
+        obj = {
+            "verdict": verdict,
+            "reasons": ["retries are bounded"],
+            "confidence": 0.9,
+            "diff_sha": binding.diff_sha,
+            "policy_version": binding.policy_version,
+        }
+        block = "```json\n" + json.dumps(obj) + "\n```\n"
+        return ("Format:\n" + block + "\n" if echo else "") + "Reviewed.\n" + block
+
+    return respond
+
+
+@pytest.fixture
+def diff_file(tmp_path: Path) -> Path:
+    path = tmp_path / "change.diff"
+    path.write_bytes(DIFF)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*KEY_VARS, "MY_REVIEW_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+def review(
+    capsys: pytest.CaptureFixture[str], sim: ReviewerSimulator, diff: Path, *extra: str
+) -> tuple[int, str, str]:
+    argv = ["review", "--diff", str(diff), "--provider", sim.dialect, "--model", MODEL]
+    argv += ["--base-url", sim.base_url, *extra]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_bound_pass_passes_in_every_dialect(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, dialect: str
+) -> None:
+    with ReviewerSimulator(dialect, model(dialect)) as sim:
+        code, out, err = review(capsys, sim, diff_file)
+        assert sim.count == 1
+        system, user = extract_prompt(dialect, sim.requests[0])
+    assert code == 0
+    assert out.startswith("pass: ")
+    assert f"attempt 1/3 {dialect}" in err
+    assert "complete" in err
+    sha = hashlib.sha256(DIFF).hexdigest()
+    assert f'diff_sha: "{sha}"' in user
+    assert DIFF.decode() in user
+    assert "exactly one fenced code block" in system
+
+
+def test_json_output_certificate_and_saved_response(
+    capsys: pytest.CaptureFixture[str],
+    diff_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    cert_path, raw_path = tmp_path / "cert.json", tmp_path / "raw.bin"
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, err = review(
+            capsys, sim, diff_file, "--json", "--certificate", str(cert_path),
+            "--save-response", str(raw_path),
+        )  # fmt: skip
+        sent_auth = sim.exchanges[0].headers["authorization"]
+    assert code == 0
+    assert sent_auth == f"Bearer {SECRET}"  # the key is used ...
+    summary = json.loads(out)
+    cert_text = cert_path.read_text()
+    for text in (out, err, cert_text):  # ... and never written down
+        assert SECRET not in text
+    assert summary["state"] == "pass"
+    assert summary["reason"] == "reviewer_pass"
+    assert summary["exit_code"] == 0
+    assert summary["binding"] == {
+        "diff_sha": hashlib.sha256(DIFF).hexdigest(),
+        "policy_version": "1",
+    }
+    assert len(summary["attempts"]) == 1
+    saved = raw_path.read_bytes()
+    assert hashlib.sha256(saved).hexdigest() == summary["attempts"][0]["raw_sha256"]
+    assert saved.endswith(b"data: [DONE]\n\n")
+    assert summary["certificate_sha256"] == hashlib.sha256(cert_path.read_bytes()).hexdigest()
+    cert = json.loads(cert_text)
+    assert cert["decision"]["state"] == "pass"
+    assert cert["context"]["reviewer"]["provider"] == "openai"
+    assert cert["inputs"]["diff"] == summary["binding"]["diff_sha"]
+    assert cert["inputs"]["prompt"] == summary["prompt_sha256"]
+    # The certificate alone re-verifies offline to the same decision.
+    again = main(
+        [
+            *("verify", "--from-certificate", str(cert_path)),
+            *("--diff", str(diff_file), "--policy-version", "1"),
+        ]
+    )
+    assert again == 0
+    assert capsys.readouterr().out.startswith("pass: ")
+
+
+def test_fail_is_exit_1_and_echoed_example_is_exit_3(
+    capsys: pytest.CaptureFixture[str], diff_file: Path
+) -> None:
+    with ReviewerSimulator("openai", model("openai", "fail")) as sim:
+        code, out, _ = review(capsys, sim, diff_file)
+    assert (code, out.split(":")[0]) == (1, "fail")
+    with ReviewerSimulator("openai", model("openai", echo=True)) as sim:
+        code, out, _ = review(capsys, sim, diff_file, "--json")
+        assert sim.count == 1  # a complete answer is never asked again
+    assert code == 3
+    assert json.loads(out)["reason"] == "multiple_fences"
+
+
+def test_retries_are_reported_one_line_each(
+    capsys: pytest.CaptureFixture[str], diff_file: Path
+) -> None:
+    script = [SimResponse(status=429, retry_after="0"), SimResponse(status=503, retry_after="0")]
+    with ReviewerSimulator("openai", model("openai"), script=script) as sim:
+        code, _, err = review(capsys, sim, diff_file, "--attempts", "3")
+        assert sim.count == 3
+    assert code == 0
+    lines = [line for line in err.splitlines() if line.startswith("attempt ")]
+    assert len(lines) == 3
+    assert "HTTP 429: incomplete: http_429" in lines[0]
+    assert "HTTP 503: incomplete: http_503" in lines[1]
+    assert "complete" in lines[2]
+
+
+def test_budget_spent_is_incomplete_and_saves_what_arrived(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, tmp_path: Path
+) -> None:
+    raw_path = tmp_path / "partial.bin"
+    script = [SimResponse(cut_after=300), SimResponse(cut_after=300)]
+    with ReviewerSimulator("openai", model("openai"), script=script) as sim:
+        code, out, err = review(
+            capsys, sim, diff_file, "--attempts", "2", "--json", "--save-response", str(raw_path)
+        )
+        assert sim.count == 2
+    summary = json.loads(out)
+    assert code == 3
+    assert summary["state"] == "incomplete"
+    assert summary["reason"] == "connection_cut"
+    assert [a["end_reason"] for a in summary["attempts"]] == ["socket_close", "socket_close"]
+    assert err.count("incomplete: connection_cut") == 2
+    partial = raw_path.read_bytes()
+    assert 0 < len(partial) < 300
+    assert hashlib.sha256(partial).hexdigest() == summary["attempts"][-1]["raw_sha256"]
+
+
+def test_missing_key_is_one_line_naming_the_variable(
+    capsys: pytest.CaptureFixture[str], diff_file: Path
+) -> None:
+    code = main(["review", "--diff", str(diff_file), "--model", "gpt-4o-mini"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "review-gate review: error: OPENAI_API_KEY is not set; "
+        "export it or pass --api-key-env NAME\n"
+    )
+    code = main(["review", "--diff", str(diff_file), "--provider", "anthropic", "--model", "m"])
+    assert code == 2
+    assert "ANTHROPIC_API_KEY is not set" in capsys.readouterr().err
+
+
+def test_named_key_variable_must_exist_even_for_a_local_server(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, _, err = review(capsys, sim, diff_file, "--api-key-env", "MY_REVIEW_KEY")
+        assert sim.count == 0
+        assert code == 2
+        assert err.strip() == (
+            "review-gate review: error: MY_REVIEW_KEY is not set; "
+            "export it or pass --api-key-env NAME"
+        )
+        monkeypatch.setenv("MY_REVIEW_KEY", SECRET)
+        code, _, err = review(capsys, sim, diff_file, "--api-key-env", "MY_REVIEW_KEY")
+        assert code == 0
+        assert sim.exchanges[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_unreachable_endpoint_names_the_setting(
+    capsys: pytest.CaptureFixture[str], diff_file: Path
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as placeholder:
+        port = placeholder.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    argv = ["review", "--diff", str(diff_file), "--model", "m", "--base-url", url]
+    code = main([*argv, "--attempts", "1"])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert out.startswith("incomplete: ")
+    assert (
+        f"review-gate review: error: cannot reach the reviewer at {url} (connect_error); "
+        "check --base-url (reviewer.base_url)"
+    ) in err
+
+
+def test_config_file_then_options(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, tmp_path: Path
+) -> None:
+    with ReviewerSimulator("anthropic", model("anthropic")) as sim:
+        config = tmp_path / "review-gate.yml"
+        config.write_text(
+            "reviewer:\n"
+            "  provider: anthropic\n"
+            f"  model: {MODEL}\n"
+            f"  base_url: {sim.base_url}\n"
+            "  attempts: 1\n"
+            'policy_version: "7"\n'
+            "instructions: Bounded retries only.\n"
+        )
+        code = main(["review", "--diff", str(diff_file), "--config", str(config), "--json"])
+        first = json.loads(capsys.readouterr().out)
+        code2 = main(
+            [
+                *("review", "--diff", str(diff_file), "--config", str(config)),
+                *("--json", "--policy-version", "9"),
+            ]
+        )
+        second = json.loads(capsys.readouterr().out)
+        user = extract_prompt("anthropic", sim.requests[0])[1]
+    assert (code, code2) == (0, 0)
+    assert first["binding"]["policy_version"] == "7"
+    assert second["binding"]["policy_version"] == "9"
+    assert "Bounded retries only." in user
+
+
+def test_bad_option_values_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, tmp_path: Path
+) -> None:
+    base = ["review", "--diff", str(diff_file), "--base-url", "http://127.0.0.1:9/v1"]
+    assert main([*base, "--model", "m", "--max-tokens", "lots"]) == 2
+    assert "--max-tokens: " in capsys.readouterr().err
+    assert main(base) == 2
+    assert "reviewer.model is not set for provider openai; pass --model NAME" in (
+        capsys.readouterr().err
+    )
+    assert main(["review", "--diff", str(tmp_path / "missing.diff"), "--model", "m"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main([*base, "--model", "m", "--provider", "bard"]) == 2
+    assert "bard" in capsys.readouterr().err
+
+
+def test_the_installed_entry_point_runs_a_review(diff_file: Path) -> None:
+    with ReviewerSimulator("mc1", model("mc1")) as sim:
+        env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+        env["PYTHONPATH"] = str(REPO)
+        cmd = [sys.executable, "-m", "gate", "review", "--diff", str(diff_file)]
+        cmd += ["--provider", "mc1", "--base-url", sim.base_url]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("pass: ")
+    assert "attempt 1/3 mc1 HTTP 200: complete" in proc.stderr
