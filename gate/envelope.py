@@ -16,6 +16,7 @@ chunking. Every deviation raises a specific :class:`~gate.errors.EnvelopeError`.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import re
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ class Envelope:
     content: bytes
     body_length: int
     body_sha256: str
-    envelope_sha256: str
+    envelope_sha256: str  # SHA-256 of header + body ("" when verified as a stream)
 
 
 def seal(content: bytes) -> bytes:
@@ -74,7 +75,13 @@ def verify_envelope(raw: bytes, *, max_size: int | None = None) -> Envelope:
     """Like :func:`verify`, but return the content with its digests."""
     verifier = StreamVerifier(max_size=max_size)
     verifier.feed(raw)
-    return verifier.finish()
+    env = verifier.finish()
+    return Envelope(
+        content=env.content,
+        body_length=env.body_length,
+        body_sha256=env.body_sha256,
+        envelope_sha256=hashlib.sha256(raw).hexdigest(),
+    )
 
 
 def _check_header_prefix(prefix: bytes) -> None:
@@ -129,6 +136,11 @@ def _check_header_prefix(prefix: bytes) -> None:
 class StreamVerifier:
     """Verify an MC1 envelope fed in chunks, with bounded memory.
 
+    With ``keep_body=False`` (a relay that only needs to know the bytes are
+    whole) it keeps O(1) memory and checks header, length, digest and
+    sentinel, but not the content's encoding: whoever decodes the content
+    must verify with ``keep_body=True`` (the default), as the gate does.
+
     ``feed()`` raises as soon as the bytes seen so far cannot be a valid
     envelope (a bad header, a declared size over ``max_size``, bytes past the
     declared length); ``finish()`` gives the final answer. Once an error has
@@ -142,10 +154,12 @@ class StreamVerifier:
         self._declared: int | None = None
         self._digest_hex = ""
         self._sha = hashlib.sha256()
-        self._envelope_sha = hashlib.sha256()
-        self._body = bytearray()
+        self._parts: list[bytes] = []
         self._received = 0
         self._tail = b""
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        self._utf8_fed = 0
+        self._utf8_error: str | None = None
         self._error: EnvelopeError | None = None
         self._done: Envelope | None = None
 
@@ -170,19 +184,20 @@ class StreamVerifier:
             raise self._fail(TrailingBytes("bytes fed after finish()"))
         if not chunk:
             return
-        data = memoryview(chunk)
         if self._declared is None:
-            data = self._feed_header(data)
-            if self._declared is None or not data:
+            rest = self._feed_header(memoryview(chunk))
+            if self._declared is None or not rest:
                 return
-        self._feed_body(data)
+            self._feed_body(bytes(rest))
+        else:
+            # Immutable bytes are kept by reference: no copy until finish().
+            self._feed_body(chunk if type(chunk) is bytes else bytes(chunk))
 
     def _feed_header(self, data: memoryview) -> memoryview:
         room = MAX_HEADER_BYTES - len(self._header)
         window = bytes(data[:room])
         newline = window.find(b"\n")
         part = window if newline < 0 else window[:newline]
-        self._envelope_sha.update(part if newline < 0 else window[: newline + 1])
         self._header += part
         try:
             _check_header_prefix(bytes(self._header))
@@ -212,7 +227,7 @@ class StreamVerifier:
         self._digest_hex = match.group(2).decode("ascii")
         return data[newline + 1 :]
 
-    def _feed_body(self, data: memoryview) -> None:
+    def _feed_body(self, data: bytes) -> None:
         assert self._declared is not None
         room = self._declared - self._received
         if len(data) > room:
@@ -222,12 +237,40 @@ class StreamVerifier:
                 )
             )
         self._sha.update(data)
-        self._envelope_sha.update(data)
         self._received += len(data)
         if self._keep:
-            self._body += data
-        else:
-            self._tail = (self._tail + bytes(data[-len(SENTINEL) :]))[-len(SENTINEL) :]
+            self._parts.append(data)
+        self._tail = (self._tail + data[-len(SENTINEL) :])[-len(SENTINEL) :]
+        if self._keep:
+            self._check_utf8(data, final=False)
+
+    def _check_utf8(self, data: bytes, *, final: bool) -> None:
+        """Track the first invalid UTF-8 byte; reported only after length and digest."""
+        if self._utf8_error is not None:
+            return
+        pending = len(self._utf8.getstate()[0])
+        if not pending and not final and data.isascii():
+            self._utf8_fed += len(data)
+            return
+        try:
+            self._utf8.decode(data, final)
+        except UnicodeDecodeError as err:
+            position = self._utf8_fed - pending + err.start
+            self._utf8_error = f"bad encoding: content is not UTF-8 at byte {position}"
+        self._utf8_fed += len(data)
+
+    def _content(self) -> bytes:
+        """Join the body parts without the sentinel, copying the bytes once."""
+        parts, owed = self._parts, len(SENTINEL)
+        self._parts = []
+        while owed and parts:
+            last = parts.pop()
+            if len(last) > owed:
+                parts.append(last[:-owed])
+                owed = 0
+            else:
+                owed -= len(last)
+        return b"".join(parts)
 
     def finish(self) -> Envelope:
         """Return the verified envelope or raise the specific error."""
@@ -258,23 +301,19 @@ class StreamVerifier:
                     f"body hashes to {actual[:12]}..."
                 )
             )
-        tail = bytes(self._body[-len(SENTINEL) :]) if self._keep else self._tail
-        if tail != SENTINEL or self._declared < len(SENTINEL):
+        if self._tail != SENTINEL or self._declared < len(SENTINEL):
             raise self._fail(
                 MissingSentinel("missing END sentinel: the body must end with \\nEND\\n")
             )
-        content = bytes(self._body[: -len(SENTINEL)]) if self._keep else b""
         if self._keep:
-            try:
-                content.decode("utf-8", errors="strict")
-            except UnicodeDecodeError as err:
-                raise self._fail(
-                    BadEncoding(f"bad encoding: content is not UTF-8 at byte {err.start}")
-                ) from None
+            self._check_utf8(b"", final=True)
+        if self._utf8_error is not None:
+            raise self._fail(BadEncoding(self._utf8_error))
+        content = self._content() if self._keep else b""
         self._done = Envelope(
             content=content,
             body_length=self._declared,
             body_sha256=actual,
-            envelope_sha256=self._envelope_sha.hexdigest(),
+            envelope_sha256="",
         )
         return self._done

@@ -1,0 +1,195 @@
+"""seal / verify / selftest through the real command line (a subprocess)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gate import certificate
+from gate.decision import MAX_DESCRIPTION
+from gate.envelope import seal, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+DIFF = b"diff --git a/a.py b/a.py\n+print('hi')\n"
+SHA = hashlib.sha256(DIFF).hexdigest()
+
+
+def cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def answer(verdict: str = "pass", confidence: float = 0.9, sha: str = SHA) -> bytes:
+    obj = {
+        "verdict": verdict,
+        "reasons": ["fine"],
+        "confidence": confidence,
+        "diff_sha": sha,
+        "policy_version": "7",
+    }
+    return seal(f"ok\n```json\n{json.dumps(obj)}\n```\n".encode())
+
+
+@pytest.fixture
+def diff_file(tmp_path: Path) -> Path:
+    path = tmp_path / "change.diff"
+    path.write_bytes(DIFF)
+    return path
+
+
+def test_seal_writes_a_verifiable_envelope(tmp_path: Path) -> None:
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"content\n")
+    out = cli("seal", str(src))
+    assert out.returncode == 0
+    assert verify(out.stdout) == b"content\n"
+    target = tmp_path / "a.mc1"
+    assert cli("seal", str(src), "-o", str(target)).returncode == 0
+    assert target.read_bytes() == out.stdout
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "state", "status", "reason"),
+    [
+        (answer(), 0, "pass", "success", "reviewer_pass"),
+        (answer("fail"), 1, "fail", "failure", "reviewer_fail"),
+        (answer(confidence=0.5), 3, "needs_human", "failure", "low_confidence"),
+        (answer(sha="f" * 64), 3, "needs_human", "error", "diff_sha_mismatch"),
+        (answer()[:-1], 3, "incomplete", "error", "length_mismatch"),
+        (b"", 3, "incomplete", "error", "missing_header"),
+    ],
+)
+def test_verify_json_and_exit_codes(
+    diff_file: Path, tmp_path: Path, raw: bytes, code: int, state: str, status: str, reason: str
+) -> None:
+    response = tmp_path / "r.mc1"
+    response.write_bytes(raw)
+    out = cli("verify", str(response), "--diff", str(diff_file), "--policy-version", "7", "--json")
+    assert out.returncode == code, out.stderr
+    result = json.loads(out.stdout)
+    assert (result["state"], result["status"], result["reason"]) == (state, status, reason)
+    assert len(result["description"]) <= MAX_DESCRIPTION
+    assert result["exit_code"] == code
+    if state in ("pass", "fail"):
+        assert result["verdict"]["diff_sha"] == SHA
+    else:
+        assert result["verdict"] is None or state == "needs_human"
+
+
+def test_verify_reads_stdin_and_diff_sha(diff_file: Path) -> None:
+    out = cli("verify", "-", "--diff-sha", SHA, "--policy-version", "7", stdin=answer())
+    assert out.returncode == 0
+    assert out.stdout.decode().startswith("pass: ")
+
+
+def test_verify_min_confidence_flag(diff_file: Path) -> None:
+    args = ["verify", "-", "--diff-sha", SHA, "--policy-version", "7", "--min-confidence"]
+    assert cli(*args, "0.95", stdin=answer(confidence=0.9)).returncode == 3
+    assert cli(*args, "0.85", stdin=answer(confidence=0.9)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", "-", "--policy-version", "7"],  # no binding
+        ["verify", "-", "--diff-sha", "ABC", "--policy-version", "7"],
+        ["verify", "-", "--diff-sha", SHA],  # no policy
+        ["verify", "-", "--diff-sha", SHA, "--policy-version", "7", "--min-confidence", "2"],
+        ["verify", "/no/such/file", "--diff-sha", SHA, "--policy-version", "7"],
+        ["verify", "-", "--diff", "/no/such/diff", "--policy-version", "7"],
+        ["seal", "/no/such/file"],
+        ["nonsense"],
+        [],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    out = cli(*args, stdin=answer())
+    assert out.returncode == 2, out
+    assert out.stderr
+
+
+def test_verify_writes_a_certificate_that_re_verifies(diff_file: Path, tmp_path: Path) -> None:
+    cert_path = tmp_path / "cert.json"
+    out = cli(
+        "verify", "-", "--diff", str(diff_file), "--policy-version", "7",
+        "--certificate", str(cert_path), stdin=answer("fail"),
+    )
+    assert out.returncode == 1
+    cert = json.loads(cert_path.read_text())
+    assert cert["schema"] == certificate.SCHEMA
+    assert cert["decision"]["state"] == "fail"
+    assert cert["inputs"]["diff"] == SHA
+    assert cert["envelope"]["sha256"] == hashlib.sha256(answer("fail")).hexdigest()
+    again = cli(
+        "verify", "--from-certificate", str(cert_path), "--diff", str(diff_file),
+        "--policy-version", "7", "--json",
+    )
+    assert again.returncode == 1
+    assert json.loads(again.stdout)["reason"] == "reviewer_fail"
+
+
+def test_help_on_every_command() -> None:
+    top = cli("--help")
+    assert top.returncode == 0
+    text = top.stdout.decode()
+    for name in ("verify", "seal", "selftest"):
+        assert name in text
+        sub = cli(name, "--help")
+        assert sub.returncode == 0
+        assert b"usage: review-gate " + name.encode() in sub.stdout
+
+
+def test_selftest_builtin_passes_and_counts() -> None:
+    out = cli("selftest", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    size = result["envelope_bytes"]
+    assert result["ok"] is True
+    assert result["truncations"] == {**result["truncations"], "checked": size, "passed": 0}
+    assert result["byte_flips"]["checked"] == 8 * size
+    assert result["byte_flips"]["passed"] == 0
+    assert result["forgeries"]["reasons"]["missing_sentinel"] == 1
+
+
+def test_selftest_on_a_given_response(tmp_path: Path) -> None:
+    path = tmp_path / "r.mc1"
+    path.write_bytes(answer())
+    assert cli("selftest", str(path)).returncode == 0
+    path.write_bytes(answer("fail"))
+    out = cli("selftest", str(path))
+    assert out.returncode == 2
+    assert b"does not pass on its own" in out.stderr
+
+
+def test_selftest_detects_a_broken_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop can fail: with a verifier that ignores the digest, flips pass."""
+    from gate import decision as decision_module
+    from gate import selftest
+    from gate.envelope import Envelope
+    from gate.errors import BadEncoding
+
+    def lax(raw: bytes, *, max_size: int | None = None) -> Envelope:
+        body = raw.split(b"\n", 1)[-1]
+        try:
+            body[:-5].decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise BadEncoding("lax") from err
+        return Envelope(body[:-5], len(body), "", "")
+
+    monkeypatch.setattr(decision_module, "verify_envelope", lax)
+    raw, binding = selftest.builtin_envelope()
+    report = selftest.run(raw, binding)
+    assert not report.ok
+    assert report.flips.passed  # flips in the header and sentinel slip through a lax verifier
