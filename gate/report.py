@@ -1,0 +1,321 @@
+"""What the action tells people: job summary, annotations, step outputs, masks, the PR comment.
+
+Pure renderers plus three tiny writers (append to ``GITHUB_STEP_SUMMARY``,
+append to ``GITHUB_OUTPUT``, print workflow commands). Nothing here talks to
+GitHub's API (that is :mod:`gate.github`) or decides anything (that is
+:mod:`gate.decision`); it renders a :class:`Report`.
+
+Safety rules this module keeps:
+
+- ``::add-mask::`` for every secret is printed before anything else
+  (:func:`mask_commands`), one command per line of a multi-line secret;
+- step outputs use a fresh random heredoc delimiter per value
+  (``name<<ghadelimiter_<random>``) that is checked not to occur in the value,
+  so a value cannot inject another output;
+- text that came from the reviewer or from file names is escaped before it is
+  put into Markdown (no HTML, no @mentions, no table breaks) and workflow
+  commands are escaped per GitHub's rules (``%``, CR, LF; ``:`` and ``,`` in
+  properties).
+"""
+
+from __future__ import annotations
+
+import secrets as _secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from gate.attempt import Attempt
+from gate.decision import Decision, State
+from gate.diff import Coverage
+
+MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters
+MAX_LISTED_FILES = 200
+
+_ICON = {
+    "pass": "✅",
+    "fail": "❌",
+    "needs_human": "🟡",
+    "incomplete": "⛔",
+    "skipped": "⏸️",
+    "error": "⛔",
+}
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the action reports about one run."""
+
+    decision: Decision
+    state: str  # pass | fail | needs_human | incomplete | skipped | error (the `state` output)
+    status: str  # the commit status posted last (or that would have been)
+    description: str  # the status description posted
+    context: str  # the status context
+    subject: str  # "pull request #7" / "merge group abc1234"
+    sha: str = ""  # the commit the status is on
+    coverage: Coverage | None = None
+    attempts: tuple[Attempt, ...] = ()
+    digests: Mapping[str, str] = field(default_factory=dict)
+    certificate_path: str | None = None
+    run_url: str | None = None
+    notes: tuple[str, ...] = ()  # superseded, override, warnings
+
+    @property
+    def verdict(self) -> str:
+        return self.decision.verdict.verdict if self.decision.verdict is not None else ""
+
+
+# --- escaping ----------------------------------------------------------------------
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message (GitHub's rules)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_MD_SPECIAL = "\\`*_{}[]()#+-.!|~>"
+
+
+def md(text: str) -> str:
+    """Text that came from outside (reviewer, file names) made inert in Markdown."""
+    out = []
+    for ch in text.replace("\r", " ").replace("\n", " "):
+        if ch == "<":
+            out.append("&lt;")
+        elif ch == "&":
+            out.append("&amp;")
+        elif ch == "@":
+            out.append("@\u200b")  # no mentions
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def code(text: str) -> str:
+    """Inline code for a value that contains no backtick (digests, reasons codes, paths)."""
+    clean = text.replace("`", "'").replace("\n", " ").replace("\r", " ").replace("|", "\\|")
+    return f"`{clean}`" if clean else "—"
+
+
+# --- masks, annotations, outputs -------------------------------------------------
+
+
+def mask_commands(values: Iterable[str | None]) -> list[str]:
+    """``::add-mask::`` lines for every non-empty secret (each line of a multi-line one)."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for value in values:
+        if not value:
+            continue
+        for part in [value, *value.splitlines()]:
+            part = part.strip()
+            if part and part not in seen and len(part) >= 4:
+                seen.add(part)
+                lines.append(f"::add-mask::{escape_data(part)}")
+    return lines
+
+
+def annotation_commands(report: Report) -> list[str]:
+    """``::error::``/``::warning::`` commands: an error unless the gate passed."""
+    out: list[str] = []
+    title = escape_property(f"{report.context}: {report.state}")
+    if report.state != "pass":
+        message = report.description
+        if report.decision.detail and report.decision.detail not in report.description:
+            message += "\n" + report.decision.detail
+        out.append(f"::error title={title}::{escape_data(message)}")
+    for note in report.notes:
+        out.append(f"::warning title={escape_property(report.context)}::{escape_data(note)}")
+    return out
+
+
+def emit(lines: Iterable[str], stream: TextIO) -> None:
+    for line in lines:
+        stream.write(line + "\n")
+    stream.flush()
+
+
+def heredoc(name: str, value: str, *, token: str | None = None) -> str:
+    """One output in GitHub's multi-line form with a delimiter that cannot occur in ``value``."""
+    if not name or any(ch in name for ch in "<\r\n=") or name != name.strip():
+        raise ValueError(f"invalid output name {name!r}")
+    for _ in range(16):
+        delimiter = f"ghadelimiter_{token or _secrets.token_hex(16)}"
+        if delimiter not in value:
+            return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+        token = None
+    raise ValueError("could not find a delimiter absent from the value")  # pragma: no cover
+
+
+def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
+    """Append step outputs to ``GITHUB_OUTPUT`` (nothing when the path is not set)."""
+    if not path:
+        return
+    text = "".join(heredoc(name, value) for name, value in outputs.items())
+    with Path(path).open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def append_summary(path: str | None, markdown: str) -> None:
+    """Append to ``GITHUB_STEP_SUMMARY`` (nothing when the path is not set)."""
+    if not path:
+        return
+    with Path(path).open("a", encoding="utf-8") as handle:
+        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+
+
+def outputs_for(report: Report) -> dict[str, str]:
+    return {
+        "state": report.state,
+        "verdict": report.verdict,
+        "description": report.description,
+        "certificate": report.certificate_path or "",
+        "reason": report.decision.reason,
+        "status": report.status,
+        "sha": report.sha,
+        "diff-sha": report.digests.get("diff_sha", ""),
+    }
+
+
+# --- markdown --------------------------------------------------------------------
+
+
+def _coverage_md(coverage: Coverage) -> list[str]:
+    lines = [f"### Coverage: {md(coverage.summary())}", ""]
+    if coverage.source == "files":
+        lines += ["The diff was rebuilt from the files API (GitHub refused the full diff).", ""]
+    if not coverage.complete:
+        lines += [
+            "**Partial coverage**: some changed files were not reviewed "
+            "(binary, no patch from GitHub, or over the byte limit).",
+            "",
+        ]
+    if coverage.reviewed:
+        lines.append("<details><summary>Reviewed files</summary>\n")
+        for path in coverage.reviewed[:MAX_LISTED_FILES]:
+            lines.append(f"- {code(path)}")
+        if len(coverage.reviewed) > MAX_LISTED_FILES:
+            lines.append(f"- … and {len(coverage.reviewed) - MAX_LISTED_FILES} more")
+        lines += ["", "</details>", ""]
+    if coverage.skipped:
+        lines += ["| not reviewed | why | bytes |", "|---|---|---|"]
+        for item in coverage.skipped[:MAX_LISTED_FILES]:
+            lines.append(f"| {code(item.path)} | {code(str(item.why))} | {item.size} |")
+        if len(coverage.skipped) > MAX_LISTED_FILES:
+            lines.append(f"| … {len(coverage.skipped) - MAX_LISTED_FILES} more | | |")
+        lines.append("")
+    return lines
+
+
+def _attempts_md(attempts: Sequence[Attempt]) -> list[str]:
+    if not attempts:
+        return []
+    lines = [
+        "### Attempts",
+        "",
+        "| # | complete | reason | finish | end | HTTP | bytes | raw sha256 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for a in attempts:
+        lines.append(
+            f"| {a.number} | {'yes' if a.complete else 'no'} | {code(a.reason or 'ok')} "
+            f"| {code(str(a.finish_reason))} | {code(str(a.end_reason))} "
+            f"| {a.http_status if a.http_status is not None else '—'} | {a.bytes_received} "
+            f"| {code(a.raw_sha256[:16])} |"
+        )
+    details = [a for a in attempts if a.detail]
+    if details:
+        lines.append("")
+        for a in details:
+            lines.append(f"- attempt {a.number}: {md(a.detail)}")
+    lines.append("")
+    return lines
+
+
+def _verdict_md(decision: Decision) -> list[str]:
+    if decision.verdict is None:
+        return []
+    v = decision.verdict
+    lines = [
+        f"### Verdict: {code(v.verdict)} (confidence {v.confidence:g}, source {decision.source})",
+        "",
+    ]
+    lines += [f"- {md(reason)}" for reason in v.reasons[:50]]
+    lines.append("")
+    return lines
+
+
+def summary_markdown(report: Report) -> str:
+    d = report.decision
+    icon = _ICON.get(report.state, "")
+    lines = [
+        f"## {icon} review-gate: {report.state} — {md(report.subject)}",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| status | {code(report.status)} on {code(report.sha[:12])} ({code(report.context)}) |",
+        f"| description | {md(report.description)} |",
+        f"| reason | {code(d.reason)} |",
+    ]
+    if report.run_url:
+        lines.append(f"| run | {report.run_url} |")
+    lines.append("")
+    if d.detail and d.detail not in report.description:
+        lines += [md(d.detail), ""]
+    for note in report.notes:
+        lines += [f"> {md(note)}", ""]
+    lines += _verdict_md(d)
+    if report.coverage is not None:
+        lines += _coverage_md(report.coverage)
+    lines += _attempts_md(report.attempts)
+    digests = {k: v for k, v in report.digests.items() if v}
+    if digests or report.certificate_path:
+        lines += ["### Digests", "", "| | sha256 |", "|---|---|"]
+        lines += [f"| {md(name)} | {code(value)} |" for name, value in sorted(digests.items())]
+        if report.certificate_path:
+            lines.append(f"| certificate file | {code(report.certificate_path)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def comment_marker(context: str) -> str:
+    """The hidden marker that identifies the sticky comment (one per status context)."""
+    safe = "".join(ch for ch in context if ch.isalnum() or ch in "-_.:/")
+    return f"<!-- review-gate:sticky:{safe} -->"
+
+
+def comment_body(report: Report) -> str:
+    d = report.decision
+    icon = _ICON.get(report.state, "")
+    lines = [
+        comment_marker(report.context),
+        f"### {icon} review-gate: {report.state}",
+        "",
+        f"{md(report.description)}",
+        "",
+        f"Commit {code(report.sha[:12])} · status {code(report.status)} · reason {code(d.reason)}",
+    ]
+    if report.coverage is not None:
+        lines.append(f"Coverage: {md(report.coverage.summary())}")
+    lines.append("")
+    for note in report.notes:
+        lines += [f"> {md(note)}", ""]
+    lines += _verdict_md(d)
+    if report.run_url:
+        lines.append(f"[Run, summary and certificate]({report.run_url})")
+    text = "\n".join(lines)
+    if len(text) > MAX_COMMENT_CHARS:
+        text = text[:MAX_COMMENT_CHARS] + "\n\n… (cut; see the job summary)"
+    return text
+
+
+def state_of(decision: Decision) -> str:
+    return str(decision.state) if decision.state in tuple(State) else "error"

@@ -1,0 +1,98 @@
+"""Real GitHub webhook payloads (npm ``@octokit/webhooks-examples``), adapted for tests.
+
+:func:`examples` returns GitHub's own example payloads for an event; :func:`pull_request_event`
+and :func:`merge_group_event` take one and point it at a fake repository, pull request and SHAs,
+changing only those fields, so the gate reads real payload shapes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+NODE_DIR = Path(__file__).resolve().parents[1] / "node"
+EXAMPLES = (
+    NODE_DIR / "node_modules" / "@octokit" / "webhooks-examples" / "api.github.com" / "index.json"
+)
+INSTALL_HINT = "run `npm ci --prefix tests/node` (installs @octokit/openapi and webhooks-examples)"
+
+
+class ExamplesUnavailable(RuntimeError):
+    pass
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, list[dict[str, Any]]]:
+    if not EXAMPLES.is_file():
+        raise ExamplesUnavailable(f"webhook examples are missing ({EXAMPLES}); {INSTALL_HINT}")
+    data = json.loads(EXAMPLES.read_bytes())
+    return {entry["name"]: entry["examples"] for entry in data}
+
+
+def examples(event: str, action: str | None = None) -> list[dict[str, Any]]:
+    """GitHub's example payloads for ``event`` (and ``action``), deep-copied."""
+    found = [e for e in _index().get(event, []) if action is None or e.get("action") == action]
+    return copy.deepcopy(found)
+
+
+def _point_repo(repo: dict[str, Any], full_name: str) -> None:
+    owner, name = full_name.split("/")
+    repo["full_name"] = full_name
+    repo["name"] = name
+    if isinstance(repo.get("owner"), dict):
+        repo["owner"]["login"] = owner
+
+
+def pull_request_event(
+    action: str,
+    *,
+    repository: str,
+    number: int,
+    head_sha: str,
+    base_sha: str,
+    draft: bool = False,
+    head_repo: str | None = None,
+    label: str | None = None,
+    sender: str | None = None,
+    index: int = 0,
+) -> dict[str, Any]:
+    """A real ``pull_request`` example for ``action``, pointed at the fake repository."""
+    found = examples("pull_request", action)
+    if not found:
+        raise ExamplesUnavailable(f"no pull_request example with action {action!r}")
+    payload = found[index % len(found)]
+    pr = payload["pull_request"]
+    payload["number"] = pr["number"] = number
+    pr["draft"] = draft
+    pr["state"] = "open"
+    pr["head"]["sha"] = head_sha
+    pr["base"]["sha"] = base_sha
+    _point_repo(payload["repository"], repository)
+    _point_repo(pr["base"]["repo"], repository)
+    if pr["head"].get("repo") is not None:
+        _point_repo(pr["head"]["repo"], head_repo or repository)
+    if label is not None:
+        payload["label"] = {**payload.get("label", {"id": 1, "color": "ededed"}), "name": label}
+    if sender is not None:
+        payload["sender"]["login"] = sender
+    return payload
+
+
+def merge_group_event(*, repository: str, head_sha: str, base_sha: str) -> dict[str, Any]:
+    payload = examples("merge_group", "checks_requested")[0]
+    payload["merge_group"]["head_sha"] = head_sha
+    payload["merge_group"]["base_sha"] = base_sha
+    _point_repo(payload["repository"], repository)
+    return payload
+
+
+def workflow_dispatch_event(
+    *, repository: str, inputs: dict[str, str] | None = None
+) -> dict[str, Any]:
+    payload = examples("workflow_dispatch")[0]
+    payload["inputs"] = dict(inputs or {})
+    _point_repo(payload["repository"], repository)
+    return payload

@@ -1,0 +1,464 @@
+"""The whole action pipeline (gate.run) against the fake GitHub and the reviewer simulator.
+
+Real sockets on 127.0.0.1: the fake GitHub validates every request against GitHub's OpenAPI
+description (a violation fails the test), the simulator speaks the OpenAI streaming dialect.
+Payloads are GitHub's own webhook examples, pointed at the fake repository.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.prompt import binding_in
+from gate.run import run_action
+from gate.sim import ReviewerSimulator, SimResponse, extract_prompt
+from tests.fakes.events import merge_group_event, pull_request_event, workflow_dispatch_event
+from tests.fakes.github import FakeGitHub
+
+REPO = "octo-org/hello-world"
+HEAD = "1" * 40
+BASE = "2" * 40
+NEW_HEAD = "3" * 40
+CONFIG_PATH = ".github/review-gate.yml"
+API_KEY = "sk-test-secret-key-0123456789"
+
+DIFF = b"""diff --git a/src/calc.py b/src/calc.py
+index 83db48f..bf269f4 100644
+--- a/src/calc.py
++++ b/src/calc.py
+@@ -1,2 +1,3 @@
+ def add(a, b):
+-    return a - b
++    return a + b
++
+"""
+BINARY = b"""diff --git a/logo.png b/logo.png
+index 1111111..2222222 100644
+Binary files a/logo.png and b/logo.png differ
+"""
+
+
+def verdict_text(request: dict[str, Any], verdict: str = "pass", confidence: float = 0.95) -> str:
+    _system, user = extract_prompt("openai", request)
+    binding = binding_in(user)
+    assert binding is not None, "the prompt carries the binding"
+    body = {
+        "verdict": verdict,
+        "reasons": ["add() now adds; the subtraction bug is fixed"],
+        "confidence": confidence,
+        "diff_sha": binding.diff_sha,
+        "policy_version": binding.policy_version,
+    }
+    return "Reviewed.\n\n```json\n" + json.dumps(body) + "\n```\n"
+
+
+@dataclass
+class Outcome:
+    code: int
+    stdout: str
+    outputs: dict[str, str]
+    summary: str
+
+    @property
+    def certificate(self) -> dict[str, Any]:
+        return json.loads(Path(self.outputs["certificate"]).read_text())
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        name, delim = line.split("<<", 1)
+        assert re.fullmatch(r"ghadelimiter_[0-9a-f]{32}", delim)
+        value = []
+        for item in lines:
+            if item == delim:
+                break
+            value.append(item)
+        out[name] = "\n".join(value)
+    return out
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub(REPO) as gh:
+        yield gh
+        assert gh.violations == [], "requests outside GitHub's OpenAPI description"
+
+
+@pytest.fixture
+def sim_factory() -> Iterator[Callable[..., ReviewerSimulator]]:
+    started: list[ReviewerSimulator] = []
+
+    def make(
+        responder: Callable[[dict[str, Any]], str] = verdict_text,
+        script: tuple[SimResponse, ...] = (),
+    ) -> ReviewerSimulator:
+        sim = ReviewerSimulator("openai", responder, script=script)
+        sim.start()
+        started.append(sim)
+        return sim
+
+    yield make
+    for sim in started:
+        sim.stop()
+
+
+def run_gate(
+    tmp_path: Path,
+    fake: FakeGitHub,
+    sim: ReviewerSimulator | None,
+    payload: dict[str, Any],
+    *,
+    event: str = "pull_request",
+    inputs: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Outcome:
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(payload))
+    output, summary = tmp_path / "output.txt", tmp_path / "summary.md"
+    output.write_text("")
+    summary.write_text("")
+    environ = {
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": fake.repository,
+        "GITHUB_API_URL": fake.api_url,
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_RUN_ID": "4242",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "INPUT_TOKEN": fake.token,
+        "INPUT_PROVIDER": "openai",
+        "INPUT_MODEL": "sim-model",
+        "INPUT_FAIL-JOB": "true",
+        "INPUT_ATTEMPTS": "1",
+        "INPUT_API-KEY": API_KEY,
+    }
+    if sim is not None:
+        environ["INPUT_BASE-URL"] = sim.base_url
+    for name, value in (inputs or {}).items():
+        environ[f"INPUT_{name.upper()}"] = value
+    environ.update(env or {})
+    environ = {k: v for k, v in environ.items() if v is not None}
+    out = io.StringIO()
+    code = run_action(environ, out=out, sleep=lambda _s: None, throttle=False)
+    return Outcome(code, out.getvalue(), parse_outputs(output.read_text()), summary.read_text())
+
+
+def pr_payload(action: str = "opened", **kw: Any) -> dict[str, Any]:
+    return pull_request_event(action, repository=REPO, number=7, head_sha=HEAD, base_sha=BASE, **kw)
+
+
+def setup_pull(fake: FakeGitHub, diff: bytes = DIFF, config: str | None = None, **kw: Any) -> None:
+    fake.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=diff, **kw)
+    if config is not None:
+        fake.set_file(BASE, CONFIG_PATH, config)
+
+
+def ops(fake: FakeGitHub) -> list[str]:
+    return [r.operation or "" for r in fake.requests]
+
+
+# --- the main paths -----------------------------------------------------------------
+
+
+def test_healthy_review_posts_pending_then_success(tmp_path, fake, sim_factory):
+    setup_pull(fake, config="policy_version: '7'\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 0, result.stdout
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "success"]
+    assert {s["context"] for s in statuses} == {"review-gate"}
+    assert statuses[-1]["target_url"] == f"https://github.example/{REPO}/actions/runs/4242"
+    assert result.outputs["state"] == "pass"
+    assert result.outputs["verdict"] == "pass"
+    cert = result.certificate
+    assert cert["decision"]["state"] == "pass"
+    assert cert["binding"]["policy_version"] == "7"  # config read from the base commit
+    assert cert["context"]["github"]["head_sha"] == HEAD
+    assert cert["context"]["coverage"]["reviewed"] == ["src/calc.py"]
+    # the exact bytes sent are what diff_sha names
+    import hashlib
+
+    assert cert["binding"]["diff_sha"] == hashlib.sha256(DIFF).hexdigest()
+    assert result.outputs["diff-sha"] == cert["binding"]["diff_sha"]
+    # config came from the base commit through the contents API, never from the head
+    contents = [r for r in fake.requests if r.operation == "repos/get-content"]
+    assert any(r.query == f"ref={BASE}" and CONFIG_PATH in r.path for r in contents)
+    assert not any(r.query == f"ref={HEAD}" and CONFIG_PATH in r.path for r in contents)
+    # the diff was fetched with the diff media type
+    assert any(
+        r.operation == "pulls/get" and r.headers.get("accept") == "application/vnd.github.diff"
+        for r in fake.requests
+    )
+    # summary, sticky comment, masks
+    assert "review-gate: pass" in result.summary
+    assert "src/calc.py" in result.summary
+    assert len(fake.comments[7]) == 1
+    assert fake.comments[7][0]["body"].startswith("<!-- review-gate:sticky:review-gate -->")
+    assert result.stdout.splitlines()[0].startswith("::add-mask::")
+    assert f"::add-mask::{API_KEY}" in result.stdout
+    assert API_KEY not in Path(result.outputs["certificate"]).read_text()
+    assert API_KEY not in result.summary
+
+
+def test_cut_response_posts_error_with_the_reason(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    sim = sim_factory(script=(SimResponse(cut_after=200),))
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 3
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert statuses[-1]["description"].startswith("incomplete after 1 attempt")
+    assert result.outputs["state"] == "incomplete"
+    assert result.certificate["decision"]["state"] == "incomplete"
+    assert result.certificate["attempts"][0]["complete"] is False
+    assert "::error title=review-gate%3A incomplete::" in result.stdout
+
+
+def test_fail_verdict_posts_failure(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    sim = sim_factory(lambda req: verdict_text(req, "fail"))
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 1
+    assert fake.states(HEAD) == ["pending", "failure"]
+    assert result.outputs["state"] == "fail"
+    assert result.outputs["verdict"] == "fail"
+
+
+def test_fail_job_false_exits_zero_but_status_still_blocks(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    sim = sim_factory(lambda req: verdict_text(req, "fail"))
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"FAIL-JOB": "false"})
+    assert result.code == 0
+    assert fake.states(HEAD) == ["pending", "failure"]
+
+
+def test_invalid_config_is_an_error_naming_key_and_line(tmp_path, fake, sim_factory):
+    setup_pull(fake, config="policy_version: '1'\nmin_confidence: 7\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 3
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["error"]
+    assert "min_confidence" in statuses[0]["description"]
+    assert sim.count == 0
+    assert result.outputs["reason"].startswith("config")
+    assert "line 2" in result.summary
+
+
+def test_head_config_is_ignored(tmp_path, fake, sim_factory):
+    # the PR's head carries a config that lowers the bar; the base has none
+    setup_pull(fake)
+    fake.set_file(HEAD, CONFIG_PATH, "min_confidence: 0\nallow_partial_coverage: true\n")
+    sim = sim_factory(lambda req: verdict_text(req, "pass", confidence=0.5))
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert fake.states(HEAD) == ["pending", "failure"]  # low confidence under the default 0.8
+    assert result.outputs["state"] == "needs_human"
+
+
+def test_override_by_a_writer_passes_without_a_review(tmp_path, fake, sim_factory):
+    setup_pull(fake, labels=("review-gate:override",))
+    fake.permissions["maintainer"] = "maintain"
+    sim = sim_factory()
+    payload = pr_payload("labeled", label="review-gate:override", sender="maintainer")
+    result = run_gate(tmp_path, fake, sim, payload)
+    assert result.code == 0
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "success"]
+    assert statuses[-1]["description"] == "overridden by @maintainer"
+    assert sim.count == 0
+    override = result.certificate["context"]["override"]
+    assert override == {
+        "login": "maintainer",
+        "permission": "write",  # GitHub reports maintain as write in this field
+        "label": "review-gate:override",
+        "head_sha": HEAD,
+    }
+
+
+def test_override_by_a_reader_is_ignored(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.permissions["visitor"] = "read"
+    sim = sim_factory(lambda req: verdict_text(req, "fail"))
+    payload = pr_payload("labeled", label="review-gate:override", sender="visitor")
+    result = run_gate(tmp_path, fake, sim, payload)
+    assert fake.states(HEAD) == ["pending", "failure"]
+    assert result.code == 1
+    assert "ignored" in result.summary
+    assert sim.count == 1
+
+
+def test_override_on_an_older_head_needs_a_new_override(tmp_path, fake, sim_factory):
+    fake.add_pull(7, head_sha=NEW_HEAD, base_sha=BASE, diff=DIFF)
+    fake.permissions["maintainer"] = "admin"
+    sim = sim_factory(lambda req: verdict_text(req, "fail"))
+    payload = pr_payload("labeled", label="review-gate:override", sender="maintainer")
+    result = run_gate(tmp_path, fake, sim, payload)
+    assert fake.states(NEW_HEAD) == ["pending", "failure"]
+    assert "new push needs a new override" in result.summary
+
+
+def test_superseded_head_posts_on_the_reviewed_sha(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+
+    def push_while_reviewing(request: dict[str, Any]) -> str:
+        fake.move_head(7, NEW_HEAD)
+        return verdict_text(request)
+
+    sim = sim_factory(push_while_reviewing)
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "success"]
+    assert statuses[-1]["description"].startswith("superseded by 3333333")
+    assert fake.status_list(NEW_HEAD) == []
+    assert result.certificate["context"]["superseded_by"] == NEW_HEAD
+
+
+def test_draft_is_skipped_with_pending_never_success(tmp_path, fake, sim_factory):
+    setup_pull(fake, draft=True)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(draft=True))
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending"]
+    assert "draft" in statuses[0]["description"]
+    assert sim.count == 0
+    assert result.outputs["state"] == "skipped"
+    assert result.code == 3
+
+
+def test_apply_incomplete_marker_needs_a_human(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.set_file(HEAD, ".apply/incomplete", "src/calc.py\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert ".apply/incomplete" in statuses[-1]["description"]
+    assert result.outputs["reason"] == "apply_incomplete"
+    assert sim.count == 0
+
+
+def test_fork_without_credentials_is_an_error_not_a_crash(tmp_path, fake, sim_factory):
+    setup_pull(
+        fake, head_repo="stranger/hello-world", config="reviewer:\n  api_key_env: REVIEWER_KEY\n"
+    )
+    sim = sim_factory()
+    payload = pr_payload(head_repo="stranger/hello-world")
+    result = run_gate(
+        tmp_path, fake, sim, payload, event="pull_request_target", inputs={"API-KEY": ""}
+    )
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert statuses[-1]["description"].startswith(
+        "needs_human: fork PR without reviewer credentials"
+    )
+    assert result.outputs["reason"] == "fork_no_credentials"
+    assert result.code == 3
+    assert sim.count == 0
+
+
+def test_diff_406_falls_back_to_files_and_lists_unreviewed(tmp_path, fake, sim_factory):
+    setup_pull(fake, diff=DIFF + BINARY, refuse_diff=True)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert "pulls/list-files" in ops(fake)
+    coverage = result.certificate["context"]["coverage"]
+    assert coverage["source"] == "files"
+    assert coverage["reviewed"] == ["src/calc.py"]
+    assert coverage["skipped"] == [{"path": "logo.png", "why": "no_patch", "bytes": 0}]
+    # the reviewer passed the part it saw, but coverage is partial: a human decides
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert result.outputs["reason"] == "partial_coverage"
+    assert result.certificate["context"]["review_decision"]["state"] == "pass"
+
+
+def test_partial_coverage_allowed_by_config_passes(tmp_path, fake, sim_factory):
+    setup_pull(fake, diff=DIFF + BINARY, config="allow_partial_coverage: true\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert fake.states(HEAD) == ["pending", "success"]
+    assert result.certificate["context"]["coverage"]["skipped"][0]["why"] == "binary"
+
+
+def test_merge_group_reviews_base_to_head(tmp_path, fake, sim_factory):
+    group_head = "4" * 40
+    fake.add_compare(BASE, group_head, DIFF)
+    sim = sim_factory()
+    payload = merge_group_event(repository=REPO, head_sha=group_head, base_sha=BASE)
+    result = run_gate(tmp_path, fake, sim, payload, event="merge_group")
+    assert result.code == 0
+    assert fake.states(group_head) == ["pending", "success"]
+    assert "repos/compare-commits-with-basehead" in ops(fake)
+    assert fake.comments == {}
+
+
+def test_workflow_dispatch_with_a_pr_number(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    sim = sim_factory()
+    payload = workflow_dispatch_event(repository=REPO)
+    result = run_gate(
+        tmp_path, fake, sim, payload, event="workflow_dispatch", inputs={"PR-NUMBER": "7"}
+    )
+    assert result.code == 0
+    assert fake.states(HEAD) == ["pending", "success"]
+
+
+def test_unsupported_event_is_a_clear_error(tmp_path, fake, sim_factory):
+    result = run_gate(tmp_path, fake, None, {"action": "created"}, event="issue_comment")
+    assert result.code == 2
+    assert "event 'issue_comment' is not supported" in result.stdout
+    assert fake.requests == []
+
+
+def test_status_post_forbidden_is_reported_not_a_crash(tmp_path, fake, sim_factory):
+    # a pull_request run from a fork gets a read-only token: statuses answer 403
+    setup_pull(fake)
+    fake.inject(
+        r"^POST /repos/.*/statuses/",
+        403,
+        count=10,
+        message="Resource not accessible by integration",
+    )
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 3
+    assert result.outputs["reason"] == "github_http_403"
+    assert "Resource not accessible by integration" in result.stdout
+    assert "statuses: write" in result.stdout
+
+
+def test_github_enterprise_api_prefix(tmp_path, sim_factory):
+    with FakeGitHub(REPO, prefix="/api/v3") as ghes:
+        setup_pull(ghes)
+        sim = sim_factory()
+        result = run_gate(tmp_path, ghes, sim, pr_payload())
+        assert result.code == 0
+        assert ghes.states(HEAD) == ["pending", "success"]
+        assert ghes.violations == []
+
+
+def test_sticky_comment_is_updated_in_place(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.add_comment(7, "a human comment")
+    sim = sim_factory()
+    run_gate(tmp_path, fake, sim, pr_payload())
+    sim2 = sim_factory(lambda req: verdict_text(req, "fail"))
+    run_gate(tmp_path, fake, sim2, pr_payload("synchronize"))
+    bodies = [c["body"] for c in fake.comments[7]]
+    assert len(bodies) == 2
+    assert bodies[0] == "a human comment"
+    assert "review-gate: fail" in bodies[1]
+    assert "issues/update-comment" in ops(fake)
