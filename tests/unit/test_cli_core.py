@@ -123,8 +123,15 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
 def test_verify_writes_a_certificate_that_re_verifies(diff_file: Path, tmp_path: Path) -> None:
     cert_path = tmp_path / "cert.json"
     out = cli(
-        "verify", "-", "--diff", str(diff_file), "--policy-version", "7",
-        "--certificate", str(cert_path), stdin=answer("fail"),
+        "verify",
+        "-",
+        "--diff",
+        str(diff_file),
+        "--policy-version",
+        "7",
+        "--certificate",
+        str(cert_path),
+        stdin=answer("fail"),
     )
     assert out.returncode == 1
     cert = json.loads(cert_path.read_text())
@@ -133,8 +140,14 @@ def test_verify_writes_a_certificate_that_re_verifies(diff_file: Path, tmp_path:
     assert cert["inputs"]["diff"] == SHA
     assert cert["envelope"]["sha256"] == hashlib.sha256(answer("fail")).hexdigest()
     again = cli(
-        "verify", "--from-certificate", str(cert_path), "--diff", str(diff_file),
-        "--policy-version", "7", "--json",
+        "verify",
+        "--from-certificate",
+        str(cert_path),
+        "--diff",
+        str(diff_file),
+        "--policy-version",
+        "7",
+        "--json",
     )
     assert again.returncode == 1
     assert json.loads(again.stdout)["reason"] == "reviewer_fail"

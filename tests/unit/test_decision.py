@@ -275,7 +275,8 @@ def test_healthy_pass() -> None:
     assert decision.status is Status.SUCCESS
     assert decision.reason == "reviewer_pass"
     assert decision.source == "envelope"
-    assert decision.verdict is not None and decision.verdict.confidence == 0.91
+    assert decision.verdict is not None
+    assert decision.verdict.confidence == 0.91
     assert exit_code(decision) == 0
     assert decision.description == "pass: confidence 0.91, 2 reasons"
 
@@ -370,7 +371,8 @@ def test_description_is_bounded_and_single_line() -> None:
     decision = decide(env(fenced(verdict(verdict="fail", reasons=[long]))), binding=BINDING)
     assert len(decision.description) == MAX_DESCRIPTION
     assert decision.description.endswith("...")
-    assert "\n" not in decision.description and "\x1b" not in decision.description
+    assert "\n" not in decision.description
+    assert "\x1b" not in decision.description
 
 
 def test_blocked_never_passes() -> None:

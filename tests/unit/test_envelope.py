@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from gate import errors
 from gate.envelope import SENTINEL, StreamVerifier, seal, verify, verify_envelope
 
-CONTENT = 'Looks fine.\n```json\n{"verdict": "fail", "reasons": ["x"]}\n```\n'.encode()
+CONTENT = b'Looks fine.\n```json\n{"verdict": "fail", "reasons": ["x"]}\n```\n'
 
 
 def reseal_without_sentinel(content: bytes) -> bytes:

@@ -59,9 +59,14 @@ def test_lossy_or_complete_texts_are_not_repaired(text: str) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.text(max_size=8) | st.integers() | st.floats(allow_nan=False, allow_infinity=False),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.text(max_size=8)
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
     max_leaves=20,
 )
 

@@ -9,7 +9,7 @@ from gate.verdict import MAX_DEPTH, extract_fence, parse_verdict, strict_loads
 
 
 def test_single_fence_is_extracted_with_text_around_it() -> None:
-    content = "Intro\n```json\n{\"a\": 1}\n```\nOutro\n"
+    content = 'Intro\n```json\n{"a": 1}\n```\nOutro\n'
     assert extract_fence(content) == '{"a": 1}'
 
 
