@@ -71,6 +71,7 @@ class SimResponse:
     split_at: tuple[int, ...] = ()  # wire offsets where one TCP send ends and the next begins
     segment_size: int | None = None  # send the wire in segments of this many bytes
     pause: float = 0.002  # seconds between sends when splitting
+    pause_from: int = 0  # no pause before sends that start below this wire offset
     cut_after: int | None = None  # close the connection after this many wire bytes
     stall_after: int | None = None  # stop sending after this many wire bytes and hold on
     endless: bool = False  # after the headers, send events forever (bounded by the sim)
@@ -242,7 +243,8 @@ def _gemini(
         chunk["responseId"] = "resp_sim"
         out.append(_data(chunk, crlf=True))
         if index == 0 and r.error_frame:
-            error = {"code": 503, "message": "The model is overloaded.", "status": r.error_frame}
+            code = 400 if "invalid" in r.error_frame.lower() else 503
+            error = {"code": code, "message": "The model is overloaded.", "status": r.error_frame}
             out.append(_data({"error": error}, crlf=True))
     return out
 
@@ -571,9 +573,10 @@ class ReviewerSimulator:
         cuts = sorted({0, limit, *(o for o in response.split_at if 0 < o < limit)})
         if response.segment_size:
             step = response.segment_size
-            cuts = sorted({*cuts, *range(0, limit, step)})
+            cuts = sorted({*cuts, *range(response.pause_from, limit, step)})
         for index, (lo, hi) in enumerate(itertools.pairwise(cuts)):
-            if index and response.pause and self._stop.wait(response.pause):
+            wait = response.pause if index and lo >= response.pause_from else 0.0
+            if wait and self._stop.wait(wait):
                 return
             conn.sendall(wire[lo:hi])
         if response.endless and limit == len(wire):

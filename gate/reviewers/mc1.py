@@ -99,7 +99,7 @@ class Stream:
                 "the reviewer service must answer with one whole MC1 envelope",
                 end,
             )
-        if exchange.failure == "connection_cut":
+        if exchange.failure == "connection_cut" and exchange.raw:
             try:
                 self.verifier.finish()
             except EnvelopeError as err:
