@@ -126,6 +126,7 @@ class FaultProxy:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._live: set[socket.socket] = set()
         self._accept_thread: threading.Thread | None = None
         self._accepted_all = threading.Event()
         family = socket.AF_INET6 if ":" in listen[0] else socket.AF_INET
@@ -177,6 +178,10 @@ class FaultProxy:
             self._accept_thread.join(max(0.0, end - time.monotonic()))
         with self._lock:
             threads = list(self._threads)
+            live = list(self._live)
+        for sock in live:  # wake any thread blocked in a send to a client that stopped reading
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         for thread in threads:
             thread.join(max(0.0, end - time.monotonic()))
 
@@ -248,6 +253,7 @@ class FaultProxy:
 
     def _serve_one(self, client: socket.socket, record: ConnectionRecord) -> None:
         upstream: socket.socket | None = None
+        self._track(client)
         try:
             client.settimeout(self.io_timeout)
             try:
@@ -255,6 +261,7 @@ class FaultProxy:
             except OSError as err:
                 record.outcome = "upstream_unreachable"
                 raise _Done from err
+            self._track(upstream)
             upstream.settimeout(self.io_timeout)
             self._pump(client, upstream, record)
         except _Done:
@@ -262,6 +269,10 @@ class FaultProxy:
         except OSError as err:
             record.outcome = f"error: {err.__class__.__name__}"
         finally:
+            with self._lock:
+                self._live.discard(client)
+                if upstream is not None:
+                    self._live.discard(upstream)
             _close(client)
             if upstream is not None:
                 _close(upstream)
@@ -269,6 +280,13 @@ class FaultProxy:
                 record.outcome = "closed"
             record.done.set()
             self._slots.release()
+
+    def _track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._live.add(sock)
+        if self._stop.is_set():  # stop() ran before this socket was tracked
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def _pump(self, client: socket.socket, upstream: socket.socket, rec: ConnectionRecord) -> None:
         fault = rec.fault
