@@ -289,6 +289,8 @@ def summary_markdown(report: Report) -> str:
 def comment_marker(context: str) -> str:
     """The hidden marker that identifies the sticky comment (one per status context)."""
     safe = "".join(ch for ch in context if ch.isalnum() or ch in "-_.:/")
+    while "--" in safe:  # "--" may not appear inside an HTML comment
+        safe = safe.replace("--", "-")
     return f"<!-- review-gate:sticky:{safe} -->"
 
 

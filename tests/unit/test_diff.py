@@ -1,0 +1,217 @@
+"""gate.diff: per-file sections, path filters, byte limit, coverage manifest, diff_sha."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate.diff import (
+    SkipWhy,
+    diff_sha,
+    glob_match,
+    path_selected,
+    sections_from_files,
+    select,
+    split_diff,
+)
+
+A = b"""diff --git a/src/a.py b/src/a.py
+index 1111111..2222222 100644
+--- a/src/a.py
++++ b/src/a.py
+@@ -1 +1 @@
+-x = 1
++x = 2
+"""
+NEW = b"""diff --git a/docs/new.md b/docs/new.md
+new file mode 100644
+index 0000000..3333333
+--- /dev/null
++++ b/docs/new.md
+@@ -0,0 +1 @@
++hello
+"""
+GONE = b"""diff --git a/old.txt b/old.txt
+deleted file mode 100644
+index 4444444..0000000
+--- a/old.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+"""
+RENAME = b"""diff --git a/lib/x.py b/lib/y.py
+similarity index 100%
+rename from lib/x.py
+rename to lib/y.py
+"""
+BIN = b"""diff --git a/img/logo.png b/img/logo.png
+index 5555555..6666666 100644
+Binary files a/img/logo.png and b/img/logo.png differ
+"""
+GITBIN = b"""diff --git a/blob.bin b/blob.bin
+new file mode 100644
+index 0000000..7777777
+GIT binary patch
+literal 3
+KcmZ?wbN>JUy
+
+literal 0
+HcmV?d00001
+
+"""
+QUOTED = (
+    b'diff --git "a/caf\\303\\251 menu.txt" "b/caf\\303\\251 menu.txt"\n'
+    b"index 1..2 100644\n"
+    b'--- "a/caf\\303\\251 menu.txt"\n'
+    b'+++ "b/caf\\303\\251 menu.txt"\n'
+    b"@@ -1 +1 @@\n-a\n+b\n"
+)
+MODE = b"""diff --git a/run.sh b/run.sh
+old mode 100644
+new mode 100755
+"""
+ALL = A + NEW + GONE + RENAME + BIN + GITBIN + QUOTED + MODE
+
+
+def test_split_names_every_file_and_keeps_every_byte():
+    sections = split_diff(ALL)
+    assert [s.path for s in sections] == [
+        "src/a.py",
+        "docs/new.md",
+        "old.txt",
+        "lib/y.py",
+        "img/logo.png",
+        "blob.bin",
+        "café menu.txt",
+        "run.sh",
+    ]
+    assert b"".join(s.data for s in sections) == ALL
+    assert [s.binary for s in sections] == [False, False, False, False, True, True, False, False]
+
+
+def test_stray_preamble_is_kept_not_dropped():
+    sections = split_diff(b"garbage line\n" + A)
+    assert sections[0].path == ""
+    selected = select(sections)
+    assert selected.data == b"garbage line\n" + A
+
+
+def test_crlf_diff_keeps_bytes():
+    crlf = A.replace(b"\n", b"\r\n")
+    sections = split_diff(crlf)
+    assert [s.path for s in sections] == ["src/a.py"]
+    assert sections[0].data == crlf
+
+
+@given(st.binary(max_size=400))
+def test_split_never_loses_or_invents_bytes(data):
+    assert b"".join(s.data for s in split_diff(data)) == data
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "expected"),
+    [
+        ("src/a.py", "**", True),
+        ("src/a.py", "src/**", True),
+        ("src/deep/a.py", "src/*.py", False),
+        ("src/deep/a.py", "src/**/*.py", True),
+        ("src/a.py", "src/**/*.py", True),
+        ("a.py", "*.py", True),
+        ("deep/x/a.py", "*.py", True),  # a slash-free pattern also matches the basename
+        ("docs/readme.md", "docs/*", True),
+        ("docs/sub/readme.md", "docs/*", False),
+        ("vendor/x.js", "**/vendor/**", True),
+        ("lib/vendor/x.js", "**/vendor/**", True),
+        ("a.lock", "?.lock", True),
+        ("ab.lock", "?.lock", False),
+        ("file[1].txt", "file[1].txt", True),  # brackets are literal
+    ],
+)
+def test_glob_match(path, pattern, expected):
+    assert glob_match(path, pattern) is expected
+
+
+def test_include_and_exclude():
+    assert path_selected("src/a.py", ["src/**"], ["**/*.md"])
+    assert not path_selected("src/a.md", ["src/**"], ["**/*.md"])
+    assert not path_selected("docs/a.py", ["src/**"], [])
+
+
+def test_select_builds_the_manifest_and_hashes_exact_bytes():
+    selected = select(split_diff(ALL), include=["**"], exclude=["docs/**"], max_bytes=10_000)
+    cov = selected.coverage
+    assert cov.reviewed == ("src/a.py", "old.txt", "lib/y.py", "café menu.txt", "run.sh")
+    assert [(s.path, s.why) for s in cov.skipped] == [
+        ("docs/new.md", SkipWhy.FILTERED),
+        ("img/logo.png", SkipWhy.BINARY),
+        ("blob.bin", SkipWhy.BINARY),
+    ]
+    assert selected.data == A + GONE + RENAME + QUOTED + MODE
+    assert cov.diff_sha == hashlib.sha256(selected.data).hexdigest() == selected.sha256
+    assert cov.diff_bytes == len(selected.data)
+    assert not cov.complete
+    assert [g.path for g in cov.gaps] == ["img/logo.png", "blob.bin"]
+    assert cov.summary() == "5 of 8 files reviewed (2 binary, 1 filtered)"
+
+
+def test_filtered_files_do_not_make_coverage_partial():
+    cov = select(split_diff(A + NEW), exclude=["docs/**"]).coverage
+    assert cov.complete
+    assert cov.skipped[0].why is SkipWhy.FILTERED
+
+
+def test_byte_limit_skips_files_that_do_not_fit_and_keeps_later_small_ones():
+    big = A.replace(b"+x = 2\n", b"+x = 2\n" + b"+# pad\n" * 50)
+    diff = big + NEW + GONE
+    selected = select(split_diff(diff), max_bytes=len(NEW) + len(GONE))
+    assert selected.coverage.reviewed == ("docs/new.md", "old.txt")
+    assert selected.coverage.skipped[0].path == "src/a.py"
+    assert selected.coverage.skipped[0].why is SkipWhy.OVER_BYTE_LIMIT
+    assert selected.coverage.skipped[0].size == len(big)
+    assert len(selected.data) <= len(NEW) + len(GONE)
+
+
+def test_sections_from_files_api_lists_missing_patches_as_not_reviewed():
+    files = [
+        {"filename": "src/a.py", "status": "modified", "patch": "@@ -1 +1 @@\n-x = 1\n+x = 2"},
+        {"filename": "huge.sql", "status": "modified"},  # GitHub omits patch when too large
+        {"filename": "n.txt", "status": "added", "patch": "@@ -0,0 +1 @@\n+n"},
+        {"filename": "b.py", "previous_filename": "a.py", "status": "renamed", "patch": ""},
+    ]
+    sections = sections_from_files(files)
+    assert [s.path for s in sections] == ["src/a.py", "huge.sql", "n.txt", "b.py"]
+    assert sections[1].no_patch
+    assert sections[1].data == b""
+    assert sections[0].data.startswith(b"diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n")
+    assert sections[0].data.endswith(b"+x = 2\n")
+    assert b"--- /dev/null\n+++ b/n.txt\n" in sections[2].data
+    assert b"rename from a.py\nrename to b.py\n" in sections[3].data
+    cov = select(sections, source="files").coverage
+    assert cov.source == "files"
+    assert [(s.path, s.why) for s in cov.skipped] == [("huge.sql", SkipWhy.NO_PATCH)]
+    # rebuilt sections parse back to the same files
+    assert [s.path for s in split_diff(b"".join(s.data for s in sections))] == [
+        "src/a.py",
+        "n.txt",
+        "b.py",
+    ]
+
+
+def test_diff_sha_is_sha256_of_the_bytes():
+    assert diff_sha(b"") == hashlib.sha256(b"").hexdigest()
+    assert select([]).coverage.diff_sha == hashlib.sha256(b"").hexdigest()
+
+
+def test_manifest_json_shape():
+    cov = select(split_diff(A + BIN)).coverage
+    assert cov.to_json() == {
+        "source": "diff",
+        "complete": False,
+        "diff_bytes": len(A),
+        "diff_sha": hashlib.sha256(A).hexdigest(),
+        "reviewed": ["src/a.py"],
+        "skipped": [{"path": "img/logo.png", "why": "binary", "bytes": len(BIN)}],
+    }

@@ -1,0 +1,120 @@
+"""The gate reads GitHub's own example webhook payloads (npm @octokit/webhooks-examples).
+
+Every event and action the action supports is read from every real example GitHub publishes
+for it, unmodified; actions it does not review are refused with a message naming the ones it
+does. ``pull_request_target`` delivers the same payload as ``pull_request`` (GitHub's docs); the
+examples package has no separate entry for it, so its pull_request examples are used.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gate.errors import UsageError
+from gate.github import PULL_ACTIONS, PullInfo, read_event, target_from_event
+from tests.fakes.events import examples
+
+
+def _pull_examples(action: str) -> list[dict]:
+    found = examples("pull_request", action)
+    assert found, f"webhooks-examples has no pull_request/{action} example"
+    return found
+
+
+@pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
+@pytest.mark.parametrize("action", sorted(PULL_ACTIONS))
+def test_supported_pull_request_actions_from_real_payloads(event, action):
+    payloads = examples(event, action) or _pull_examples(action)
+    for payload in payloads:
+        target = target_from_event(event, payload)
+        pr = payload["pull_request"]
+        assert target.event == event
+        assert target.action == action
+        assert target.pr_number == payload["number"] == pr["number"]
+        assert target.head_sha == pr["head"]["sha"]
+        assert target.base_sha == pr["base"]["sha"]
+        assert target.sender == payload["sender"]["login"]
+        assert target.pull is not None
+        assert target.pull.base_repo == pr["base"]["repo"]["full_name"]
+        assert target.pull.draft is bool(pr.get("draft"))
+        if action == "labeled":
+            assert target.label == payload["label"]["name"]
+        else:
+            assert target.label is None
+
+
+@pytest.mark.parametrize(
+    "action", ["closed", "unlabeled", "assigned", "converted_to_draft", "locked"]
+)
+def test_unreviewed_pull_request_actions_are_refused_clearly(action):
+    for payload in _pull_examples(action):
+        with pytest.raises(UsageError, match=r"is not reviewed; trigger review-gate on types: \["):
+            target_from_event("pull_request", payload)
+
+
+def test_draft_flag_is_read_from_real_payloads():
+    drafts = [PullInfo.from_json(p["pull_request"]) for p in _pull_examples("converted_to_draft")]
+    assert drafts
+    assert all(d.draft for d in drafts)
+
+
+def test_fork_detection_from_a_real_payload():
+    payload = _pull_examples("opened")[0]
+    assert PullInfo.from_json(payload["pull_request"]).is_fork is False
+    payload["pull_request"]["head"]["repo"]["full_name"] = "stranger/fork"
+    assert PullInfo.from_json(payload["pull_request"]).is_fork is True
+    payload["pull_request"]["head"]["repo"] = None  # the fork was deleted
+    assert PullInfo.from_json(payload["pull_request"]).is_fork is True
+
+
+def test_merge_group_from_real_payloads():
+    payloads = examples("merge_group")
+    assert payloads
+    for payload in payloads:
+        target = target_from_event("merge_group", payload)
+        assert target.is_merge_group
+        assert target.pr_number is None
+        assert target.head_sha == payload["merge_group"]["head_sha"]
+        assert target.base_sha == payload["merge_group"]["base_sha"]
+
+
+def test_workflow_dispatch_from_real_payloads_needs_a_pr_number():
+    payloads = examples("workflow_dispatch")
+    assert payloads
+    for payload in payloads:
+        with pytest.raises(UsageError, match="needs a pull request number"):
+            target_from_event("workflow_dispatch", payload)
+        assert target_from_event("workflow_dispatch", payload, pr_number="12").pr_number == 12
+        assert target_from_event("workflow_dispatch", payload, pr_number="#12").pr_number == 12
+        with_input = {**payload, "inputs": {"pr-number": "34"}}
+        assert target_from_event("workflow_dispatch", with_input).pr_number == 34
+        with pytest.raises(UsageError, match="not a positive integer"):
+            target_from_event("workflow_dispatch", payload, pr_number="abc")
+
+
+@pytest.mark.parametrize("event", ["push", "issue_comment", "pull_request_review", "release"])
+def test_other_events_are_a_clear_error(event):
+    payload = (examples(event) or [{}])[0]
+    with pytest.raises(UsageError, match=f"event '{event}' is not supported"):
+        target_from_event(event, payload)
+
+
+def test_read_event_from_files(tmp_path):
+    payload = _pull_examples("synchronize")[0]
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(payload))
+    name, data = read_event({"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(path)})
+    assert name == "pull_request"
+    assert data == payload
+    path.write_text("[1, 2]")
+    with pytest.raises(UsageError, match="not a JSON object"):
+        read_event({"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": str(path)})
+    path.write_text("{")
+    with pytest.raises(UsageError, match="not JSON"):
+        read_event({"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": str(path)})
+    with pytest.raises(UsageError, match="cannot read"):
+        read_event({"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": str(tmp_path / "nope")})
+    with pytest.raises(UsageError, match="GITHUB_EVENT_NAME"):
+        read_event({})
