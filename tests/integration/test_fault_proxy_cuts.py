@@ -104,3 +104,28 @@ def test_every_cut_of_a_healthy_answer_blocks(dialect: str) -> None:
     assert sum(reasons.values()) == total
     assert proxy.alive_threads == 0
     print(f"{dialect}: {total} cuts, reasons {dict(reasons)}")
+
+
+@pytest.mark.timeout(120)
+def test_mc1_every_flipped_byte_after_the_http_head_blocks() -> None:
+    """An MC1 envelope's length and SHA-256 catch a flip anywhere in the answer."""
+    script = [SimResponse()] * 5_000
+    with (
+        ReviewerSimulator("mc1", bound_pass("mc1"), script=script) as sim,
+        FaultProxy(("127.0.0.1", sim.port)) as proxy,
+    ):
+        config = config_for(via(proxy, sim.base_url), "mc1")
+        assert review_diff(DIFF, config, api_key=None).decision.state is State.PASS
+        assert proxy.wait(5)
+        reference = bytes(proxy.records[0].captured)
+        body_start = reference.index(b"\r\n\r\n") + 4
+        states: collections.Counter[str] = collections.Counter()
+        for offset in range(body_start, len(reference)):
+            proxy.fault = Fault(FaultKind.FLIP, offset)
+            decision = review_diff(DIFF, config, api_key=None).decision
+            assert decision.state is not State.PASS, (offset, decision)
+            states[f"{decision.state}:{decision.reason}"] += 1
+        assert proxy.wait(5)
+        assert all(rec.applied for rec in proxy.records[1:])
+    assert sum(states.values()) == len(reference) - body_start > 200
+    print(f"mc1 flips: {dict(states)}")
