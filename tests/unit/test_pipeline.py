@@ -101,7 +101,7 @@ def test_retry_pauses_go_through_the_given_sleep() -> None:
 
 def test_unusable_settings_raise_before_any_request() -> None:
     with ReviewerSimulator("openai", answer) as sim:
-        with pytest.raises(ConfigError, match="reviewer.model is not set"):
+        with pytest.raises(ConfigError, match=r"reviewer\.model is not set"):
             review_diff(DIFF, config(sim.base_url, model=""), api_key=None)
         with pytest.raises(UsageError, match="unknown reviewer provider"):
             review_diff(DIFF, config(sim.base_url, provider="bard"), api_key=None)
