@@ -493,6 +493,13 @@ def perform(
                 EndReason.SOCKET_CLOSE,
                 retry=True,
             )
+    except httpx.InvalidURL as err:
+        fail(
+            "bad_base_url",
+            f"the request URL is invalid ({one_line(str(err), secret, 120)}); check base_url",
+            EndReason.HTTP_ERROR,
+            retry=False,
+        )
     except httpx.HTTPError as err:
         fail(
             "network_error",
@@ -674,6 +681,15 @@ class SSEStream:
                 f"{self.malformed}; the provider's stream broke its own format; not retryable",
                 EndReason.TRAILER,
             )
+        kind = exchange.headers.get("content-type", "")
+        if self.events == 0 and "text/event-stream" not in kind:
+            return reply(
+                "not_event_stream",
+                f"the reviewer answered with Content-Type {kind or 'none'!r} and no server-sent "
+                "events; it did not stream (check base_url and that the server supports "
+                "stream: true); not retryable",
+                EndReason.TRAILER,
+            )
         if self.parser.pending:
             return reply(
                 "partial_event",
@@ -683,7 +699,6 @@ class SSEStream:
                 retry=True,
             )
         if not self.end_marker:
-            kind = exchange.headers.get("content-type", "")
             hint = "" if "text/event-stream" in kind else f" (Content-Type was {kind or 'none'!r})"
             return reply(
                 self.MISSING_END_REASON,
