@@ -656,6 +656,12 @@ def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
         )
     if target.is_dir():
         return result(Outcome.REFUSED, "is_directory", f"{norm} is a folder, not a file")
+    ancestor = target.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        blocker = ancestor.relative_to(root).as_posix()
+        return result(Outcome.REFUSED, "not_a_directory", f"{blocker} is a file, not a folder")
     report = _write_verified(target, data, req.sha256, writer)
     if report.reason == "write_error":
         return result(Outcome.INCOMPLETE, report.reason, report.detail, report.bytes_written)

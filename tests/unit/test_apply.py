@@ -382,6 +382,12 @@ def test_writing_over_a_folder_is_refused(root: Path) -> None:
     assert run(write_result(NEW, path="pkg"), root).reason == "is_directory"
 
 
+def test_writing_below_a_file_is_refused_without_a_marker(root: Path) -> None:
+    result = run(write_result(NEW, path="pkg/mod.py/inner/x.py"), root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "not_a_directory")
+    assert not (root / ".apply" / "incomplete").exists()
+
+
 # --- faults during the write ---------------------------------------------------------
 
 
