@@ -343,9 +343,24 @@ class FakeGitHub:
             found = re.fullmatch(pattern, tail)
             if found and method == rec.method:
                 status, headers, body = fn(found, query, accept, rec)
+                body = self._complete(rec, status, headers, body)
                 self._check_own_response(rec, status, headers, body)
                 return status, headers, body
         return _json(404, {"message": "Not Found"})
+
+    def _complete(self, rec: Recorded, status: int, headers: dict[str, str], body: bytes) -> bytes:
+        """Fill every field the description requires that the fake did not set."""
+        if self.contract is None or status >= 300:
+            return body
+        if not headers.get("Content-Type", "").startswith("application/json"):
+            return body
+        template, _params, _ = self.contract.match(rec.path, rec.method)
+        if template is None:
+            return body
+        schema = self.contract.response_schema(template, rec.method, status)
+        if schema is None:
+            return body
+        return json.dumps(self.contract.fill(schema, json.loads(body))).encode()
 
     def _check_own_response(
         self, rec: Recorded, status: int, headers: dict[str, str], body: bytes

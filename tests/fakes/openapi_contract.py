@@ -298,6 +298,76 @@ class Contract:
             )
         return problems
 
+    # -- complete answers -------------------------------------------------------------
+
+    def response_schema(self, template: str, method: str, status: int) -> Any:
+        responses = self.spec["paths"][template][method.lower()].get("responses", {})
+        response = self._resolve(responses.get(str(status), {}))
+        content = response.get("content", {})
+        return content.get("application/json", {}).get("schema")
+
+    def _flatten(self, schema: Any) -> dict[str, Any]:
+        """One object schema out of allOf / oneOf / anyOf (first option), refs resolved."""
+        schema = self._resolve(schema) or {}
+        if "allOf" in schema:
+            merged: dict[str, Any] = {"properties": {}, "required": []}
+            for part in schema["allOf"]:
+                flat = self._flatten(part)
+                merged["properties"].update(flat.get("properties", {}))
+                merged["required"] += list(flat.get("required", []))
+                for key in ("type", "items", "enum", "format", "nullable"):
+                    if key in flat:
+                        merged[key] = flat[key]
+            return merged
+        for key in ("oneOf", "anyOf"):
+            if schema.get(key):
+                return self._flatten(schema[key][0])
+        return dict(schema)
+
+    def fill(self, schema: Any, value: Any, depth: int = 0) -> Any:
+        """``value`` completed with a minimal value for every required field it lacks.
+
+        The fake sends what it knows; the description decides what else a real answer has.
+        """
+        flat = self._flatten(schema)
+        if value is None or depth > 12:
+            return value
+        typ = flat.get("type")
+        if isinstance(value, dict) and (typ == "object" or "properties" in flat):
+            props = flat.get("properties", {})
+            out = dict(value)
+            for key in flat.get("required", []):
+                if key not in out:
+                    out[key] = self.minimal(props.get(key, {}), depth + 1)
+            for key, item in list(out.items()):
+                if key in props:
+                    out[key] = self.fill(props[key], item, depth + 1)
+            return out
+        if isinstance(value, list) and typ == "array":
+            return [self.fill(flat.get("items", {}), item, depth + 1) for item in value]
+        return value
+
+    def minimal(self, schema: Any, depth: int = 0) -> Any:
+        flat = self._flatten(schema)
+        if flat.get("nullable") or depth > 12:
+            return None
+        if flat.get("enum"):
+            return flat["enum"][0]
+        typ = flat.get("type")
+        if isinstance(typ, list):
+            typ = next((t for t in typ if t != "null"), None)
+        if typ == "object" or "properties" in flat:
+            return self.fill(flat, {}, depth)
+        if typ == "array":
+            return []
+        if typ == "string":
+            return _FORMAT_DEFAULTS.get(str(flat.get("format")), "")
+        if typ in ("integer", "number"):
+            return flat.get("minimum", 0)
+        if typ == "boolean":
+            return False
+        return None
+
     def check_response(self, template: str, method: str, status: int, value: Any) -> list[str]:
         """Validate one of the fake's own JSON answers against the documented response schema."""
         responses = self.spec["paths"][template][method.lower()].get("responses", {})
@@ -316,6 +386,15 @@ class Contract:
             f"{method.upper()} {template} -> {status}: {m}"
             for m in self._validate_value(pointer, value)
         ]
+
+
+_FORMAT_DEFAULTS = {
+    "date-time": "2026-01-01T00:00:00Z",
+    "uri": "https://example.invalid/",
+    "uri-template": "https://example.invalid/{id}",
+    "email": "nobody@example.invalid",
+    "date": "2026-01-01",
+}
 
 
 def _group(name: str) -> str:

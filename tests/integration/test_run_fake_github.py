@@ -92,6 +92,7 @@ def fake() -> Iterator[FakeGitHub]:
     with FakeGitHub(REPO) as gh:
         yield gh
         assert gh.violations == [], "requests outside GitHub's OpenAPI description"
+        assert gh.response_violations == [], "the fake answered outside the description"
 
 
 @pytest.fixture

@@ -1,0 +1,368 @@
+"""gate.github against the fake GitHub (real HTTP on 127.0.0.1), plus the contract itself.
+
+Every request the adapter sends is validated by the fake against GitHub's official OpenAPI
+description (npm @octokit/openapi); the ``fake`` fixture fails the test on any violation.
+The contract tests at the end prove the validation rejects requests outside the description.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from urllib.parse import parse_qsl
+
+import httpx
+import pytest
+
+from gate.errors import GitHubError, UsageError
+from gate.github import DIFF_MEDIA_TYPE, GitHubClient, GitHubSettings
+from tests.fakes.github import FakeGitHub
+
+REPO = "octo-org/hello-world"
+HEAD = "a" * 40
+BASE = "b" * 40
+DIFF = b"""diff --git a/src/a.py b/src/a.py
+index 1..2 100644
+--- a/src/a.py
++++ b/src/a.py
+@@ -1 +1 @@
+-x = 1
++x = 2
+diff --git a/img.png b/img.png
+index 1..2 100644
+Binary files a/img.png and b/img.png differ
+"""
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub(REPO) as gh:
+        gh.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+        yield gh
+        assert gh.violations == [], "requests outside GitHub's OpenAPI description"
+        assert gh.response_violations == []
+
+
+def client_for(fake: FakeGitHub, **kw) -> GitHubClient:
+    values = {
+        "repository": fake.repository,
+        "api_url": fake.api_url,
+        "token": fake.token,
+        "throttle": False,
+        "timeout": 5.0,
+        "backoff": 0.0,
+    }
+    values.update(kw)
+    return GitHubClient(GitHubSettings(**values))
+
+
+def calls(fake: FakeGitHub, operation: str) -> list:
+    return [r for r in fake.requests if r.operation == operation]
+
+
+# --- settings -------------------------------------------------------------------------
+
+
+def test_settings_from_env_honour_enterprise_urls():
+    env = {
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_API_URL": "https://ghe.example/api/v3/",
+        "GITHUB_SERVER_URL": "https://ghe.example",
+    }
+    settings = GitHubSettings.from_env(env, token="t0ken")
+    assert settings.api_url == "https://ghe.example/api/v3"
+    assert settings.run_url("99") == "https://ghe.example/o/r/actions/runs/99"
+    assert settings.run_url("") is None
+    assert "t0ken" not in repr(settings)
+    default = GitHubSettings.from_env({"GITHUB_REPOSITORY": "o/r"}, token="x")
+    assert default.api_url == "https://api.github.com"
+
+
+def test_settings_need_repository_and_token():
+    with pytest.raises(UsageError, match="GITHUB_REPOSITORY"):
+        GitHubSettings.from_env({}, token="x")
+    with pytest.raises(UsageError, match="no GitHub token"):
+        GitHubSettings.from_env({"GITHUB_REPOSITORY": "o/r"}, token="")
+
+
+# --- reads ------------------------------------------------------------------------------
+
+
+def test_get_pull(fake):
+    fake.add_pull(8, head_sha=HEAD, base_sha=BASE, draft=True, head_repo="stranger/fork")
+    pull = client_for(fake).get_pull(8)
+    assert (pull.number, pull.head_sha, pull.base_sha) == (8, HEAD, BASE)
+    assert pull.draft is True
+    assert pull.is_fork is True
+    assert pull.base_repo == REPO
+
+
+def test_read_file_at_a_ref_and_missing_file(fake):
+    fake.set_file(BASE, ".github/review-gate.yml", "policy_version: '2'\n")
+    client = client_for(fake)
+    assert client.read_file(".github/review-gate.yml", BASE) == b"policy_version: '2'\n"
+    assert client.read_file(".github/review-gate.yml", HEAD) is None
+    got = calls(fake, "repos/get-content")
+    assert [r.query for r in got] == [f"ref={BASE}", f"ref={HEAD}"]
+
+
+def test_read_file_refuses_a_directory(fake):
+    fake.set_file(BASE, "conf/a.yml", "x: 1")
+    with pytest.raises(GitHubError, match="is a directory") as info:
+        client_for(fake).read_file("conf", BASE)
+    assert info.value.reason == "github_not_a_file"
+
+
+def test_path_exists_in_the_head_tree(fake):
+    client = client_for(fake)
+    assert client.path_exists(".apply/incomplete", HEAD) is False
+    fake.set_file(HEAD, ".apply/incomplete", "src/a.py\n")
+    assert client.path_exists(".apply/incomplete", HEAD) is True
+    assert client.path_exists(".apply/incomplete", BASE) is False
+
+
+def test_pull_diff_uses_the_diff_media_type_and_keeps_exact_bytes(fake):
+    fetch = client_for(fake).pull_diff(7)
+    assert fetch.source == "diff"
+    assert b"".join(s.data for s in fetch.sections) == DIFF
+    assert [s.path for s in fetch.sections] == ["src/a.py", "img.png"]
+    diff_calls = [r for r in calls(fake, "pulls/get") if r.headers["accept"] == DIFF_MEDIA_TYPE]
+    assert len(diff_calls) == 1
+
+
+def test_pull_diff_406_falls_back_to_paginated_files(fake):
+    files = [
+        {"filename": f"f{i:03}.py", "status": "modified", "patch": f"@@ -1 +1 @@\n-{i}\n+{i + 1}"}
+        for i in range(150)
+    ]
+    files.append({"filename": "big.bin", "status": "added"})  # no patch
+    fake.add_pull(9, head_sha=HEAD, base_sha=BASE, files=files, refuse_diff=True)
+    fetch = client_for(fake).pull_diff(9)
+    assert fetch.source == "files"
+    assert "406" in fetch.note
+    assert len(fetch.sections) == 151
+    assert fetch.sections[-1].no_patch
+    pages = calls(fake, "pulls/list-files")
+    assert [dict(parse_qsl(r.query)) for r in pages] == [
+        {"per_page": "100"},
+        {"per_page": "100", "page": "2"},
+    ]
+
+
+def test_compare_diff_for_merge_groups(fake):
+    fake.add_compare(BASE, HEAD, DIFF)
+    fetch = client_for(fake).compare_diff(BASE, HEAD)
+    assert b"".join(s.data for s in fetch.sections) == DIFF
+    (req,) = calls(fake, "repos/compare-commits-with-basehead")
+    assert req.path.endswith(f"/compare/{BASE}...{HEAD}")
+
+
+def test_permission(fake):
+    fake.permissions.update({"admin1": "admin", "maint": "maintain", "reader": "read"})
+    client = client_for(fake)
+    assert client.permission("admin1") == "admin"
+    assert client.permission("maint") == "write"  # GitHub's legacy field maps maintain -> write
+    assert client.permission("reader") == "read"
+    assert client.permission("stranger") == "none"  # 404: not a collaborator
+
+
+# --- writes -----------------------------------------------------------------------------
+
+
+def test_create_status_with_target_url_and_bounded_description(fake):
+    client = client_for(fake)
+    client.create_status(
+        HEAD, state="pending", description="x" * 300, context="ctx", target_url="https://r/1"
+    )
+    (status,) = fake.status_list(HEAD)
+    assert status["state"] == "pending"
+    assert status["context"] == "ctx"
+    assert status["target_url"] == "https://r/1"
+    assert len(status["description"]) == 140
+    with pytest.raises(ValueError, match="unknown status state"):
+        client.create_status(HEAD, state="passed", description="", context="c", target_url=None)
+
+
+def test_status_retried_on_5xx_then_posted(fake):
+    fake.inject(r"^POST .*/statuses/", 502, count=1)
+    client_for(fake, retries=2).create_status(
+        HEAD, state="success", description="ok", context="c", target_url=None
+    )
+    assert fake.states(HEAD) == ["success"]
+    assert len(calls(fake, "repos/create-commit-status")) == 2
+
+
+def test_status_retries_are_bounded(fake):
+    fake.inject(r"^POST .*/statuses/", 503, count=100)
+    with pytest.raises(GitHubError) as info:
+        client_for(fake, retries=1).create_status(
+            HEAD, state="success", description="ok", context="c", target_url=None
+        )
+    assert info.value.reason == "github_http_503"
+    assert fake.states(HEAD) == []
+    # POST is not retried inside urllib3; the adapter retries a status once (retries=1)
+    assert len(calls(fake, "repos/create-commit-status")) == 2
+
+
+def test_forbidden_status_names_the_permission(fake):
+    fake.inject(r"^POST .*/statuses/", 403, count=5, message="Resource not accessible")
+    with pytest.raises(GitHubError, match="statuses: write") as info:
+        client_for(fake).create_status(
+            HEAD, state="pending", description="x", context="c", target_url=None
+        )
+    assert info.value.reason == "github_http_403"
+    assert len(calls(fake, "repos/create-commit-status")) == 1  # a 403 is not retried
+
+
+def test_bad_token(fake):
+    with pytest.raises(GitHubError, match="token is invalid") as info:
+        client_for(fake, token="wrong").get_pull(7)
+    assert info.value.reason == "github_http_401"
+
+
+def test_diff_fetch_retries_5xx(fake):
+    fake.inject(r"^GET .*/pulls/7$", 503, count=1)
+    fetch = client_for(fake, retries=2).pull_diff(7)
+    assert fetch.source == "diff"
+    assert len(calls(fake, "pulls/get")) == 2
+
+
+def test_sticky_comment_created_once_then_updated_in_place(fake):
+    client = client_for(fake)
+    marker = "<!-- review-gate:sticky:ctx -->"
+    fake.add_comment(7, "quoting it: " + marker)  # the marker not at the start: not ours
+    first = client.upsert_comment(7, marker=marker, body="one")
+    second = client.upsert_comment(7, marker=marker, body="two")
+    assert first == second
+    bodies = [c["body"] for c in fake.comments[7]]
+    assert bodies == ["quoting it: " + marker, f"{marker}\ntwo"]
+    assert len(calls(fake, "issues/create-comment")) == 1
+    assert len(calls(fake, "issues/update-comment")) == 1
+    client.upsert_comment(7, marker=marker, body="two")  # unchanged: no write
+    assert len(calls(fake, "issues/update-comment")) == 1
+
+
+def test_sticky_comment_found_on_a_later_page(fake):
+    marker = "<!-- review-gate:sticky:ctx -->"
+    for i in range(120):
+        fake.add_comment(7, f"comment {i}")
+    fake.add_comment(7, f"{marker}\nold")
+    client_for(fake).upsert_comment(7, marker=marker, body="new")
+    assert fake.comments[7][-1]["body"] == f"{marker}\nnew"
+    assert len(fake.comments[7]) == 121
+
+
+# --- timeouts -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A TCP server that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.05)
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join(timeout=5)
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+@pytest.mark.timeout(60)
+def test_pyGithub_calls_time_out(silent_server):
+    settings = GitHubSettings(
+        repository=REPO, api_url=silent_server, token="t", timeout=0.5, retries=0, throttle=False
+    )
+    with pytest.raises(GitHubError, match="did not answer") as info:
+        GitHubClient(settings).get_pull(7)
+    assert info.value.reason == "github_unreachable"
+
+
+@pytest.mark.timeout(60)
+def test_diff_fetch_times_out(silent_server):
+    settings = GitHubSettings(
+        repository=REPO,
+        api_url=silent_server,
+        token="t",
+        timeout=0.5,
+        retries=1,
+        backoff=0.0,
+        throttle=False,
+    )
+    with pytest.raises(GitHubError, match="after 2 tries") as info:
+        GitHubClient(settings).pull_diff(7)
+    assert info.value.reason == "github_unreachable"
+
+
+# --- the contract: the fake rejects what GitHub's description does not allow ----------
+
+
+def _raw(fake: FakeGitHub, method: str, path: str, **kw) -> httpx.Response:
+    headers = {"Authorization": f"token {fake.token}", **kw.pop("headers", {})}
+    return httpx.request(method, fake.api_url + path, headers=headers, timeout=5, **kw)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kw", "expected"),
+    [
+        ("POST", f"/repos/{REPO}/statuses/{HEAD}", {"json": {"state": "passed"}}, "is not one of"),
+        (
+            "POST",
+            f"/repos/{REPO}/statuses/{HEAD}",
+            {"json": {"description": "x"}},
+            "'state' is a required",
+        ),
+        ("GET", f"/repos/{REPO}/pulls/seven", {}, "expected an integer"),
+        ("GET", f"/repos/{REPO}/pulls/7/files?perpage=100", {}, "'perpage' is not declared"),
+        ("GET", f"/repos/{REPO}/pulls/7/diffs", {}, "no such path"),
+        ("DELETE", f"/repos/{REPO}/pulls/7", {}, "not with this method"),
+        (
+            "GET",
+            f"/repos/{REPO}/pulls/7",
+            {"headers": {"Accept": "application/vnd.github.sarif"}},
+            "not a media type",
+        ),
+        ("GET", f"/repos/{REPO}/pulls/7", {"content": b'{"x": 1}'}, "takes no request body"),
+        (
+            "PATCH",
+            f"/repos/{REPO}/issues/comments/5",
+            {"json": {"text": "x"}},
+            "'body' is a required",
+        ),
+    ],
+)
+def test_requests_outside_the_description_are_refused_and_recorded(method, path, kw, expected):
+    with FakeGitHub(REPO) as fake:
+        fake.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+        resp = _raw(fake, method, path, **kw)
+        assert resp.status_code == 422
+        assert "contract violation" in resp.json()["message"]
+        assert len(fake.violations) == 1
+        assert expected in fake.violations[0]
+        assert fake.statuses == {}  # nothing happened
+
+
+def test_requests_inside_the_description_pass(fake):
+    resp = _raw(
+        fake, "POST", f"/repos/{REPO}/statuses/{HEAD}", json={"state": "success", "context": "c"}
+    )
+    assert resp.status_code == 201
+    resp = _raw(fake, "GET", f"/repos/{REPO}/pulls/7", headers={"Accept": DIFF_MEDIA_TYPE})
+    assert resp.content == DIFF
+    assert fake.violations == []
