@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
 
 from gate.errors import ConfigError
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
     from gate.reviewers import ReviewerSettings
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
@@ -339,14 +340,15 @@ def _refuse_aliases(text: str, source: str) -> None:
     """Aliases (``*name``, ``<<: *name``) can expand exponentially; a config needs none."""
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
+            line = event.start_mark.line + 1 if event.start_mark is not None else 0
             raise ConfigError(
-                f"{source} line {event.start_mark.line + 1}: YAML alias *{event.anchor} is not "
+                f"{source} line {line}: YAML alias *{event.anchor} is not "
                 "supported; fix: write the value out instead of referring to an anchor",
                 reason="config_yaml",
             )
 
 
-_PLAIN_TAGS = {
+_PLAIN_TAGS: dict[type[yaml.Node], str] = {
     yaml.MappingNode: "tag:yaml.org,2002:map",
     yaml.SequenceNode: "tag:yaml.org,2002:seq",
 }
@@ -425,6 +427,9 @@ def schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Draft202012Validator:
+    # imported here: jsonschema costs ~0.2 s to import, paid only when validating
+    from jsonschema import Draft202012Validator
+
     Draft202012Validator.check_schema(schema())
     return Draft202012Validator(schema())
 
