@@ -117,6 +117,7 @@ class FakeGitHub:
         token: str = "ghs_fake_token",
         prefix: str = "",
         port: int = 0,
+        host: str = "127.0.0.1",
         validate: bool = True,
     ) -> None:
         self.repository = repository
@@ -140,7 +141,8 @@ class FakeGitHub:
         self.on_request: Callable[[Recorded], None] | None = None
         self.out_path: Path | None = None
         self._next_id = 1000
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self.host = host
+        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -152,7 +154,12 @@ class FakeGitHub:
 
     @property
     def api_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.prefix}"
+        return f"http://{self.origin}{self.prefix}"
+
+    @property
+    def origin(self) -> str:
+        host = "127.0.0.1" if self.host in ("127.0.0.1", "0.0.0.0", "") else self.host
+        return f"{host}:{self.port}"
 
     def start(self) -> FakeGitHub:
         self._thread = threading.Thread(
@@ -284,7 +291,8 @@ class FakeGitHub:
     def load_state(self, state: dict[str, Any]) -> None:
         """Load JSON state: {"repository", "token", "pulls": [{number, head_sha, base_sha, diff,
         draft, author, head_repo, labels, refuse_diff, files}], "contents": {ref: {path: text}},
-        "compares": [{base, head, diff}], "permissions": {login: perm}}."""
+        "compares": [{base, head, diff}], "permissions": {login: perm},
+        "faults": [{pattern, status, count, message}]}."""
         if "repository" in state:
             self.repository = str(state["repository"])
         if "token" in state:
@@ -308,6 +316,13 @@ class FakeGitHub:
         for cmp in state.get("compares", []):
             self.add_compare(cmp["base"], cmp["head"], str(cmp.get("diff", "")).encode())
         self.permissions.update(state.get("permissions", {}))
+        for fault in state.get("faults", []):
+            self.inject(
+                str(fault["pattern"]),
+                int(fault["status"]),
+                int(fault.get("count", 1)),
+                str(fault.get("message", "fault injected")),
+            )
 
     # -- request handling -----------------------------------------------------------
 
@@ -638,6 +653,9 @@ def _handler_for(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             rec = Recorded(self.command, path, parts.query, headers, body)
             try:
                 status, out_headers, out = fake.handle(rec)
+                seen = headers.get("host", fake.origin)
+                if seen != fake.origin:  # answer with URLs the client can reach (containers)
+                    out = out.replace(f"//{fake.origin}".encode(), f"//{seen}".encode())
             except Exception as err:  # a bug in the fake must be visible, not a hang
                 status, out_headers, out = _json(500, {"message": f"fake crashed: {err!r}"})
                 with fake.lock:
@@ -679,7 +697,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.fakes.github", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = ephemeral)")
+    parser.add_argument("--port", type=int, default=0, help="port (0 = ephemeral)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--state", help="JSON state file (see FakeGitHub.load_state)")
     parser.add_argument(
         "--out", help="rewrite this JSON file with what was received after each request"
@@ -689,7 +708,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-validate", action="store_true", help="skip OpenAPI validation")
     args = parser.parse_args(argv)
-    fake = FakeGitHub(port=args.port, prefix=args.prefix, validate=not args.no_validate)
+    fake = FakeGitHub(
+        port=args.port, host=args.host, prefix=args.prefix, validate=not args.no_validate
+    )
     if args.state:
         fake.load_state(json.loads(Path(args.state).read_text()))
     if args.out:

@@ -463,3 +463,64 @@ def test_sticky_comment_is_updated_in_place(tmp_path, fake, sim_factory):
     assert bodies[0] == "a human comment"
     assert "review-gate: fail" in bodies[1]
     assert "issues/update-comment" in ops(fake)
+
+
+def test_standalone_fake_serves_state_and_records(tmp_path):
+    """``python -m tests.fakes.github`` (used by the act end-to-end run)."""
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    state = {
+        "repository": REPO,
+        "token": "ghs_standalone",
+        "pulls": [{"number": 7, "head_sha": HEAD, "base_sha": BASE, "diff": DIFF.decode()}],
+        "contents": {BASE: {CONFIG_PATH: "policy_version: '3'\n"}},
+        "permissions": {"maintainer": "maintain"},
+    }
+    state_path, out_path = tmp_path / "state.json", tmp_path / "received.json"
+    state_path.write_text(json.dumps(state))
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.github", "--port", "0", "--state", str(state_path),
+         "--out", str(out_path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        api = line.strip().rsplit(" ", 1)[-1]
+        assert api.startswith("http://127.0.0.1:")
+        auth = {"Authorization": "token ghs_standalone"}
+        diff = httpx.get(
+            f"{api}/repos/{REPO}/pulls/7",
+            headers={**auth, "Accept": "application/vnd.github.diff"},
+            timeout=10,
+        )
+        assert diff.content == DIFF
+        posted = httpx.post(
+            f"{api}/repos/{REPO}/statuses/{HEAD}",
+            headers=auth,
+            json={"state": "pending", "context": "review-gate"},
+            timeout=10,
+        )
+        assert posted.status_code == 201
+        bad = httpx.post(
+            f"{api}/repos/{REPO}/statuses/{HEAD}", headers=auth, json={"state": "ok"}, timeout=10
+        )
+        assert bad.status_code == 422
+        received = json.loads(out_path.read_text())
+        assert [s["state"] for s in received["statuses"][HEAD]] == ["pending"]
+        assert len(received["violations"]) == 1
+        assert (
+            httpx.get(f"{api}/_fake/received", timeout=10).json()["statuses"]
+            == received["statuses"]
+        )
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
