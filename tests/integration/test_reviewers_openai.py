@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from gate.attempt import EndReason, FinishReason
+from gate.attempt import EndReason, FinishReason, ReviewOutcome
 from gate.envelope import verify
 from gate.reviewers import review
-from gate.sim import ReviewerSimulator, SimResponse
+from gate.sim import ReviewerSimulator, SimRequest, SimResponse
 
 pytestmark = pytest.mark.timeout(60)
 
 ANSWER = '```json\n{"verdict": "pass"}\n```\nLooks fine.'
 
 
-def run(script: list[SimResponse], **overrides: object):
+def run(
+    script: list[SimResponse], **overrides: object
+) -> tuple[ReviewOutcome, int, list[SimRequest]]:
     with ReviewerSimulator("openai", lambda _req: ANSWER, script=script) as sim:
         outcome = review(
             sim.settings(**overrides), system="sys", user="diff", sleep=lambda _s: None

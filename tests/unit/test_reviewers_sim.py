@@ -50,7 +50,7 @@ def test_prompts_are_recovered_from_each_request(dialect: str) -> None:
     seen: list[tuple[str, str]] = []
 
     def responder(request: dict[str, object]) -> str:
-        seen.append(extract_prompt(dialect, request))  # type: ignore[arg-type]
+        seen.append(extract_prompt(dialect, request))
         return "ok"
 
     with ReviewerSimulator(dialect, responder) as sim:

@@ -40,7 +40,8 @@ def conclude(provider: str, body: bytes, **exchange: Any) -> Reply:
         "sink_error": sink_error,
     }
     values.update(exchange)
-    return stream.conclude(Exchange(**values))
+    reply: Reply = stream.conclude(Exchange(**values))
+    return reply
 
 
 def sse(*objects: object, event: str | None = None) -> bytes:
