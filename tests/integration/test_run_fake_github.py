@@ -524,3 +524,49 @@ def test_standalone_fake_serves_state_and_records(tmp_path):
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+def test_container_entry_point_review_gate_action(tmp_path, fake, sim_factory):
+    """``python -m gate action`` as the container runs it: env in, status out, exit code."""
+    import os
+    import subprocess
+    import sys
+
+    setup_pull(fake)
+    sim = sim_factory()
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(pr_payload()))
+    output = tmp_path / "output.txt"
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(root),
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": fake.api_url,
+        "GITHUB_RUN_ID": "7",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(output),
+        "INPUT_TOKEN": fake.token,
+        "INPUT_PROVIDER": "openai",
+        "INPUT_MODEL": "sim-model",
+        "INPUT_BASE-URL": sim.base_url,  # the runner keeps the hyphen
+        "INPUT_STATUS_CONTEXT": "ai-review",  # some tools use an underscore: read both
+        "INPUT_FAIL-JOB": "true",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "gate", "action"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [(s["context"], s["state"]) for s in fake.status_list(HEAD)] == [
+        ("ai-review", "pending"),
+        ("ai-review", "success"),
+    ]
+    assert parse_outputs(output.read_text())["state"] == "pass"
+    assert "::add-mask::" + fake.token in proc.stdout

@@ -366,3 +366,19 @@ def test_requests_inside_the_description_pass(fake):
     resp = _raw(fake, "GET", f"/repos/{REPO}/pulls/7", headers={"Accept": DIFF_MEDIA_TYPE})
     assert resp.content == DIFF
     assert fake.violations == []
+
+
+def test_missing_node_modules_fail_with_the_install_command(monkeypatch, tmp_path):
+    from tests.fakes import events, openapi_contract
+
+    monkeypatch.setattr(openapi_contract, "SPEC_PATH", tmp_path / "missing.json")
+    with pytest.raises(openapi_contract.ContractUnavailable, match="npm ci --prefix tests/node"):
+        openapi_contract.load_contract.__wrapped__()
+    monkeypatch.setattr(events, "EXAMPLES", tmp_path / "missing.json")
+    events._index.cache_clear()
+    try:
+        with pytest.raises(events.ExamplesUnavailable, match="npm ci --prefix tests/node"):
+            events.examples("pull_request")
+    finally:
+        monkeypatch.undo()
+        events._index.cache_clear()
