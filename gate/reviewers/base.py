@@ -56,7 +56,7 @@ def one_line(text: str, secret: str | None = None, limit: int = DETAIL_LIMIT) ->
     """Collapse whitespace, remove the secret, and bound the length."""
     if secret:
         text = text.replace(secret, "[redacted]")
-    text = " ".join(text.split())
+    text = " ".join(text.split()).encode("utf-8", "replace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -217,7 +217,11 @@ class _Watchdog:
     through httpx's public ``trace`` extension as soon as it is connected.
     """
 
-    _SOCKET_EVENTS = ("connection.connect_tcp.complete", "connection.start_tls.complete")
+    _SOCKET_EVENTS = frozenset(
+        f"{layer}.{step}.complete"
+        for layer in ("connection", "proxy", "socks")
+        for step in ("connect_tcp", "start_tls")
+    )
 
     def __init__(self, seconds: float) -> None:
         self._lock = threading.Lock()
@@ -741,7 +745,16 @@ class SSEStream:
                 "the gate asked for text only; not retryable",
                 EndReason.TRAILER,
             )
-        return reply("", "", EndReason.TRAILER, envelope=seal(self.content.encode("utf-8")))
+        try:
+            data = self.content.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return reply(
+                "malformed_event",
+                f"malformed event: the text has an unpaired surrogate escape at character "
+                f"{err.start}, so it is not valid Unicode; not retryable",
+                EndReason.TRAILER,
+            )
+        return reply("", "", EndReason.TRAILER, envelope=seal(data))
 
 
 _TRANSIENT_WORDS = (

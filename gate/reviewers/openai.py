@@ -78,7 +78,7 @@ class Stream(SSEStream):
             self.note_error(kind, message, transient_error(kind, code))
             return
         chunk = load_object(event.data)
-        if "error" in chunk:
+        if "error" in chunk or chunk.get("object") == "error":  # the latter: older vLLM
             kind, message, code = error_fields(chunk)
             self.note_error(kind, message, transient_error(kind, code))
             return

@@ -96,6 +96,7 @@ def test_the_key_is_not_in_the_repr() -> None:
 def test_one_line_redacts_and_bounds() -> None:
     assert one_line("bad key sk-1\n  here", "sk-1") == "bad key [redacted] here"
     assert len(one_line("x" * 1000)) == 400
+    assert one_line("bad \ud800 text") == "bad ? text"  # always printable
 
 
 def test_backoff_is_exponential_jittered_and_capped() -> None:

@@ -89,6 +89,15 @@ def test_openai_content_after_finish_is_malformed() -> None:
     assert "after finish_reason" in reply.detail
 
 
+def test_an_unpaired_surrogate_escape_is_malformed_not_a_crash() -> None:
+    body = b'data: {"choices": [{"index": 0, "delta": {"content": "a\\ud800"}, '
+    body += b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    reply = conclude("openai", body)
+    assert reply.reason == "malformed_event"
+    assert "surrogate" in reply.detail
+    assert reply.envelope is None
+
+
 def test_openai_data_after_done_is_malformed() -> None:
     body = sse(oa({"content": "a"}, "stop"), "[DONE]", oa({"content": "b"}))
     assert conclude("openai", body).reason == "malformed_event"
@@ -118,6 +127,20 @@ def test_openai_event_error_frame_with_non_json_body() -> None:
     reply = conclude("openai", body)
     assert reply.reason == "error_frame"
     assert "upstream died" in reply.detail
+
+
+def test_openai_vllm_style_error_object_is_an_error_frame() -> None:
+    error = {
+        "object": "error",
+        "message": "engine dead",
+        "type": "InternalServerError",
+        "code": 500,
+    }
+    body = sse(oa({"content": "x"}), error, oa({}, "stop"), "[DONE]")
+    reply = conclude("openai", body)
+    assert reply.reason == "error_frame"
+    assert reply.retryable
+    assert "engine dead" in reply.detail
 
 
 def test_openai_usage_and_response_id_recorded() -> None:
