@@ -1,0 +1,185 @@
+"""The files users and GitHub read: action.yml, Dockerfile, .dockerignore, workflows."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gate import cli
+from gate.config import ACTION_INPUTS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    loaded = yaml.safe_load(path.read_text("utf-8"))
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def _on(workflow: dict[str, Any]) -> dict[str, Any]:
+    # YAML 1.1 reads the key `on` as the boolean true
+    events = workflow.get("on", workflow.get(True))
+    if isinstance(events, str):
+        return {events: None}
+    assert isinstance(events, dict)
+    return events
+
+
+def _steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
+
+
+# --- action.yml ------------------------------------------------------------------------
+
+
+def test_action_is_a_docker_action_built_from_the_dockerfile() -> None:
+    action = _yaml(ROOT / "action.yml")
+    assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+    assert action["name"]
+    assert action["description"]
+    assert set(action["branding"]) == {"icon", "color"}
+
+
+def test_every_input_has_a_description_and_a_quoted_default() -> None:
+    text = (ROOT / "action.yml").read_text("utf-8")
+    action = _yaml(ROOT / "action.yml")
+    for name, spec in action["inputs"].items():
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)*", name), f"{name} is not kebab-case"
+        assert isinstance(spec["description"], str), name
+        assert spec["description"].strip(), name
+        assert isinstance(spec["default"], str), name
+        assert spec.get("required", False) is False, name
+    # quoted in the file, so YAML cannot turn "true" into a boolean or "" into null
+    defaults = re.findall(r"^    default: (.*)$", text, flags=re.MULTILINE)
+    assert len(defaults) == len(action["inputs"])
+    assert all(d.startswith('"') and d.endswith('"') for d in defaults), defaults
+    assert action["inputs"]["config"]["default"] == ".github/review-gate.yml"
+    assert action["inputs"]["token"]["default"] == "${{ github.token }}"
+    assert action["inputs"]["status-context"]["default"] == "review-gate"
+    assert action["inputs"]["fail-job"]["default"] == "true"
+    assert set(action["inputs"]) == set(ACTION_INPUTS)
+
+
+def test_outputs_are_declared() -> None:
+    outputs = _yaml(ROOT / "action.yml")["outputs"]
+    assert set(outputs) == {"state", "verdict", "description", "certificate"}
+    assert all(spec["description"] for spec in outputs.values())
+
+
+def test_the_entrypoint_command_exists() -> None:
+    parser = cli.build_parser()
+    with pytest.raises(SystemExit) as done:
+        parser.parse_args(["action", "--help"])
+    assert done.value.code == 0
+
+
+# --- Dockerfile and .dockerignore -----------------------------------------------------------
+
+
+def _instructions() -> list[tuple[str, str]]:
+    text = (ROOT / "Dockerfile").read_text("utf-8").replace("\\\n", " ")
+    out = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            keyword, _, rest = stripped.partition(" ")
+            out.append((keyword.upper(), rest.strip()))
+    return out
+
+
+def test_dockerfile_base_is_a_build_arg_with_a_default() -> None:
+    steps = _instructions()
+    assert steps[0] == ("ARG", "BASE_IMAGE=python:3.12-slim")
+    froms = [rest for kw, rest in steps if kw == "FROM"]
+    assert froms == ["${BASE_IMAGE} AS build", "${BASE_IMAGE}"]
+
+
+def test_dockerfile_final_stage_holds_only_the_venv() -> None:
+    steps = _instructions()
+    last_from = max(i for i, (kw, _) in enumerate(steps) if kw == "FROM")
+    final = steps[last_from + 1 :]
+    assert {kw for kw, _ in final} <= {"COPY", "ENV", "ENTRYPOINT", "LABEL"}
+    assert [rest for kw, rest in final if kw == "COPY"] == ["--from=build /opt/venv /opt/venv"]
+    env = " ".join(rest for kw, rest in final if kw == "ENV")
+    assert "PYTHONDONTWRITEBYTECODE=1" in env
+    assert "PYTHONUNBUFFERED=1" in env
+    entry = [rest for kw, rest in final if kw == "ENTRYPOINT"]
+    assert [json.loads(e) for e in entry] == [["/opt/venv/bin/review-gate", "action"]]
+
+
+def test_dockerfile_has_no_user_no_workdir_no_host_paths() -> None:
+    steps = _instructions()
+    keywords = {kw for kw, _ in steps}
+    assert "USER" not in keywords  # GitHub runs Docker actions as root and forbids USER
+    assert "WORKDIR" not in keywords  # GitHub sets the working directory
+    text = (ROOT / "Dockerfile").read_text("utf-8")
+    assert "/work/" not in text
+    assert "/tmp/venv" not in text
+
+
+def test_dockerignore_is_an_allow_list() -> None:
+    lines = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text("utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert lines[0] == "*"
+    allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
+    assert allowed == {"pyproject.toml", "README.md", "gate"}
+    assert "**/__pycache__" in lines
+
+
+# --- workflows ----------------------------------------------------------------------------
+
+
+def test_example_workflow_is_complete_and_minimal() -> None:
+    workflow = _yaml(ROOT / "examples" / "review-gate.yml")
+    events = _on(workflow)
+    assert {"pull_request", "merge_group", "workflow_dispatch"} <= set(events)
+    assert set(events["pull_request"]["types"]) == {
+        "opened",
+        "synchronize",
+        "reopened",
+        "ready_for_review",
+        "labeled",
+    }
+    assert workflow["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "statuses": "write",
+    }
+    assert workflow["concurrency"]["cancel-in-progress"] is True
+    assert "pull_request.number" in workflow["concurrency"]["group"]
+    steps = _steps(workflow)
+    gate = [s for s in steps if "review-gate" in str(s.get("uses", ""))]
+    assert len(gate) == 1
+    assert set(gate[0]["with"]) <= set(ACTION_INPUTS)
+    assert not Path(gate[0]["with"]["certificate-dir"]).is_absolute()
+    upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert len(upload) == 1
+    assert upload[0]["if"] == "always()"
+    assert upload[0]["with"]["path"] == "${{ steps.gate.outputs.certificate }}"
+
+
+def test_e2e_workflow_uses_the_local_action_with_declared_inputs() -> None:
+    workflow = _yaml(ROOT / "tests" / "e2e" / "workflow" / "review-gate-e2e.yml")
+    local = [s for s in _steps(workflow) if s.get("uses") == "./"]
+    assert len(local) == 1
+    assert set(local[0]["with"]) <= set(ACTION_INPUTS)
+
+
+def test_ci_workflow_runs_the_ci_script_with_e2e_required() -> None:
+    workflow = _yaml(ROOT / ".github" / "workflows" / "ci.yml")
+    assert workflow["permissions"] == {"contents": "read"}
+    (job,) = workflow["jobs"].values()
+    assert job["env"]["REVIEW_GATE_E2E"] == "1"
+    assert job["env"]["CI"] == "true"
+    runs = [s.get("run") for s in job["steps"]]
+    assert "bash .ci/run" in runs
+    assert set(job["strategy"]["matrix"]["python"]) == {"3.11", "3.12"}
