@@ -16,13 +16,13 @@ from gate.config import ACTION_INPUTS
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _yaml(path: Path) -> dict[str, Any]:
+def _yaml(path: Path) -> dict[Any, Any]:
     loaded = yaml.safe_load(path.read_text("utf-8"))
     assert isinstance(loaded, dict)
     return loaded
 
 
-def _on(workflow: dict[str, Any]) -> dict[str, Any]:
+def _on(workflow: dict[Any, Any]) -> dict[str, Any]:
     # YAML 1.1 reads the key `on` as the boolean true
     events = workflow.get("on", workflow.get(True))
     if isinstance(events, str):
@@ -31,7 +31,7 @@ def _on(workflow: dict[str, Any]) -> dict[str, Any]:
     return events
 
 
-def _steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+def _steps(workflow: dict[Any, Any]) -> list[dict[str, Any]]:
     return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
 
 
