@@ -61,7 +61,6 @@ exit codes: 0 every case got its expected decision, 3 otherwise, 2 usage error.
 
 SAMPLE = "sample.diff"
 POLICY_VERSION = "1"
-DEMO_KEY = "demo-key-not-a-secret"  # the local simulator asks for none; sent to 127.0.0.1 only
 RETRY_PAUSE_CAP = 0.05  # seconds; the real backoff is seconds long
 STALL_READ_TIMEOUT = 0.5
 
@@ -286,7 +285,7 @@ def run_case(
     result = review(
         diff,
         config,
-        api_key=DEMO_KEY,
+        api_key=None,  # a local OpenAI-compatible server needs no key
         extra_cert={"command": "demo", "case": case.name, "on_the_wire": case.sent},
         sleep=short_pause,
     )
@@ -296,7 +295,7 @@ def run_case(
         records = proxy.records[before:]
         wire = records[-1] if records else None
     path = out / f"{case.name}.json"
-    certificate.write(path, result.certificate, secrets=[DEMO_KEY])
+    certificate.write(path, result.certificate)
     return Outcome(case=case, result=result, wire=wire, certificate_path=path)
 
 

@@ -166,13 +166,13 @@ def _run(args: argparse.Namespace) -> int:
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
+    hint = unreachable_hint(result, result.certificate["context"]["reviewer"]["base_url"])
     if args.json:
         print(json.dumps(summary_json(result, cert_sha), sort_keys=True))
-        return exit_code(decision)
-    print(f"{decision.state}: {decision.description}")
-    hint = unreachable_hint(result, result.certificate["context"]["reviewer"]["base_url"])
+    else:
+        print(f"{decision.state}: {decision.description}")
     if hint:
         print(f"review-gate review: error: {hint}", file=sys.stderr)
-    elif decision.detail and decision.detail not in decision.description:
+    elif not args.json and decision.detail and decision.detail not in decision.description:
         print(f"  {decision.detail}", file=sys.stderr)
     return exit_code(decision)

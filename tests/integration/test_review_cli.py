@@ -222,14 +222,20 @@ def test_unreachable_endpoint_names_the_setting(
         port = placeholder.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     argv = ["review", "--diff", str(diff_file), "--model", "m", "--base-url", url]
+    hint = (
+        f"review-gate review: error: cannot reach the reviewer at {url} (connect_error); "
+        "check --base-url (reviewer.base_url)"
+    )
     code = main([*argv, "--attempts", "1"])
     out, err = capsys.readouterr()
     assert code == 3
     assert out.startswith("incomplete: ")
-    assert (
-        f"review-gate review: error: cannot reach the reviewer at {url} (connect_error); "
-        "check --base-url (reviewer.base_url)"
-    ) in err
+    assert hint in err
+    code = main([*argv, "--attempts", "1", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert json.loads(out)["reason"] == "connect_error"
+    assert hint in err
 
 
 def test_config_file_then_options(
