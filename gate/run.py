@@ -213,10 +213,13 @@ def _pipeline(
 
     pull = run.pull
     if pull is not None and pull.draft and config.skip_drafts:
-        skipped = blocked(
-            State.NEEDS_HUMAN,
-            "draft",
-            "draft pull request: review skipped until it is marked ready for review",
+        skipped = replace(
+            blocked(
+                State.NEEDS_HUMAN,
+                "draft",
+                "draft pull request: the review is skipped until it is marked ready for review",
+            ),
+            description="draft: review skipped until the pull request is ready for review",
         )
         return _post_final(run, skipped, status=Status.PENDING, state="skipped")
 

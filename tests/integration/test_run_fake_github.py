@@ -333,7 +333,9 @@ def test_draft_is_skipped_with_pending_never_success(tmp_path, fake, sim_factory
     result = run_gate(tmp_path, fake, sim, pr_payload(draft=True))
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending"]
-    assert "draft" in statuses[0]["description"]
+    assert statuses[0]["description"] == (
+        "draft: review skipped until the pull request is ready for review"
+    )
     assert sim.count == 0
     assert result.outputs["state"] == "skipped"
     assert result.code == 3
