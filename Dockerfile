@@ -12,8 +12,8 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 RUN python3 -m venv /opt/venv
-COPY pyproject.toml README.m[d] /src/
-COPY gate /src/gate
+# The context holds only what .dockerignore allows (pyproject.toml, README.md, gate/).
+COPY . /src/
 # Install the project (byte-compiled, for a fast start), then drop the installers:
 # nothing in the final image can fetch or build code.
 RUN /opt/venv/bin/pip install /src \
