@@ -524,13 +524,13 @@ def _make_parents(folder: Path) -> None:
 
 
 def _write_verified(target: Path, data: bytes, expected: str, writer: Writer) -> _WriteReport:
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644
     written = 0
     tmp: Path | None = None
     try:
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o644
         _make_parents(target.parent)
         _remove_stale_temps(target)
         fd, tmp = temp_path_for(target)
@@ -700,10 +700,13 @@ def _apply_delete(root: Path, req: DeletePath) -> ApplyResult:
             )
     if not os.path.lexists(target):
         return result(Outcome.REFUSED, "not_found", f"{norm} does not exist")
-    if target.is_dir() and not target.is_symlink():
-        shutil.rmtree(target)
-    else:
-        target.unlink()
+    try:
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    except OSError as err:
+        return result(Outcome.REFUSED, "delete_error", f"cannot delete {norm}: {err}")
     fsync_dir(target.parent)
     return result(Outcome.OK, "deleted", f"deleted {norm}")
 
@@ -727,18 +730,28 @@ def apply_tool_result(
                 return _apply_delete(base, req)
             return _apply_write(base, req, writer)
     except ApplyError as err:
-        write = req if isinstance(req, WriteFile) else None
-        return ApplyResult(
-            tool="write_file" if write else "delete_path",
-            path=req.path,
-            apply_id=req.apply_id,
-            outcome=Outcome.REFUSED,
-            reason=err.reason,
-            detail=err.message,
-            promised_length=write.content_length if write else None,
-            sha256_promised=write.sha256 if write else None,
-            stream_end_reason=write.stream_end_reason if write else None,
+        return _refused_parsed(req, err.reason, err.message)
+    except (OSError, AtomicWriteError) as err:
+        return _refused_parsed(
+            req,
+            "apply_dir_unwritable",
+            f"cannot prepare {base / MARKER_DIR} (lock and marker): {err}; --root must be writable",
         )
+
+
+def _refused_parsed(req: WriteFile | DeletePath, reason: str, detail: str) -> ApplyResult:
+    write = req if isinstance(req, WriteFile) else None
+    return ApplyResult(
+        tool="write_file" if write else "delete_path",
+        path=req.path,
+        apply_id=req.apply_id,
+        outcome=Outcome.REFUSED,
+        reason=reason,
+        detail=detail,
+        promised_length=write.content_length if write else None,
+        sha256_promised=write.sha256 if write else None,
+        stream_end_reason=write.stream_end_reason if write else None,
+    )
 
 
 def _refused_unparsed(raw: bytes, err: ApplyError) -> ApplyResult:

@@ -511,6 +511,22 @@ def test_delete_of_a_listed_path_is_refused_then_allowed(root: Path) -> None:
     assert not (root / "pkg" / "mod.py").exists()
 
 
+def test_an_unusable_apply_folder_is_refused_not_a_traceback(root: Path) -> None:
+    (root / ".apply").write_text("a file where the folder should be\n")
+    result = run(write_result(NEW), root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "apply_dir_unwritable")
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+
+
+def test_a_failing_delete_is_reported(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def denied(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(Path, "unlink", denied)
+    result = run({"tool": "delete_path", "path": "pkg/mod.py"}, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "delete_error")
+
+
 def test_delete_of_a_missing_path_is_refused(root: Path) -> None:
     assert run({"tool": "delete_path", "path": "nope"}, root).reason == "not_found"
 
