@@ -86,6 +86,9 @@ class Run:
     notes: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     pending_posted: bool = False
+    artifacts_done: bool = False
+    cert_path: str | None = None
+    digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def run_url(self) -> str | None:
@@ -417,6 +420,26 @@ def _post_final(
             )
     run.extra["posted"] = {"status": str(posted), "description": description, "sha": run.head}
     run.extra["final_state"] = state or str(decision.state)
+    # the evidence first: a status is posted only once its certificate is on disk
+    try:
+        run.cert_path, run.digests = _write_artifacts(run, decision)
+    except (GateError, OSError) as err:
+        failed = blocked(
+            State.INCOMPLETE,
+            "certificate_unwritten",
+            f"the certificate could not be written ({err}); check certificate-dir / RUNNER_TEMP",
+        )
+        run.extra["posted"] = {
+            "status": "error",
+            "description": failed.description,
+            "sha": run.head,
+        }
+        run.extra["final_state"] = str(failed.state)
+        run.cert_path, run.digests = None, {}
+        run.artifacts_done = True
+        _post(run, Status.ERROR, failed.description)
+        return failed
+    run.artifacts_done = True
     _post(run, posted, description)
     return decision
 
@@ -486,12 +509,12 @@ def _write_artifacts(run: Run, decision: Decision) -> tuple[str | None, dict[str
 
 def _finish(run: Run, decision: Decision, fail_job: bool, *, posted: bool) -> int:
     state = str(run.extra.get("final_state") or decision.state)
-    cert_path: str | None = None
-    digests: dict[str, str] = {}
-    try:
-        cert_path, digests = _write_artifacts(run, decision)
-    except (GateError, OSError) as err:
-        run.notes.append(f"could not write the certificate: {err}")
+    if not run.artifacts_done:  # the run stopped before the final status
+        try:
+            run.cert_path, run.digests = _write_artifacts(run, decision)
+        except (GateError, OSError) as err:
+            run.notes.append(f"could not write the certificate: {err}")
+    cert_path, digests = run.cert_path, run.digests
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, cert_path, digests))
         try:

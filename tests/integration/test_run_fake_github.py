@@ -572,3 +572,17 @@ def test_container_entry_point_review_gate_action(tmp_path, fake, sim_factory):
     ]
     assert parse_outputs(output.read_text())["state"] == "pass"
     assert "::add-mask::" + fake.token in proc.stdout
+
+
+def test_no_success_without_a_certificate_on_disk(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the certificate folder should be")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"CERTIFICATE-DIR": str(blocker)})
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert "certificate could not be written" in statuses[-1]["description"]
+    assert result.outputs["reason"] == "certificate_unwritten"
+    assert result.outputs["certificate"] == ""
+    assert result.code == 3
