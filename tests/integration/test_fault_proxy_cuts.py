@@ -1,4 +1,4 @@
-"""For each dialect: a healthy answer passes, and a cut at every byte offset never does.
+"""For each dialect and framing: a healthy answer passes, a cut at every byte offset never does.
 
 A real reviewer simulator on 127.0.0.1 answers a bound pass verdict; the fault
 proxy sits between it and the gate and cuts the same healthy response after
@@ -61,10 +61,11 @@ def via(proxy: FaultProxy, url: str) -> str:
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.parametrize("framing", ["chunked", "length"])
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_every_cut_of_a_healthy_answer_blocks(dialect: str) -> None:
+def test_every_cut_of_a_healthy_answer_blocks(dialect: str, framing: str) -> None:
     # One content piece per answer keeps the response small, so every offset is cheap.
-    healthy = SimResponse(piece_size=4096)
+    healthy = SimResponse(piece_size=4096, framing=framing)
     script = [healthy] * 10_000
     with (
         ReviewerSimulator(dialect, bound_pass(dialect), script=script) as sim,
@@ -103,7 +104,7 @@ def test_every_cut_of_a_healthy_answer_blocks(dialect: str) -> None:
     assert passed == []
     assert sum(reasons.values()) == total
     assert proxy.alive_threads == 0
-    print(f"{dialect}: {total} cuts, reasons {dict(reasons)}")
+    print(f"{dialect}/{framing}: {total} cuts, reasons {dict(reasons)}")
 
 
 @pytest.mark.timeout(120)
