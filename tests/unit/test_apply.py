@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -113,6 +114,15 @@ def test_every_prefix_of_a_real_module_is_never_applied(fast_tmp: Path) -> None:
     assert whole.outcome is Outcome.OK
     assert target.read_bytes() == source
     assert not (tmp_path / ".apply" / "incomplete").exists()
+
+
+def test_every_prefix_of_the_tool_result_itself_is_never_applied(root: Path) -> None:
+    raw = json.dumps(write_result(NEW, stream_end_reason="trailer")).encode()
+    for cut in range(len(raw)):
+        result = run(raw[:cut], root)
+        assert result.outcome is not Outcome.OK, cut
+        assert (root / "pkg" / "mod.py").read_bytes() == OLD, cut
+    assert run(raw, root).outcome is Outcome.OK
 
 
 def test_a_prefix_of_an_absent_file_leaves_it_absent(tmp_path: Path) -> None:
@@ -458,6 +468,22 @@ def test_a_bad_read_back_after_the_rename_is_corrupt(
     result = run(write_result(NEW), root)
     assert (result.outcome, result.reason) == (Outcome.CORRUPT, "readback_mismatch")
     assert read_marker(root)[0].path == "pkg/mod.py"
+
+
+def test_a_held_lock_is_a_bounded_wait_then_busy(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(apply_mod, "LOCK_WAIT_S", 0.2)
+    (root / ".apply").mkdir()
+    fd = os.open(root / ".apply" / "lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        result = run(write_result(NEW), root)
+    finally:
+        os.close(fd)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "busy")
+    assert (root / "pkg" / "mod.py").read_bytes() == OLD
+    assert run(write_result(NEW), root).outcome is Outcome.OK
 
 
 def test_stale_temps_of_a_killed_apply_are_removed(root: Path) -> None:
