@@ -160,14 +160,12 @@ class ApplyResult:
 
     def log_line(self) -> str:
         def show(value: object) -> str:
-            text = (
-                "-"
-                if value is None
-                else str(value).lower()
-                if isinstance(value, bool)
-                else str(value)
-            )
-            return json.dumps(text) if not text or re.search(r"[\s=\"\\]", text) else text
+            if value is None:
+                return "-"
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            if not text or not text.isprintable() or re.search(r"[\s=\"\\]", text):
+                return json.dumps(text)  # one line, whatever the path holds
+            return text
 
         incomplete = self.outcome in (Outcome.INCOMPLETE, Outcome.CORRUPT)
         fields = {

@@ -252,6 +252,14 @@ def test_incomplete_hints_and_log_line(root: Path) -> None:
     assert read_marker(root)[0].apply_id == "run-7"
 
 
+def test_the_log_line_stays_one_line_for_any_path(tmp_path: Path) -> None:
+    result = run(write_result(NEW[:2], path="we ird\n\x1bname=x", promised=NEW), tmp_path)
+    line = result.log_line()
+    assert "\n" not in line
+    assert "\x1b" not in line
+    assert 'path="we ird\\n\\u001bname=x"' in line
+
+
 def test_corrupt_hint_names_corrupt(root: Path) -> None:
     doc = write_result(NEW, promised=NEW.upper())
     assert run(doc, root).hints()[0] == "apply.corrupt=true"
