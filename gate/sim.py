@@ -8,6 +8,7 @@ or an MC1 envelope; chunked encoding with chosen chunk sizes,
 ``Content-Length`` or a close-delimited body; TCP segments split at chosen
 offsets (``TCP_NODELAY`` and small sends); a cut, a stall, an endless body.
 
+With ``tls`` (a server :class:`ssl.SSLContext`) it serves HTTPS instead.
 A :class:`SimResponse` scripts one answer. The ``script`` is used in order,
 one entry per request; after it, every request gets a healthy answer whose
 text comes from ``responder(request_json)``. :func:`wire_for` returns the exact
@@ -24,6 +25,7 @@ import itertools
 import json
 import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -382,11 +384,13 @@ class ReviewerSimulator:
         responder: Callable[[dict[str, Any]], str] | None = None,
         *,
         script: Sequence[SimResponse] = (),
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.dialect = dialect
         self.responder = responder or _default_responder
+        self._tls = tls
         self._script = list(script)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -438,7 +442,8 @@ class ReviewerSimulator:
     # -- what tests read
     @property
     def base_url(self) -> str:
-        root = f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self._tls is not None else "http"
+        root = f"{scheme}://127.0.0.1:{self.port}"
         if self.dialect == "openai":
             return root + "/v1"
         if self.dialect == "mc1":
@@ -497,6 +502,11 @@ class ReviewerSimulator:
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.settimeout(10.0)
+            if self._tls is not None:
+                plain = conn
+                conn = self._tls.wrap_socket(plain, server_side=True)
+                with self._lock:
+                    self._conns[self._conns.index(plain)] = conn
             request = self._read_request(conn)
             if request is None:
                 return
