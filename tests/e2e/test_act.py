@@ -484,3 +484,36 @@ def test_fail_verdict_posts_pending_then_failure(
     assert run.gate_result() == "failure"
     assert run.job_result == "failure"
     assert run.returncode != 0
+
+
+def test_invalid_config_at_base_posts_error_naming_key_and_line(
+    tools: dict[str, str], image: str, workspace: Path, world: World
+) -> None:
+    world.github.set_file(
+        world.base_sha,
+        ".github/review-gate.yml",
+        "policy_version: '1'\nreviewer:\n  max_tokens: lots\n",
+    )
+    with ReviewerSimulator("openai", _verdict("pass")) as sim:
+        run = run_act(
+            tools,
+            workspace,
+            _event(world.head_sha, world.base_sha),
+            api_url=world.github.api_url,
+            reviewer_url=sim.base_url,
+            reviewer_key=world.key,
+        )
+        assert sim.count == 0, run.explain()  # nothing is reviewed under a config it cannot read
+    assert world.github.violations == []
+    statuses = world.github.status_list(world.head_sha)
+    assert [s["state"] for s in statuses][-1] == "error", run.explain()
+    assert "success" not in [s["state"] for s in statuses]
+    description = statuses[-1]["description"]
+    assert "line 3" in description
+    assert "reviewer.max_tokens" in description
+    assert run.outputs["state"] == "needs_human"
+    assert run.outputs["description"] == description
+    assert "fix:" in run.summary
+    assert run.job_outputs.get("state") == "needs_human"
+    assert run.exit_code == 3
+    assert run.returncode != 0
