@@ -25,6 +25,7 @@ import selectors
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
@@ -113,6 +114,8 @@ class FaultProxy:
         stall_seconds: float = 30.0,
         max_connections: int = 32,
         capture_limit: int = 1 << 20,
+        max_records: int = 100_000,
+        on_close: Callable[[ConnectionRecord], None] | None = None,
     ) -> None:
         self.upstream = upstream
         self.fault = fault if fault is not None else Fault()
@@ -121,7 +124,11 @@ class FaultProxy:
         self.io_timeout = io_timeout
         self.stall_seconds = stall_seconds
         self.capture_limit = capture_limit
+        self.max_records = max_records
+        self.on_close = on_close
+        #: The most recent connections (at most ``max_records``), oldest first.
         self.records: list[ConnectionRecord] = []
+        self._accepted = 0
         self._slots = threading.BoundedSemaphore(max_connections)
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -231,8 +238,11 @@ class FaultProxy:
                     client.close()  # over the bound: refuse rather than queue forever
                     continue
                 with self._lock:
-                    record = ConnectionRecord(number=len(self.records) + 1, fault=self.fault)
+                    self._accepted += 1
+                    record = ConnectionRecord(number=self._accepted, fault=self.fault)
                     self.records.append(record)
+                    if len(self.records) > self.max_records:
+                        del self.records[: len(self.records) - self.max_records]
                     thread = threading.Thread(
                         target=self._serve_one,
                         args=(client, record),
@@ -280,6 +290,9 @@ class FaultProxy:
                 record.outcome = "closed"
             record.done.set()
             self._slots.release()
+            if self.on_close is not None:
+                with contextlib.suppress(OSError, ValueError):  # e.g. stderr closed
+                    self.on_close(record)
 
     def _track(self, sock: socket.socket) -> None:
         with self._lock:

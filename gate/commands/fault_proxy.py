@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from gate.errors import UsageError
-from gate.faults import Fault, FaultKind, FaultProxy, parse_hostport
+from gate.faults import ConnectionRecord, Fault, FaultKind, FaultProxy, parse_hostport
 
 NAME = "fault-proxy"
 HELP = "forward a server's response with a cut, a flipped byte or a stall"
@@ -76,12 +76,29 @@ def fault_from_args(args: argparse.Namespace) -> Fault:
     raise UsageError("choose one fault: --cut-after N, --flip-at N or --stall-after N")
 
 
+def report(record: ConnectionRecord) -> None:
+    print(
+        f"fault-proxy: connection {record.number}: request {record.request_bytes} bytes, "
+        f"response {record.upstream_bytes} bytes in, {record.client_bytes} bytes out, "
+        f"{record.outcome}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     listen = parse_hostport(args.listen, what="--listen")
     upstream = parse_hostport(args.upstream, what="--upstream")
     fault = fault_from_args(args)
     proxy = FaultProxy(
-        upstream, fault, listen=listen, once=args.once, stall_seconds=args.stall_seconds
+        upstream,
+        fault,
+        listen=listen,
+        once=args.once,
+        stall_seconds=args.stall_seconds,
+        capture_limit=0,
+        max_records=1,
+        on_close=report,
     )
     host, port = proxy.address
     print(
@@ -92,12 +109,6 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         proxy.serve()
-    finally:
-        for rec in proxy.records:
-            print(
-                f"fault-proxy: connection {rec.number}: request {rec.request_bytes} bytes, "
-                f"response {rec.upstream_bytes} bytes in, {rec.client_bytes} bytes out, "
-                f"{rec.outcome}",
-                file=sys.stderr,
-            )
+    except KeyboardInterrupt:  # Ctrl-C is how a long-running proxy is meant to end
+        print("fault-proxy: stopped", file=sys.stderr)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -286,3 +287,41 @@ def test_stop_releases_a_send_to_a_client_that_stopped_reading() -> None:
             # Still connected and not reading; stop() joins for at most 5 s.
             assert proxy.alive_threads == 0
     assert 0 < proxy.records[0].client_bytes < len(big)
+
+
+def test_records_are_bounded_and_reported_as_they_close(upstream: Upstream) -> None:
+    closed: list[tuple[int, str]] = []
+    with FaultProxy(
+        upstream.address,
+        Fault(FaultKind.CUT, 9),
+        max_records=2,
+        on_close=lambda rec: closed.append((rec.number, rec.outcome)),
+    ) as proxy:
+        for _ in range(5):
+            fetch(proxy.address)
+            assert proxy.wait(5)
+    assert [rec.number for rec in proxy.records] == [4, 5]
+    assert closed == [(n, "cut") for n in range(1, 6)]
+
+
+def test_cli_ctrl_c_stops_cleanly(upstream: Upstream) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "gate", "fault-proxy", "--listen", "127.0.0.1:0"]
+    cmd += ["--upstream", f"{upstream.address[0]}:{upstream.address[1]}", "--flip-at", "0"]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        port = int(banner.split("listening on 127.0.0.1:")[1].split(",")[0])
+        got, _ = fetch(("127.0.0.1", port))
+        live = proc.stderr.readline()  # reported when the connection closes, not at exit
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=10)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert got[0] == RESPONSE[0] ^ 0x01
+    assert "connection 1: request 39 bytes, response 1024 bytes in, 1024 bytes out" in live
+    assert proc.returncode == 0
+    assert "fault-proxy: stopped" in rest
