@@ -32,7 +32,11 @@ def run(
     sleeps: list[float] = []
     with ReviewerSimulator(dialect, lambda _req: ANSWER, script=script) as sim:
         outcome = review(sim.settings(**overrides), system="SYS", user="USER", sleep=sleeps.append)
-        return outcome, sim.count, sim.exchanges
+    for attempt in outcome.attempts:  # every detail: one printable line, or empty when complete
+        assert "\n" not in attempt.detail
+        assert len(attempt.detail) <= 480
+        assert bool(attempt.detail) is not attempt.complete
+    return outcome, sim.count, sim.exchanges
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
