@@ -16,16 +16,16 @@ import json
 
 from gate.attempt import FinishReason
 from gate.errors import TransportError
-from gate.reviewers.base import (
-    HttpRequest,
+from gate.reviewers.base import HttpRequest
+from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.sse import SSEEvent
+from gate.reviewers.stream import (
     SSEStream,
     error_fields,
     int_fields,
     load_object,
     transient_error,
 )
-from gate.reviewers.settings import ReviewerSettings
-from gate.reviewers.sse import SSEEvent
 
 NAME = "anthropic"
 API_VERSION = "2023-06-01"

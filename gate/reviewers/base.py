@@ -11,12 +11,10 @@ complete only when its ``Content-Length`` was met or its terminal chunk was
 seen (h11 raises otherwise). A close-delimited body (neither) is refused,
 because its end cannot be told from a cut.
 
-:class:`Reply` is the one typed result every dialect returns, and
-:class:`SSEStream` is the common core of the three server-sent-events
-dialects (OpenAI, Anthropic, Gemini): it collects content, the finish reason,
-usage, error frames and the end marker, and :meth:`SSEStream.conclude` turns
-them into a :class:`Reply`, sealing the content into an MC1 envelope only
-when all the completeness evidence is present.
+:class:`Reply` is the one typed result every dialect returns (raw bytes,
+content, normalized and verbatim finish reason, end reason, usage, byte
+counts, request id, timings); :class:`Parser` is what a dialect provides.
+The SSE dialects share :mod:`gate.reviewers.stream`.
 """
 
 from __future__ import annotations
@@ -38,10 +36,8 @@ import httpx
 
 from gate import __version__
 from gate.attempt import Attempt, EndReason, FinishReason
-from gate.envelope import seal
-from gate.errors import GateError, TransportError
+from gate.errors import GateError
 from gate.reviewers.settings import ReviewerSettings
-from gate.reviewers.sse import SSEEvent, SSEParser
 
 USER_AGENT = f"review-gate/{__version__}"
 #: How much of a non-2xx body is read to find the provider's error message.
@@ -58,35 +54,6 @@ def one_line(text: str, secret: str | None = None, limit: int = DETAIL_LIMIT) ->
         text = text.replace(secret, "[redacted]")
     text = " ".join(text.split()).encode("utf-8", "replace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def load_object(data: str) -> dict[str, Any]:
-    """Parse one event's JSON data; it must be an object."""
-    try:
-        value = json.loads(data)
-    except json.JSONDecodeError as err:
-        shown = one_line(data, limit=80)
-        raise TransportError(
-            f"malformed event: data is not JSON ({err.msg} at {err.pos}): {shown}",
-            reason="malformed_event",
-        ) from None
-    if not isinstance(value, dict):
-        raise TransportError(
-            f"malformed event: data is JSON {type(value).__name__}, expected an object",
-            reason="malformed_event",
-        )
-    return value
-
-
-def int_fields(value: object) -> dict[str, int]:
-    """The integer fields of a usage object (nested details are left out)."""
-    if not isinstance(value, dict):
-        return {}
-    return {
-        str(key): item
-        for key, item in value.items()
-        if isinstance(item, int) and not isinstance(item, bool)
-    }
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -549,243 +516,6 @@ def perform(
 def _declared_over(headers: Mapping[str, str], limit: int) -> bool:
     value = headers.get("content-length", "").strip()
     return value.isdigit() and int(value) > limit
-
-
-# --- the common core of the SSE dialects --------------------------------------
-
-
-@dataclass
-class ErrorFrame:
-    kind: str
-    message: str
-    transient: bool
-
-
-class SSEStream:
-    """Collect one SSE answer and conclude it into a :class:`Reply`.
-
-    Subclasses implement :meth:`on_event` and :meth:`normalize`, and set the
-    end-marker wording. A malformed event or an error frame is recorded (the
-    first one wins) and reading goes on, so the raw bytes are complete for the
-    record; neither can be outweighed by anything that follows.
-    """
-
-    PROVIDER = ""
-    END_MARKER = ""  # e.g. "data: [DONE]"
-    MISSING_END_REASON = ""  # e.g. "missing_done"
-    REQUEST_ID_HEADERS: tuple[str, ...] = ("x-request-id",)
-
-    def __init__(self, settings: ReviewerSettings) -> None:
-        self.settings = settings
-        self.parser = SSEParser()
-        self.parts: list[str] = []
-        self.finish: str | None = None
-        self.end_marker = False
-        self.error: ErrorFrame | None = None
-        self.malformed: str | None = None
-        self.usage: dict[str, int] = {}
-        self.response_id: str | None = None
-        self.refusal_text = ""
-        self.events = 0
-
-    # subclass hooks
-    def on_event(self, event: SSEEvent) -> None:
-        raise NotImplementedError
-
-    def normalize(self, verbatim: str) -> FinishReason:
-        raise NotImplementedError
-
-    def missing_end_detail(self) -> str:
-        return (
-            f"the stream ended without {self.END_MARKER}; the answer may be cut "
-            "(a proxy or the provider closed the stream early); retryable"
-        )
-
-    # the machinery
-    def feed(self, chunk: bytes) -> None:
-        if self.malformed is not None:
-            return
-        try:
-            for event in self.parser.feed(chunk):
-                self.events += 1
-                self.on_event(event)
-        except TransportError as err:
-            self.malformed = err.message
-
-    def note_malformed(self, text: str) -> None:
-        if self.malformed is None:
-            self.malformed = text
-
-    def note_error(self, kind: str, message: str, transient: bool) -> None:
-        if self.error is None:
-            self.error = ErrorFrame(kind or "error", message, transient)
-
-    @property
-    def content(self) -> str:
-        return "".join(self.parts)
-
-    def conclude(self, exchange: Exchange) -> Reply:
-        secret = self.settings.api_key
-        finish = self.normalize(self.finish) if self.finish is not None else FinishReason.NONE
-
-        def reply(
-            reason: str,
-            detail: str,
-            end: EndReason,
-            *,
-            retry: bool = False,
-            envelope: bytes | None = None,
-        ) -> Reply:
-            return Reply(
-                provider=self.PROVIDER,
-                complete=envelope is not None,
-                reason=reason,
-                detail=one_line(detail, secret),
-                end_reason=end,
-                finish_reason=finish,
-                provider_finish_reason=self.finish,
-                http_status=exchange.status,
-                raw=exchange.raw,
-                content=self.content,
-                envelope=envelope,
-                usage=dict(self.usage),
-                request_id=exchange.header(*self.REQUEST_ID_HEADERS) or self.response_id,
-                elapsed_s=exchange.elapsed_s,
-                first_byte_s=exchange.first_byte_s,
-                retryable=retry,
-                retry_after=exchange.retry_after,
-            )
-
-        if exchange.status is not None and not 200 <= exchange.status < 300:
-            return reply(
-                exchange.failure,
-                exchange.failure_detail,
-                EndReason.HTTP_ERROR,
-                retry=exchange.retryable,
-            )
-        if self.error is not None:
-            advice = "transient, retryable" if self.error.transient else "not retryable"
-            return reply(
-                "error_frame",
-                f"the provider sent an error inside the 200 stream ({self.error.kind}: "
-                f"{self.error.message}); everything after it is void; {advice}",
-                EndReason.ERROR_FRAME,
-                retry=self.error.transient,
-            )
-        if exchange.failure:
-            return reply(
-                exchange.failure,
-                exchange.failure_detail,
-                exchange.end_reason,
-                retry=exchange.retryable,
-            )
-        if self.malformed is not None:
-            return reply(
-                "malformed_event",
-                f"{self.malformed}; the provider's stream broke its own format; not retryable",
-                EndReason.TRAILER,
-            )
-        kind = exchange.headers.get("content-type", "")
-        if self.events == 0 and "text/event-stream" not in kind:
-            return reply(
-                "not_event_stream",
-                f"the reviewer answered with Content-Type {kind or 'none'!r} and no server-sent "
-                "events; it did not stream (check base_url and that the server supports "
-                "stream: true); not retryable",
-                EndReason.TRAILER,
-            )
-        if self.parser.pending:
-            return reply(
-                "partial_event",
-                "the stream ended in the middle of an event (no blank line after it); "
-                "the answer is cut; retryable",
-                EndReason.TRAILER,
-                retry=True,
-            )
-        if not self.end_marker:
-            hint = "" if "text/event-stream" in kind else f" (Content-Type was {kind or 'none'!r})"
-            return reply(
-                self.MISSING_END_REASON,
-                self.missing_end_detail() + hint,
-                EndReason.TRAILER,
-                retry=True,
-            )
-        return self.judge_finish(finish, reply)
-
-    def judge_finish(self, finish: FinishReason, reply: Callable[..., Reply]) -> Reply:
-        verbatim = self.finish
-        if finish is FinishReason.NONE:
-            return reply(
-                "missing_finish_reason",
-                f"the stream ended ({self.END_MARKER}) without a finish reason; "
-                "the answer cannot be shown complete; retryable",
-                EndReason.TRAILER,
-                retry=True,
-            )
-        if finish is FinishReason.LENGTH:
-            return reply(
-                "token_exhaustion",
-                f"the model ran out of output tokens (finish reason {verbatim!r}, "
-                f"max_tokens={self.settings.max_tokens}); the answer is complete but "
-                "truncated by the model; raise max_tokens",
-                EndReason.TRAILER,
-            )
-        if finish is FinishReason.REFUSAL:
-            said = f": {self.refusal_text}" if self.refusal_text else ""
-            return reply(
-                "refusal",
-                f"the model refused or was filtered (finish reason {verbatim!r}){said}; "
-                "a human must review this change",
-                EndReason.TRAILER,
-            )
-        if finish is not FinishReason.STOP:
-            return reply(
-                "unexpected_finish",
-                f"the model stopped for {verbatim!r}, not a normal stop; "
-                "the gate asked for text only; not retryable",
-                EndReason.TRAILER,
-            )
-        try:
-            data = self.content.encode("utf-8")
-        except UnicodeEncodeError as err:
-            return reply(
-                "malformed_event",
-                f"malformed event: the text has an unpaired surrogate escape at character "
-                f"{err.start}, so it is not valid Unicode; not retryable",
-                EndReason.TRAILER,
-            )
-        return reply("", "", EndReason.TRAILER, envelope=seal(data))
-
-
-_TRANSIENT_WORDS = (
-    "overload",
-    "rate_limit",
-    "server_error",
-    "internal",
-    "unavailable",
-    "timeout",
-    "api_error",
-    "resource_exhausted",
-    "deadline_exceeded",
-)
-
-
-def transient_error(kind: object, code: object = None) -> bool:
-    """Whether an in-stream error names a passing condition (overload, 5xx, 429)."""
-    if isinstance(code, int) and not isinstance(code, bool) and (code == 429 or code >= 500):
-        return True
-    words = f"{kind} {code}".lower()
-    return any(word in words for word in _TRANSIENT_WORDS)
-
-
-def error_fields(value: object) -> tuple[str, str, object]:
-    """(kind, message, code) of an error object as providers send it."""
-    error = value.get("error", value) if isinstance(value, dict) else value
-    if isinstance(error, dict):
-        kind = error.get("type") or error.get("status") or error.get("code") or "error"
-        message = error.get("message") or ""
-        return str(kind), one_line(str(message), limit=200), error.get("code")
-    return "error", one_line(str(error), limit=200), None
 
 
 class Parser(Protocol):
