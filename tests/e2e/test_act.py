@@ -160,7 +160,12 @@ def workspace(tmp_path: Path) -> Path:
             shutil.copy2(ROOT / name, ws / name)
     shutil.copytree(ROOT / "gate", ws / "gate", ignore=shutil.ignore_patterns("__pycache__"))
     (ws / ".github" / "workflows").mkdir(parents=True)
-    shutil.copy2(WORKFLOW, ws / ".github" / "workflows" / WORKFLOW.name)
+    # a workflow name of its own: act names its containers after it, so runs in
+    # parallel (or a run that failed before act cleaned up) never collide
+    text = WORKFLOW.read_text("utf-8")
+    assert "\nname: review-gate-e2e\n" in text
+    text = text.replace("\nname: review-gate-e2e\n", f"\nname: rg-e2e-{secrets.token_hex(4)}\n")
+    (ws / ".github" / "workflows" / WORKFLOW.name).write_text(text, encoding="utf-8")
     _git(ws, "init", "-q", "-b", "main")
     _git(ws, "add", ".")
     _git(ws, "commit", "-q", "-m", "action under test")
@@ -293,6 +298,7 @@ def run_act(
         "--pull=false",
         "--rebuild=false",
         "--bind",
+        "--rm",  # remove the job containers and volumes even when a job fails
         "--json",
         "--no-cache-server",
         "--network",
