@@ -288,8 +288,7 @@ class GitHubClient:
             connect=settings.retries,
             read=settings.retries,
             status=settings.retries,
-            backoff_factor=settings.backoff,
-            backoff_max=10.0,
+            backoff_factor=settings.backoff,  # 2 retries: at most ~2 x backoff seconds
             status_forcelist=(500, 502, 503, 504),
             respect_retry_after_header=False,
             raise_on_status=False,

@@ -586,3 +586,20 @@ def test_no_success_without_a_certificate_on_disk(tmp_path, fake, sim_factory):
     assert result.outputs["reason"] == "certificate_unwritten"
     assert result.outputs["certificate"] == ""
     assert result.code == 3
+
+
+def test_relative_certificate_dir_gives_a_relative_certificate_output(
+    tmp_path, fake, sim_factory, monkeypatch
+):
+    # a Docker action's working directory is the workspace; later steps resolve the same path
+    monkeypatch.chdir(tmp_path)
+    setup_pull(fake)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"CERTIFICATE-DIR": "rg-out"})
+    path = Path(result.outputs["certificate"])
+    assert not path.is_absolute()
+    assert path.parent == Path("rg-out")
+    assert (tmp_path / path).is_file()
+    raw = result.certificate["context"]["raw_response"]
+    assert not Path(raw["path"]).is_absolute()
+    assert (tmp_path / raw["path"]).is_file()
