@@ -191,7 +191,12 @@ def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
     sha_at = inside_sha(healthy, binding.diff_sha)
     done_at = locate(healthy, b"data: [DONE]") + len("data: [")
     return [
-        Case("cut", State.INCOMPLETE, fault=Fault(FaultKind.CUT, half), sent=f"cut at {half} B"),
+        Case(
+            "cut",
+            State.INCOMPLETE,
+            fault=Fault(FaultKind.CUT, half),
+            sent=f"cut after byte {half}",
+        ),
         Case(
             "flip-sha",
             State.NEEDS_HUMAN,
@@ -208,7 +213,7 @@ def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
             "stall",
             State.INCOMPLETE,
             fault=Fault(FaultKind.STALL, half),
-            sent=f"stall at {half} B",
+            sent=f"stall after byte {half}",
             read_timeout=STALL_READ_TIMEOUT,
         ),
     ]
@@ -359,7 +364,7 @@ def why(outcome: Outcome) -> str:
 
 
 def table(outcomes: Sequence[Outcome]) -> str:
-    rows = [("case", "on the wire", "tries", "arrived (last try)", "decision", "why")]
+    rows = [("case", "on the wire", "tries", "arrived (body, last try)", "decision", "why")]
     for o in outcomes:
         state = str(o.result.decision.state)
         mark = state if o.ok else f"{state} (EXPECTED {o.case.expected})"
@@ -422,6 +427,7 @@ def run(args: argparse.Namespace) -> int:
         "to:   a local reviewer speaking the OpenAI streaming dialect on 127.0.0.1, "
         "through the fault proxy; 2 tries per case, retry pauses shortened"
     )
+    print("      (wire offsets count the HTTP response from its first byte, headers included)")
     print()
     print(table(outcomes))
     print()
