@@ -294,3 +294,47 @@ def test_the_installed_entry_point_runs_a_review(diff_file: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("pass: ")
     assert "attempt 1/3 mc1 HTTP 200: complete" in proc.stderr
+
+
+def proxy_process(upstream_port: int, *fault: str) -> tuple[subprocess.Popen[str], int]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "gate", "fault-proxy", "--listen", "127.0.0.1:0"]
+    cmd += ["--upstream", f"127.0.0.1:{upstream_port}", *fault, "--once"]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    banner = proc.stderr.readline()
+    return proc, int(banner.split("listening on 127.0.0.1:")[1].split(",")[0])
+
+
+@pytest.mark.parametrize(
+    ("fault", "extra", "reason"),
+    [
+        (("--cut-after", "150"), (), "connection_cut"),
+        (("--stall-after", "150", "--stall-seconds", "30"), ("--timeout", "1"), "deadline"),
+    ],
+)
+def test_the_documented_fault_proxy_workflow(
+    diff_file: Path, fault: tuple[str, ...], extra: tuple[str, ...], reason: str
+) -> None:
+    """fault-proxy and review as two processes, as docs/review.md shows them."""
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        proxy, port = proxy_process(sim.port, *fault)
+        try:
+            env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+            env["PYTHONPATH"] = str(REPO)
+            cmd = [sys.executable, "-m", "gate", "review", "--diff", str(diff_file), "--json"]
+            cmd += ["--model", MODEL, "--base-url", f"http://127.0.0.1:{port}/v1"]
+            cmd += ["--attempts", "1", *extra]
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+            proxy_err = proxy.communicate(timeout=30)[1]
+        finally:
+            if proxy.poll() is None:
+                proxy.kill()
+                proxy.wait(5)
+        assert sim.count == 1
+    assert proc.returncode == 3, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["state"] == "incomplete"
+    assert summary["reason"] == reason
+    assert proxy.returncode == 0
+    assert "150 bytes out" in proxy_err
