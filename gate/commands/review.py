@@ -102,12 +102,16 @@ def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
     return key
 
 
+# Attempt reasons (gate.reviewers) that mean the endpoint never answered at all.
+_NO_ANSWER = frozenset({"connect_error", "connect_timeout", "network_error", "connection_cut"})
+
+
 def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
     """One line naming the setting when no byte ever came back from the endpoint."""
     last = result.outcome.last
     if result.decision.state is not State.INCOMPLETE or last is None:
         return None
-    if last.http_status is not None or last.bytes_received:
+    if last.http_status is not None or last.bytes_received or last.reason not in _NO_ANSWER:
         return None
     return (
         f"cannot reach the reviewer at {base_url} ({last.reason}); "

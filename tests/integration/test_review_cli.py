@@ -336,5 +336,6 @@ def test_the_documented_fault_proxy_workflow(
     summary = json.loads(proc.stdout)
     assert summary["state"] == "incomplete"
     assert summary["reason"] == reason
+    assert "cannot reach" not in proc.stderr  # the endpoint answered, then broke
     assert proxy.returncode == 0
     assert "150 bytes out" in proxy_err
