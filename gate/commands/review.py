@@ -103,7 +103,7 @@ def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
 
 
 # Attempt reasons (gate.reviewers) that mean the endpoint never answered at all.
-_NO_ANSWER = frozenset({"connect_error", "connect_timeout", "network_error", "connection_cut"})
+_NO_ANSWER = frozenset({"connect_error", "connect_timeout", "network_error"})
 
 
 def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
