@@ -130,7 +130,7 @@ _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f
 def _unquote(raw: bytes) -> str:
     """Decode a git path, undoing C-style quoting (``"a/caf\\303\\251"``)."""
     if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
-        return raw.decode("utf-8", "surrogateescape")
+        return raw.decode("utf-8", "replace")
     body = raw[1:-1]
     out = bytearray()
     i = 0
@@ -147,7 +147,7 @@ def _unquote(raw: bytes) -> str:
             continue
         out += _ESCAPES.get(nxt, nxt).encode()
         i += 2
-    return bytes(out).decode("utf-8", "surrogateescape")
+    return bytes(out).decode("utf-8", "replace")
 
 
 def _strip_prefix(path: str) -> str:
@@ -250,8 +250,17 @@ def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
         text = f"{head}--- {src}\n+++ {dst}\n{patch}"
         if not text.endswith("\n"):
             text += "\n"
-        out.append(FileSection(path=path, data=text.encode("utf-8", "surrogateescape")))
+        out.append(FileSection(path=path, data=text.encode("utf-8", "replace")))
     return out
+
+
+def unlisted(count: int) -> FileSection:
+    """A placeholder for changed files GitHub did not list (they were never reviewed)."""
+    return FileSection(path=f"({count} changed files GitHub did not list)", data=b"", no_patch=True)
+
+
+def file_count(sections: Sequence[FileSection]) -> int:
+    return sum(1 for sec in sections if sec.path or sec.no_patch)
 
 
 # --- filters ---------------------------------------------------------------------

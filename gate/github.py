@@ -113,6 +113,7 @@ class PullInfo:
     state: str
     author: str
     labels: tuple[str, ...] = ()
+    changed_files: int | None = None  # GitHub's count, to check the diff lists every file
 
     @property
     def is_fork(self) -> bool:
@@ -135,6 +136,9 @@ class PullInfo:
                 state=str(data.get("state", "open")),
                 author=str((data.get("user") or {}).get("login", "")),
                 labels=tuple(str(lb["name"]) for lb in data.get("labels") or ()),
+                changed_files=(
+                    int(data["changed_files"]) if data.get("changed_files") is not None else None
+                ),
             )
         except (KeyError, TypeError, ValueError) as err:
             raise GitHubError(

@@ -160,7 +160,7 @@ def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
     if not path:
         return
     text = "".join(heredoc(name, value) for name, value in outputs.items())
-    with Path(path).open("a", encoding="utf-8") as handle:
+    with Path(path).open("a", encoding="utf-8", errors="replace") as handle:
         handle.write(text)
 
 
@@ -168,7 +168,7 @@ def append_summary(path: str | None, markdown: str) -> None:
     """Append to ``GITHUB_STEP_SUMMARY`` (nothing when the path is not set)."""
     if not path:
         return
-    with Path(path).open("a", encoding="utf-8") as handle:
+    with Path(path).open("a", encoding="utf-8", errors="replace") as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
 
 

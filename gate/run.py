@@ -42,7 +42,7 @@ from gate.config import (
     parse_config,
 )
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
-from gate.diff import Coverage, select
+from gate.diff import Coverage, file_count, select, unlisted
 from gate.errors import ConfigError, GateError, GitHubError, UsageError
 from gate.github import (
     OVERRIDE_PERMISSIONS,
@@ -154,13 +154,23 @@ def run_action(
     except GateError as err:
         decision = blocked(State.INCOMPLETE, err.reason, err.message)
         _best_effort_error(run, decision)
-        return _finish(run, decision, fail_job, posted=False)
+        return _finish_safely(run, decision, fail_job, posted=False)
     except Exception as err:  # noqa: BLE001 - the action must exit non-zero with a message, not a traceback
         detail = f"internal error {type(err).__name__}: {err}; please report this bug"
         decision = blocked(State.INCOMPLETE, "internal_error", detail)
         _best_effort_error(run, decision)
-        return _finish(run, decision, fail_job, posted=False)
-    return _finish(run, decision, fail_job, posted=True)
+        return _finish_safely(run, decision, fail_job, posted=False)
+    return _finish_safely(run, decision, fail_job, posted=True)
+
+
+def _finish_safely(run: Run, decision: Decision, fail_job: bool, *, posted: bool) -> int:
+    """Report; a failure while reporting is itself reported and blocks the job."""
+    try:
+        return _finish(run, decision, fail_job, posted=posted)
+    except Exception as err:  # noqa: BLE001 - the job must end with a message and non-zero
+        message = report.escape_data(f"review-gate could not report: {type(err).__name__}: {err}")
+        report.emit([f"::error::{message}"], run.out)
+        return EXIT_BLOCKED
 
 
 # --- the pipeline -------------------------------------------------------------------
@@ -263,8 +273,13 @@ def _pipeline(
                     "fetched; the run for the new head decides",
                 ),
             )
+    sections = list(fetch.sections)
+    expected = pull.changed_files if pull is not None else None
+    if expected is not None and file_count(sections) < expected:
+        # GitHub lists at most 3000 files; whatever it did not list was not reviewed
+        sections.append(unlisted(expected - file_count(sections)))
     selected = select(
-        fetch.sections,
+        sections,
         include=config.include,
         exclude=config.exclude,
         max_bytes=config.max_diff_bytes,

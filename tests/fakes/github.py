@@ -238,10 +238,12 @@ class FakeGitHub:
             "created_at": EPOCH,
             "updated_at": EPOCH,
         }  # fmt: skip
+        listed = files if files is not None else files_from_diff(diff)
+        pull["changed_files"] = len(listed)
         with self.lock:
             self.pulls[number] = pull
             self.diffs[number] = diff
-            self.files[number] = files if files is not None else files_from_diff(diff)
+            self.files[number] = listed
             if refuse_diff:
                 self.refuse_diff.add(number)
         return pull

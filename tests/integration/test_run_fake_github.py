@@ -122,6 +122,7 @@ def run_gate(
     event: str = "pull_request",
     inputs: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
+    **kw: Any,
 ) -> Outcome:
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(payload))
@@ -152,7 +153,7 @@ def run_gate(
     environ.update(env or {})
     environ = {k: v for k, v in environ.items() if v is not None}
     out = io.StringIO()
-    code = run_action(environ, out=out, sleep=lambda _s: None, throttle=False)
+    code = run_action(environ, out=out, sleep=lambda _s: None, throttle=False, **kw)
     return Outcome(code, out.getvalue(), parse_outputs(output.read_text()), summary.read_text())
 
 
@@ -603,3 +604,35 @@ def test_relative_certificate_dir_gives_a_relative_certificate_output(
     raw = result.certificate["context"]["raw_response"]
     assert not Path(raw["path"]).is_absolute()
     assert (tmp_path / raw["path"]).is_file()
+
+
+def test_files_github_did_not_list_make_coverage_partial(tmp_path, fake, sim_factory):
+    # the files API stops at 3000 files; the PR's changed_files count says what is missing
+    setup_pull(fake, refuse_diff=True)
+    fake.pulls[7]["changed_files"] = 3005
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    skipped = result.certificate["context"]["coverage"]["skipped"]
+    assert skipped == [
+        {"path": "(3004 changed files GitHub did not list)", "why": "no_patch", "bytes": 0}
+    ]
+    assert fake.states(HEAD) == ["pending", "error"]
+    assert result.outputs["reason"] == "partial_coverage"
+
+
+def test_an_unexpected_exception_is_an_error_status_never_a_pass(tmp_path, fake, sim_factory):
+    from gate.github import GitHubClient
+
+    class Broken(GitHubClient):
+        def pull_diff(self, number):
+            raise RuntimeError("boom")
+
+    setup_pull(fake)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(), client_factory=Broken)
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert "internal error RuntimeError: boom" in statuses[-1]["description"]
+    assert result.outputs["reason"] == "internal_error"
+    assert result.code == 3
+    assert sim.count == 0

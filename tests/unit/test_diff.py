@@ -11,11 +11,13 @@ from hypothesis import strategies as st
 from gate.diff import (
     SkipWhy,
     diff_sha,
+    file_count,
     glob_match,
     path_selected,
     sections_from_files,
     select,
     split_diff,
+    unlisted,
 )
 
 A = b"""diff --git a/src/a.py b/src/a.py
@@ -215,3 +217,21 @@ def test_manifest_json_shape():
         "reviewed": ["src/a.py"],
         "skipped": [{"path": "img/logo.png", "why": "binary", "bytes": len(BIN)}],
     }
+
+
+def test_unlisted_files_are_a_gap():
+    sections = [*split_diff(A), unlisted(4)]
+    assert file_count(sections) == 2
+    cov = select(sections).coverage
+    assert [(s.path, s.why) for s in cov.gaps] == [
+        ("(4 changed files GitHub did not list)", SkipWhy.NO_PATCH)
+    ]
+
+
+def test_invalid_utf8_path_is_named_with_a_replacement_character():
+    raw = A.replace(b"src/a.py", b"src/\xff.py")
+    (section,) = split_diff(raw)
+    assert section.path == "src/\ufffd.py"
+    assert section.data == raw  # the bytes sent are untouched
+    quoted = b'diff --git "a/\\377.txt" "b/\\377.txt"\n--- "a/\\377.txt"\n+++ "b/\\377.txt"\n'
+    assert split_diff(quoted)[0].path == "\ufffd.txt"
