@@ -125,13 +125,11 @@ class ScriptedModel:
     """The simulator's responder: answers per :attr:`mode`, bound to the prompt's binding."""
 
     mode: str = "pass"
-    seen: list[Binding] = field(default_factory=list)
 
     def __call__(self, request: dict[str, Any]) -> str:
         binding = binding_in(request_text(request))
         if binding is None:
             return "The prompt carried no diff_sha; I cannot give a bound verdict."
-        self.seen.append(binding)
         return answer(self.mode, binding)
 
 
