@@ -350,6 +350,11 @@ def _override(run: Run, config: Config) -> Decision | None:
             f"{run.head[:12]}: a new push needs a new override"
         )
         return None
+    if config.override_label not in pull.labels:
+        run.notes.append(
+            f"the override label {config.override_label!r} is no longer on the pull request"
+        )
+        return None
     login = target.sender
     permission = gh.permission(login) if login else "none"
     if permission not in OVERRIDE_PERMISSIONS:

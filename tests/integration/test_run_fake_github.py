@@ -290,8 +290,18 @@ def test_override_by_a_writer_passes_without_a_review(tmp_path, fake, sim_factor
     }
 
 
+def test_override_label_removed_before_the_run_is_ignored(tmp_path, fake, sim_factory):
+    setup_pull(fake)  # the label is not on the pull request any more
+    fake.permissions["maintainer"] = "admin"
+    sim = sim_factory(lambda req: verdict_text(req, "fail"))
+    payload = pr_payload("labeled", label="review-gate:override", sender="maintainer")
+    result = run_gate(tmp_path, fake, sim, payload)
+    assert fake.states(HEAD) == ["pending", "failure"]
+    assert "no longer on the pull request" in result.summary
+
+
 def test_override_by_a_reader_is_ignored(tmp_path, fake, sim_factory):
-    setup_pull(fake)
+    setup_pull(fake, labels=("review-gate:override",))
     fake.permissions["visitor"] = "read"
     sim = sim_factory(lambda req: verdict_text(req, "fail"))
     payload = pr_payload("labeled", label="review-gate:override", sender="visitor")
@@ -303,7 +313,7 @@ def test_override_by_a_reader_is_ignored(tmp_path, fake, sim_factory):
 
 
 def test_override_on_an_older_head_needs_a_new_override(tmp_path, fake, sim_factory):
-    fake.add_pull(7, head_sha=NEW_HEAD, base_sha=BASE, diff=DIFF)
+    fake.add_pull(7, head_sha=NEW_HEAD, base_sha=BASE, diff=DIFF, labels=("review-gate:override",))
     fake.permissions["maintainer"] = "admin"
     sim = sim_factory(lambda req: verdict_text(req, "fail"))
     payload = pr_payload("labeled", label="review-gate:override", sender="maintainer")
