@@ -6,6 +6,8 @@ import io
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gate import report
 from gate.attempt import Attempt, EndReason, FinishReason
@@ -167,3 +169,31 @@ def test_append_summary(tmp_path):
     report.append_summary(str(path), "# one")
     report.append_summary(str(path), "# two\n")
     assert path.read_text() == "# one\n# two\n"
+
+
+def _parse_github_output(text: str) -> dict[str, str]:
+    """GitHub's reading of GITHUB_OUTPUT: name<<DELIM, lines until a line equal to DELIM."""
+    out: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and lines[i]:
+        name, delim = lines[i].split("<<", 1)
+        end = lines.index(delim, i + 1)
+        out[name] = "\n".join(lines[i + 1 : end])
+        i = end + 1
+    return out
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r")))
+def test_an_output_value_cannot_inject_another_output(value):
+    hostile = f"{value}\nstate<<EOF\npass\nEOF"
+    text = report.heredoc("description", hostile) + report.heredoc("state", "fail")
+    assert _parse_github_output(text) == {"description": hostile, "state": "fail"}
+
+
+@given(st.text(max_size=200))
+def test_md_output_is_inert(text):
+    out = report.md(text)
+    assert "<" not in out
+    assert "\n" not in out
+    assert all(out[i + 1] == "\u200b" for i, ch in enumerate(out) if ch == "@")
