@@ -344,6 +344,7 @@ class GitHubClient:
         url = f"{self.settings.api_url}{path}"
         timeout = httpx.Timeout(self.settings.timeout)
         last: Exception | None = None
+        last_status = 0
         for attempt in range(self.settings.retries + 1):
             if attempt:
                 time.sleep(min(10.0, self.settings.backoff * 2 ** (attempt - 1)))
@@ -353,7 +354,7 @@ class GitHubClient:
                     client.stream("GET", url, headers=self._headers(accept)) as resp,
                 ):
                     if resp.status_code in (500, 502, 503, 504):
-                        last = GitHubError(f"HTTP {resp.status_code}", reason="github_http")
+                        last_status = resp.status_code
                         continue
                     if resp.status_code == 406:
                         return 406, b""
@@ -365,18 +366,29 @@ class GitHubClient:
                             return 406, b""
                         chunks.append(chunk)
                     body = b"".join(chunks)
-                    if resp.status_code >= 400:
+                    if resp.status_code != 200:
                         message = _error_message(body)
-                        fix = _FIXES.get(resp.status_code, "retry the job if transient")
+                        fix = _FIXES.get(
+                            resp.status_code,
+                            "a redirect means the repository moved; check GITHUB_REPOSITORY"
+                            if 300 <= resp.status_code < 400
+                            else "retry the job if transient",
+                        )
                         raise GitHubError(
                             f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
                             reason=f"github_http_{resp.status_code}",
                         )
                     return resp.status_code, body
             except httpx.HTTPError as err:
-                last = err
+                last, last_status = err, 0
+        tries = self.settings.retries + 1
+        if last_status:
+            raise GitHubError(
+                f"GitHub answered HTTP {last_status} to {what} {tries} times; retry the job",
+                reason=f"github_http_{last_status}",
+            )
         raise GitHubError(
-            f"GitHub did not answer {what} after {self.settings.retries + 1} tries "
+            f"GitHub did not answer {what} after {tries} tries "
             f"({type(last).__name__ if last else 'error'}: {last}); retry the job",
             reason="github_unreachable",
         )

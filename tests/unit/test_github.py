@@ -228,6 +228,20 @@ def test_diff_fetch_retries_5xx(fake):
     assert len(calls(fake, "pulls/get")) == 2
 
 
+def test_diff_fetch_5xx_retries_are_bounded(fake):
+    fake.inject(r"^GET .*/pulls/7$", 502, count=100)
+    with pytest.raises(GitHubError, match="HTTP 502 to GET diff of #7 3 times") as info:
+        client_for(fake, retries=2).pull_diff(7)
+    assert info.value.reason == "github_http_502"
+    assert len(calls(fake, "pulls/get")) == 3
+
+
+def test_diff_fetch_404_is_named(fake):
+    with pytest.raises(GitHubError, match="HTTP 404 to GET diff of #99") as info:
+        client_for(fake).pull_diff(99)
+    assert info.value.reason == "github_http_404"
+
+
 def test_sticky_comment_created_once_then_updated_in_place(fake):
     client = client_for(fake)
     marker = "<!-- review-gate:sticky:ctx -->"
