@@ -192,9 +192,15 @@ def check_shape(obj: Mapping[str, Any]) -> Verdict:
 def check_binding(verdict: Verdict, *, diff_sha: str, policy_version: str) -> None:
     """Raise BindingError unless the verdict repeats what the gate sent."""
     if verdict.diff_sha != diff_sha:
+        at = next(
+            (i for i, (a, b) in enumerate(zip(verdict.diff_sha, diff_sha, strict=False)) if a != b),
+            min(len(verdict.diff_sha), len(diff_sha)),
+        )
+        start = max(0, at - 4)
         raise BindingError(
-            f"diff_sha {verdict.diff_sha[:16]!r} does not match the reviewed diff "
-            f"{diff_sha[:16]}... (stale or foreign verdict)",
+            f"diff_sha differs from the reviewed diff's at character {at + 1} "
+            f"(...{verdict.diff_sha[start : at + 8]!r} vs ...{diff_sha[start : at + 8]!r}): "
+            "a stale, foreign or corrupted verdict",
             reason="diff_sha_mismatch",
         )
     if verdict.policy_version != policy_version:
