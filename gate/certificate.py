@@ -20,7 +20,7 @@ from typing import Any
 
 from gate import __version__
 from gate.atomic import atomic_write
-from gate.attempt import Attempt
+from gate.attempt import Attempt, EndReason, FinishReason
 from gate.decision import Binding, Decision
 from gate.errors import AtomicWriteError, UsageError
 
@@ -88,3 +88,28 @@ def envelope_from(cert: Mapping[str, Any]) -> bytes:
     if hashlib.sha256(raw).hexdigest() != sealed.get("sha256"):
         raise UsageError("the certificate's envelope does not match its recorded sha256")
     return raw
+
+
+def attempts_from(cert: Mapping[str, Any]) -> tuple[Attempt, ...]:
+    """Rebuild the recorded attempts (to re-decide a run that never completed)."""
+    rows = cert.get("attempts")
+    if not isinstance(rows, list):
+        raise UsageError("the certificate has no attempts list")
+    attempts = []
+    for row in rows:
+        try:
+            attempts.append(
+                Attempt(
+                    number=int(row["number"]),
+                    provider=str(row["provider"]),
+                    complete=bool(row["complete"]),
+                    reason=str(row["reason"]),
+                    detail=str(row["detail"]),
+                    end_reason=EndReason(row["end_reason"]),
+                    finish_reason=FinishReason(row["finish_reason"]),
+                    bytes_received=int(row["bytes_received"]),
+                )
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise UsageError(f"the certificate has a malformed attempt record: {err}") from err
+    return tuple(attempts)

@@ -69,7 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
             "exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human / incomplete / refused. "
             "Run 'review-gate COMMAND --help' for each command."
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -104,6 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"review-gate {args.command}: interrupted", file=sys.stderr)
         return EXIT_BLOCKED
     except BrokenPipeError:
+        return EXIT_BLOCKED
+    except Exception as err:  # noqa: BLE001 - a bug must block, never read as "fail" (exit 1)
+        print(
+            f"review-gate {args.command}: internal error {type(err).__name__}: {err}; "
+            "this is a bug in review-gate, please report it (nothing was passed)",
+            file=sys.stderr,
+        )
         return EXIT_BLOCKED
 
 

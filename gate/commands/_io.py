@@ -8,8 +8,14 @@ from pathlib import Path
 from gate.errors import UsageError
 
 
-def read_input(name: str, *, what: str = "input", limit: int | None = None) -> bytes:
-    """Read a file, or standard input for ``-``; a missing file is a usage error."""
+def read_input(
+    name: str, *, what: str = "input", limit: int | None = None, truncate: bool = False
+) -> bytes:
+    """Read a file, or standard input for ``-``; a missing file is a usage error.
+
+    Past ``limit`` bytes: a usage error, or with ``truncate`` the first
+    ``limit + 1`` bytes (for a verifier that must judge, not refuse, an oversize input).
+    """
     if name == "-":
         data = sys.stdin.buffer.read() if limit is None else sys.stdin.buffer.read(limit + 1)
     else:
@@ -22,7 +28,7 @@ def read_input(name: str, *, what: str = "input", limit: int | None = None) -> b
             raise UsageError(f"{what} {name!r} is a directory, not a file") from err
         except OSError as err:
             raise UsageError(f"cannot read {what} {name!r}: {err.strerror}") from err
-    if limit is not None and len(data) > limit:
+    if limit is not None and len(data) > limit and not truncate:
         raise UsageError(f"{what} {name!r} is larger than {limit} bytes")
     return data
 

@@ -8,9 +8,10 @@ import json
 import re
 import sys
 
-from gate.certificate import build, envelope_from, write
+from gate.certificate import attempts_from, build, envelope_from, write
 from gate.commands._io import read_input
 from gate.decision import Binding, decide, exit_code
+from gate.envelope import MAX_HEADER_BYTES
 from gate.errors import UsageError
 
 NAME = "verify"
@@ -47,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--from-certificate",
         metavar="CERT",
-        help="re-verify the envelope stored in a certificate instead of RESPONSE",
+        help="re-decide from a certificate instead of RESPONSE: its stored envelope, or, "
+        "for a run that never completed, its recorded attempts",
     )
     binding = parser.add_mutually_exclusive_group(required=True)
     binding.add_argument(
@@ -69,7 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=16 * 1024 * 1024,
         metavar="BYTES",
-        help="largest envelope body accepted (default: 16 MiB)",
+        help="largest envelope body accepted; a larger one is incomplete (size_limit) "
+        "(default: 16 MiB)",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as one JSON object")
     parser.add_argument(
@@ -107,18 +110,29 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.from_certificate} is not JSON: {err}") from err
         if not isinstance(cert, dict):
             raise UsageError(f"{args.from_certificate} is not a certificate object")
-        raw = envelope_from(cert)
+        attempts = attempts_from(cert)
+        raw = envelope_from(cert) if cert.get("envelope") is not None else None
     else:
-        raw = read_input(args.response, what="response", limit=args.max_size + 128)
-    inputs["response"] = hashlib.sha256(raw).hexdigest()
+        attempts = ()
+        # Never hold more than the limit allows: an oversize response is judged
+        # (incomplete, size_limit or trailing_bytes), not read whole.
+        raw = read_input(
+            args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
+        )
+    if raw is not None:
+        inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(
-        raw, binding=binding, min_confidence=args.min_confidence, max_size=args.max_size
+        raw,
+        binding=binding,
+        min_confidence=args.min_confidence,
+        max_size=args.max_size,
+        attempts=attempts,
     )
     if args.certificate:
         cert_out = build(
             decision,
             binding=binding,
-            attempts=(),
+            attempts=attempts,
             inputs=inputs,
             envelope=raw,
             extra={"command": "verify", "min_confidence": args.min_confidence},
@@ -130,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         out["exit_code"] = exit_code(decision)
         print(json.dumps(out, sort_keys=True))
     else:
-        print(f"{decision.state}: {decision.description}")
+        print(decision.description)
         if decision.detail and decision.detail not in decision.description:
             print(f"  {decision.detail}", file=sys.stderr)
     return exit_code(decision)

@@ -206,3 +206,61 @@ def test_selftest_detects_a_broken_verifier(monkeypatch: pytest.MonkeyPatch) -> 
     report = selftest.run(raw, binding)
     assert not report.ok
     assert report.flips.passed  # flips in the header and sentinel slip through a lax verifier
+
+
+def test_verify_re_decides_an_incomplete_run_from_its_certificate(tmp_path: Path) -> None:
+    from gate.attempt import Attempt, EndReason
+    from gate.decision import Binding, decide
+
+    attempt = Attempt(
+        number=1,
+        provider="openai",
+        complete=False,
+        reason="missing_done",
+        detail="the stream ended without data: [DONE]",
+        end_reason=EndReason.TRAILER,
+    )
+    binding = Binding(SHA, "7")
+    cert = certificate.build(
+        decide(None, binding=binding, attempts=[attempt]),
+        binding=binding,
+        attempts=[attempt],
+        inputs={},
+        envelope=None,
+    )
+    path = tmp_path / "cert.json"
+    certificate.write(path, cert)
+    out = cli(
+        "verify", "--from-certificate", str(path), "--diff-sha", SHA,
+        "--policy-version", "7", "--json",
+    )  # fmt: skip
+    assert out.returncode == 3, out.stderr
+    result = json.loads(out.stdout)
+    assert (result["state"], result["reason"]) == ("incomplete", "missing_done")
+
+
+def test_verify_judges_an_oversize_response_without_reading_it_whole(tmp_path: Path) -> None:
+    path = tmp_path / "big.mc1"
+    path.write_bytes(answer())
+    out = cli(
+        "verify", str(path), "--diff-sha", SHA, "--policy-version", "7",
+        "--max-size", "50", "--json",
+    )  # fmt: skip
+    assert out.returncode == 3
+    assert json.loads(out.stdout)["reason"] == "size_limit"
+
+
+def test_verify_prints_the_state_once() -> None:
+    out = cli("verify", "-", "--diff-sha", SHA, "--policy-version", "7", stdin=answer())
+    assert out.stdout.decode() == "pass: confidence 0.9, 1 reason\n"
+
+
+def test_an_unexpected_exception_blocks_with_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gate import cli as cli_module
+    from gate.commands import seal
+
+    def boom(args: object) -> int:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(seal, "run", boom)
+    assert cli_module.main(["seal", "x"]) == 3
