@@ -316,7 +316,7 @@ def proxy_process(upstream_port: int, *fault: str) -> tuple[subprocess.Popen[str
 def test_the_documented_fault_proxy_workflow(
     diff_file: Path, fault: tuple[str, ...], extra: tuple[str, ...], reason: str
 ) -> None:
-    """fault-proxy and review as two processes, as docs/review.md shows them."""
+    """fault-proxy and review as two processes, as the README shows them."""
     with ReviewerSimulator("openai", model("openai")) as sim:
         proxy, port = proxy_process(sim.port, *fault)
         try:
