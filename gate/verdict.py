@@ -25,9 +25,10 @@ VERDICTS = ("pass", "fail")
 MAX_DEPTH = 16
 OPEN_FENCE = "```json"
 # Any line that could open or close a fence in any Markdown reader, counted
-# generously (indentation, a BOM or zero-width characters before it): a
+# generously: after indentation, a BOM or zero-width characters, blockquote
+# markers (``>``) or list markers (``-``, ``*``, ``+``, ``1.``, ``1)``). A
 # generous count can only make the gate stricter.
-_FENCE_LINE = re.compile("^[\\s\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
+_FENCE_LINE = re.compile("^[\\s>*+\\-.)0-9\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,10 @@ def strict_loads(text: str) -> dict[str, Any]:
         raise StrictJSONError(
             f"invalid JSON in the fence at line {err.lineno} column {err.colno}: {err.msg}",
             reason="json_syntax",
+        ) from None
+    except ValueError as err:  # e.g. an integer of more than 4300 digits
+        raise StrictJSONError(
+            f"unparseable number in the verdict JSON: {err}", reason="bad_number"
         ) from None
     if not isinstance(value, dict):
         raise StrictJSONError(

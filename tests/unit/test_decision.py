@@ -434,3 +434,17 @@ def test_any_content_edit_inside_a_resealed_envelope_cannot_forge_a_pass_from_a_
     if decision.state is State.PASS:
         # only possible if the junk itself spells a complete, single, bound pass
         assert '"pass"' in junk
+
+
+def test_blockquoted_second_verdict_blocks() -> None:
+    quoted = "> ```json\n> " + json.dumps(verdict(verdict="fail")) + "\n> ```\n"
+    decision = decide(env(quoted + fenced(verdict())), binding=BINDING)
+    assert (decision.state, decision.reason) == (State.NEEDS_HUMAN, "bad_fence_info")
+    decision = decide(env(fenced(verdict()) + quoted), binding=BINDING)
+    assert (decision.state, decision.reason) == (State.NEEDS_HUMAN, "multiple_fences")
+
+
+def test_huge_integer_confidence_is_needs_human() -> None:
+    text = fenced(verdict()).replace("0.91", "1" + "0" * 5000)
+    decision = decide(env(text), binding=BINDING)
+    assert (decision.state, decision.reason) == (State.NEEDS_HUMAN, "bad_number")

@@ -76,3 +76,25 @@ def test_parse_verdict_checks_binding_last() -> None:
     with pytest.raises(errors.BindingError) as info:
         parse_verdict(content, diff_sha="abc", policy_version="2")
     assert info.value.reason == "policy_version_mismatch"
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "> ```json\n> {}\n> ```\n",
+        "- ```json\n  {}\n  ```\n",
+        "1. ```json\n   {}\n   ```\n",
+        ">```\n",
+    ],
+)
+def test_fences_in_quotes_and_lists_count(second: str) -> None:
+    content = '```json\n{"a": 1}\n```\n' + second
+    with pytest.raises(errors.FenceError) as info:
+        extract_fence(content)
+    assert info.value.reason == "multiple_fences"
+
+
+def test_a_huge_number_is_a_strict_json_error_not_a_crash() -> None:
+    with pytest.raises(errors.StrictJSONError) as info:
+        strict_loads('{"a": ' + "9" * 5000 + "}")
+    assert info.value.reason == "bad_number"
