@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gate.apply as apply_mod
+import gate.apply_marker
+import gate.apply_write
 import gate.atomic
 import gate.envelope
 from gate.apply import (
@@ -472,7 +474,7 @@ def test_a_bad_read_back_after_the_rename_is_corrupt(
         seen.append(path)
         return "0" * 64 if path.name == "mod.py" and len(seen) == 2 else real(path)
 
-    monkeypatch.setattr(apply_mod, "file_sha256", lying)
+    monkeypatch.setattr(gate.apply_write, "file_sha256", lying)
     result = run(write_result(NEW), root)
     assert (result.outcome, result.reason) == (Outcome.CORRUPT, "readback_mismatch")
     assert read_marker(root)[0].path == "pkg/mod.py"
@@ -481,7 +483,7 @@ def test_a_bad_read_back_after_the_rename_is_corrupt(
 def test_a_held_lock_is_a_bounded_wait_then_busy(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(apply_mod, "LOCK_WAIT_S", 0.2)
+    monkeypatch.setattr(gate.apply_marker, "LOCK_WAIT_S", 0.2)
     (root / ".apply").mkdir()
     fd = os.open(root / ".apply" / "lock", os.O_RDWR | os.O_CREAT)
     try:

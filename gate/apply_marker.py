@@ -1,0 +1,142 @@
+"""The incomplete marker ``.apply/incomplete`` and the lock that serializes applies.
+
+This module owns the marker's format (JSON, one entry per path), reading it
+(an unreadable marker is an :class:`ApplyError`, never "no marker"),
+recording and clearing entries atomically, and the ``flock`` under which
+every apply reads and changes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate.apply_parse import refuse
+from gate.apply_paths import MARKER_DIR
+from gate.atomic import atomic_write, fsync_dir
+from gate.errors import ApplyError, AtomicWriteError
+
+MARKER_NAME = "incomplete"
+MARKER_VERSION = 1
+LOCK_NAME = "lock"
+LOCK_WAIT_S = 30.0
+
+
+@dataclass(frozen=True)
+class MarkerEntry:
+    """One incomplete apply recorded in ``.apply/incomplete``."""
+
+    apply_id: str
+    path: str
+    reason: str
+    time: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "apply_id": self.apply_id,
+            "path": self.path,
+            "reason": self.reason,
+            "time": self.time,
+        }
+
+
+def marker_path(root: Path) -> Path:
+    return root / MARKER_DIR / MARKER_NAME
+
+
+def read_marker(root: Path) -> tuple[MarkerEntry, ...]:
+    """Entries of ``.apply/incomplete`` (empty when absent); ApplyError if unreadable."""
+    path = marker_path(root)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return ()
+    except OSError as err:
+        raise refuse("marker_unreadable", f"cannot read {path}: {err.strerror}") from err
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+        entries = tuple(
+            MarkerEntry(
+                apply_id=str(item["apply_id"]),
+                path=str(item["path"]),
+                reason=str(item["reason"]),
+                time=str(item["time"]),
+            )
+            for item in doc["entries"]
+        )
+    except (ValueError, KeyError, TypeError) as err:
+        raise refuse(
+            "marker_unreadable",
+            f"{path} is not a valid marker ({err}); inspect it, restore the listed files, "
+            "then remove it",
+        ) from err
+    return entries
+
+
+def _write_marker(root: Path, entries: tuple[MarkerEntry, ...]) -> None:
+    path = marker_path(root)
+    if entries:
+        doc = {"version": MARKER_VERSION, "entries": [entry.to_json() for entry in entries]}
+        atomic_write(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        return
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+        fsync_dir(path.parent)
+
+
+def record(root: Path, entry: MarkerEntry) -> str:
+    """Add ``entry`` (replacing one for the same path); return a note for the detail."""
+    try:
+        kept = tuple(e for e in read_marker(root) if e.path != entry.path)
+    except ApplyError as err:
+        return f"; the marker was left as it is: {err.message}"
+    try:
+        _write_marker(root, (*kept, entry))
+    except AtomicWriteError as err:
+        return f"; recording the marker failed: {err.message}"
+    return ""
+
+
+def clear(root: Path, norm: str) -> str:
+    try:
+        entries = read_marker(root)
+    except ApplyError as err:
+        return f"; the marker could not be cleared: {err.message}"
+    kept = tuple(entry for entry in entries if entry.path != norm)
+    if kept != entries:
+        try:
+            _write_marker(root, kept)
+        except AtomicWriteError as err:
+            return f"; clearing the marker failed: {err.message}"
+    return ""
+
+
+@contextlib.contextmanager
+def locked(root: Path) -> Iterator[None]:
+    folder = root / MARKER_DIR
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, b"# written by review-gate apply; never commit this folder\n*\n")
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError as err:
+                if time.monotonic() > deadline:
+                    raise refuse(
+                        "busy", f"another apply held {folder / LOCK_NAME} for {LOCK_WAIT_S:.0f}s"
+                    ) from err
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,65 @@
+"""Where an apply may write: the --root, the confinement of agent paths, the work-tree top.
+
+This module owns :func:`confine` (an agent's path, relative to ``--root``,
+stays inside it: no absolute paths, no ``..``, no ``.git``/``.apply``, no
+symlink out), :func:`resolve_root` and :func:`state_top`, the folder whose
+``.apply/`` holds the lock and the incomplete marker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from gate.apply_parse import refuse
+from gate.errors import UsageError
+
+MARKER_DIR = ".apply"
+RESERVED_TOP = frozenset({".git", MARKER_DIR})
+
+
+def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
+    """Return (normalized relative path, absolute target) or raise a refusal.
+
+    ``root`` must already be resolved. Absolute paths, ``..`` components,
+    the reserved top-level folders (``.git``, ``.apply``) and symlinks that
+    lead out of ``root`` are refused. ``follow_final`` resolves a symlink
+    in the last component too (writes go through it; deletes remove the link).
+    """
+    if not rel or "\x00" in rel:
+        raise refuse("bad_path", "path is empty or contains a NUL byte")
+    pure = PurePosixPath(rel)
+    if pure.is_absolute():
+        raise refuse("absolute_path", f"path {rel!r} is absolute; give it relative to --root")
+    if ".." in pure.parts:
+        raise refuse("parent_traversal", f"path {rel!r} contains '..'; paths stay inside --root")
+    if not pure.parts:
+        raise refuse("bad_path", f"path {rel!r} names the root itself")
+    norm = pure.as_posix()
+    if pure.parts[0].lower() in RESERVED_TOP:
+        raise refuse(
+            "reserved_path", f"path {rel!r} is inside {pure.parts[0]}/, which agents may not touch"
+        )
+    candidate = root / norm
+    try:
+        target = (
+            candidate.resolve() if follow_final else candidate.parent.resolve() / candidate.name
+        )
+    except (OSError, RuntimeError) as err:
+        raise refuse("symlink_loop", f"path {rel!r} cannot be resolved: {err}") from err
+    if not target.is_relative_to(root) or target == root:
+        raise refuse("symlink_escape", f"path {rel!r} leads out of --root through a symlink")
+    inside = target.relative_to(root).parts
+    if inside and inside[0].lower() in RESERVED_TOP:
+        raise refuse("reserved_path", f"path {rel!r} leads into {inside[0]}/ through a symlink")
+    return norm, target
+
+
+def resolve_root(root: str | os.PathLike[str]) -> Path:
+    try:
+        resolved = Path(root).resolve(strict=True)
+    except (OSError, RuntimeError) as err:
+        raise UsageError(f"--root {os.fspath(root)!r} does not exist") from err
+    if not resolved.is_dir():
+        raise UsageError(f"--root {os.fspath(root)!r} is not a folder")
+    return resolved
