@@ -6,6 +6,13 @@ review to ``sha256(diff)`` and the policy version, builds the prompt, calls
 the reviewer transport (which retries only bytes that did not arrive), applies
 the decision table to the sealed envelope, and assembles the certificate.
 It touches no environment variable, no file and no exit code; the callers do.
+
+Before it, the selection both callers share: :func:`select_diff` splits the
+diff into file sections and applies the config's ``include``/``exclude`` and
+``max_diff_bytes``; :func:`nothing_reviewed` blocks (``needs_human``,
+``nothing_reviewed``) when no file section is left, without calling the model;
+and ``review_diff(..., coverage=...)`` turns a pass on partial coverage into
+``needs_human`` (``partial_coverage``) unless ``allow_partial_coverage``.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -21,7 +28,9 @@ from urllib.parse import urlsplit, urlunsplit
 from gate import certificate, reviewers
 from gate.attempt import ReviewOutcome
 from gate.config import Config
-from gate.decision import Binding, Decision, decide
+from gate.decision import Binding, Decision, State, blocked, decide
+from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
+from gate.errors import GateError
 from gate.prompt import build_prompt
 
 
@@ -34,6 +43,11 @@ class ReviewResult:
     binding: Binding
     prompt_sha256: str
     certificate: dict[str, Any]
+    #: what the reviewer saw (when the caller passed it); ``decision`` already
+    #: reflects it, ``review_decision`` is the verdict's own decision
+    coverage: Coverage | None = None
+    review_decision: Decision | None = None
+    notes: tuple[str, ...] = ()
 
 
 def binding_for(diff: bytes, config: Config) -> Binding:
@@ -51,6 +65,87 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def select_diff(
+    diff: bytes | Sequence[FileSection], config: Config, *, source: str = "diff"
+) -> SelectedDiff:
+    """What the reviewer is shown: per file, the config's include/exclude and byte limit.
+
+    ``diff`` is the raw diff (split here) or its sections (the action's, which
+    may hold files GitHub sent no patch for). Every file left out is recorded
+    in the coverage manifest with why.
+    """
+    sections = split_diff(diff) if isinstance(diff, bytes) else list(diff)
+    return select(
+        sections,
+        include=config.include,
+        exclude=config.exclude,
+        max_bytes=config.max_diff_bytes,
+        source=source,
+    )
+
+
+def nothing_reviewed(coverage: Coverage) -> Decision | None:
+    """``needs_human`` (``nothing_reviewed``) when no file section is reviewed, else None.
+
+    An empty review must never reach the model: a verdict on nothing would pass.
+    """
+    if coverage.reviewed:
+        return None
+    if coverage.total == 0:
+        cause = (
+            "the diff holds no file section (it is empty, or has no 'diff --git' "
+            "headers: make it with git diff)"
+        )
+    else:
+        cause = f"{coverage.summary()}; check include/exclude and max_diff_bytes in the config"
+    return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
+
+
+def guard_coverage(
+    decision: Decision, coverage: Coverage, *, allow_partial: bool
+) -> tuple[Decision, str | None]:
+    """The decision once coverage is taken into account, and a note for the report.
+
+    A pass on partial coverage is ``needs_human`` (``partial_coverage``) unless
+    partial coverage is allowed; a blocking decision stays as it is, with a note.
+    """
+    if coverage.complete or allow_partial:
+        return decision, None
+    if decision.state is State.PASS:
+        guarded = blocked(
+            State.NEEDS_HUMAN,
+            "partial_coverage",
+            f"partial coverage: {coverage.summary()}; review the rest by hand or set "
+            "allow_partial_coverage: true",
+        )
+        return guarded, None
+    return decision, f"partial coverage: {coverage.summary()}"
+
+
+def blocked_certificate(
+    decision: Decision,
+    diff: bytes,
+    config: Config,
+    *,
+    coverage: Coverage | None = None,
+    extra_cert: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The certificate of a run blocked before any reviewer call (no attempts, no envelope)."""
+    binding = binding_for(diff, config)
+    context: dict[str, Any] = {"min_confidence": config.min_confidence}
+    if coverage is not None:
+        context["coverage"] = coverage.to_json()
+    context.update(extra_cert or {})
+    return certificate.build(
+        decision,
+        binding=binding,
+        attempts=(),
+        inputs={"diff": binding.diff_sha, "config": config_sha256(config)},
+        envelope=None,
+        extra=context,
+    )
+
+
 def config_sha256(config: Config) -> str:
     canonical = json.dumps(config.to_json(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -63,6 +158,7 @@ def review_diff(
     api_key: str | None,
     extra_cert: Mapping[str, Any] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    coverage: Coverage | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -70,17 +166,30 @@ def review_diff(
     only for settings that cannot work (unknown provider, missing model or
     key); every transport problem becomes an ``incomplete`` decision.
     ``sleep`` is the pause between retries (tests and the demo shorten it).
+    ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
+    applies :func:`guard_coverage` to the decision and goes into the certificate.
     """
     binding = binding_for(diff, config)
+    if coverage is not None and coverage.diff_sha != binding.diff_sha:
+        raise GateError(
+            "review_diff was given a coverage manifest for other bytes than the diff; "
+            "this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     settings = config.reviewer.to_settings(api_key)
     outcome = reviewers.review(settings, system=prompt.system, user=prompt.user, sleep=sleep)
-    decision = decide(
+    verdict_decision = decide(
         outcome.envelope,
         binding=binding,
         min_confidence=config.min_confidence,
         attempts=outcome.attempts,
     )
+    decision, note = verdict_decision, None
+    if coverage is not None:
+        decision, note = guard_coverage(
+            verdict_decision, coverage, allow_partial=config.allow_partial_coverage
+        )
     context: dict[str, Any] = {
         "reviewer": {
             "provider": settings.provider,
@@ -91,6 +200,10 @@ def review_diff(
         },
         "min_confidence": config.min_confidence,
     }
+    if coverage is not None:
+        context["coverage"] = coverage.to_json()
+        if decision is not verdict_decision:
+            context["review_decision"] = verdict_decision.to_json()
     context.update(extra_cert or {})
     cert = certificate.build(
         decision,
@@ -110,4 +223,7 @@ def review_diff(
         binding=binding,
         prompt_sha256=prompt.sha256(),
         certificate=cert,
+        coverage=coverage,
+        review_decision=verdict_decision,
+        notes=() if note is None else (note,),
     )

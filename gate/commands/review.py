@@ -12,19 +12,30 @@ from gate import certificate
 from gate.atomic import atomic_write
 from gate.commands._io import read_input
 from gate.config import Config, apply_inputs, default_config, load_config
-from gate.decision import State, exit_code
+from gate.decision import Decision, State, exit_code
+from gate.diff import Coverage
 from gate.errors import ConfigError, UsageError
-from gate.pipeline import ReviewResult, review_diff
+from gate.pipeline import (
+    ReviewResult,
+    blocked_certificate,
+    nothing_reviewed,
+    review_diff,
+    select_diff,
+)
 from gate.reviewers import attempt_line, needs_api_key
 
 NAME = "review"
 ORDER = 30
 HELP = "review a diff file with a reviewer model, locally (no GitHub)"
 DESCRIPTION = """\
-Send a diff to the configured reviewer and decide exactly as the action does:
-the answer must arrive whole (provider end marker, finish reason stop, sealed
-into an MC1 envelope), hold exactly one ```json verdict, repeat this diff's
-SHA-256 and the policy version, and be a confident pass. Settings come from
+Send a diff to the configured reviewer and decide exactly as the action does.
+The config's include/exclude and max_diff_bytes choose the files sent: with none
+left, the result is needs_human (nothing_reviewed) and the model is not called;
+with files left out for size or as binary, a pass becomes needs_human
+(partial_coverage) unless allow_partial_coverage. The answer must arrive whole
+(provider end marker, finish reason stop, sealed into an MC1 envelope), hold
+exactly one ```json verdict, repeat the SHA-256 of the bytes sent and the policy
+version, and be a confident pass. Settings come from
 --config (default: built-in defaults), then the options below. The API key is
 read from the environment variable the provider uses (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, REVIEW_GATE_API_KEY) or --api-key-env.
@@ -38,6 +49,9 @@ examples:
   review-gate review --diff change.diff --base-url http://127.0.0.1:11434/v1 --model llama3.1 \\
       --certificate cert.json --save-response raw.bin
 """
+
+#: The largest diff file read; max_diff_bytes (the config) decides what is sent.
+MAX_DIFF_FILE_BYTES = 256 * 1024 * 1024
 
 # CLI option (dest) -> the kebab-case input name gate.config.apply_inputs knows.
 _OVERRIDES = {
@@ -135,16 +149,26 @@ def usage_from(err: ConfigError) -> UsageError:
     return UsageError(message, reason=err.reason)
 
 
-def summary_json(result: ReviewResult, cert_sha: str | None) -> dict[str, Any]:
-    out = result.decision.to_json()
-    out["binding"] = {
-        "diff_sha": result.binding.diff_sha,
-        "policy_version": result.binding.policy_version,
-    }
-    out["attempts"] = [attempt.to_json() for attempt in result.outcome.attempts]
-    out["prompt_sha256"] = result.prompt_sha256
+def summary_json(
+    result: ReviewResult | None,
+    cert_sha: str | None,
+    *,
+    decision: Decision | None = None,
+    cert: dict[str, Any] | None = None,
+    coverage: Coverage | None = None,
+) -> dict[str, Any]:
+    """The --json object; ``result`` is None when the run was blocked before any call."""
+    final = decision or (result.decision if result is not None else None)
+    record = cert if cert is not None else (result.certificate if result is not None else {})
+    assert final is not None
+    out = final.to_json()
+    out["binding"] = dict(record.get("binding", {}))
+    out["attempts"] = [a.to_json() for a in result.outcome.attempts] if result else []
+    out["prompt_sha256"] = result.prompt_sha256 if result else None
     out["certificate_sha256"] = cert_sha
-    out["exit_code"] = exit_code(result.decision)
+    cov = coverage or (result.coverage if result else None)
+    out["coverage"] = cov.to_json() if cov is not None else None
+    out["exit_code"] = exit_code(final)
     return out
 
 
@@ -157,10 +181,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     config = load(args)
-    diff = read_input(args.diff, what="diff", limit=config.max_diff_bytes)
+    # the whole file: max_diff_bytes chooses files to send, as in the action
+    diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
-    result = review_diff(diff, config, api_key=api_key, extra_cert={"command": "review"})
+    selected = select_diff(diff, config)
+    empty = nothing_reviewed(selected.coverage)
+    if empty is not None:
+        return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
+    result = review_diff(
+        selected.data,
+        config,
+        api_key=api_key,
+        extra_cert={"command": "review"},
+        coverage=selected.coverage,
+    )
     for attempt in result.outcome.attempts:
         print(attempt_line(attempt, config.reviewer.attempts), file=sys.stderr)
     if args.save_response:
@@ -179,4 +214,22 @@ def _run(args: argparse.Namespace) -> int:
         print(f"review-gate review: error: {hint}", file=sys.stderr)
     elif not args.json and decision.detail and decision.detail not in decision.description:
         print(f"  {decision.detail}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return exit_code(decision)
+
+
+def _blocked_before_call(
+    args: argparse.Namespace, decision: Decision, data: bytes, config: Config, coverage: Coverage
+) -> int:
+    """Report a run the selection blocked: no reviewer call was made."""
+    cert = blocked_certificate(
+        decision, data, config, coverage=coverage, extra_cert={"command": "review"}
+    )
+    cert_sha = certificate.write(args.certificate, cert) if args.certificate else None
+    if args.json:
+        summary = summary_json(None, cert_sha, decision=decision, cert=cert, coverage=coverage)
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        print(f"{decision.state}: {decision.detail}")
     return exit_code(decision)

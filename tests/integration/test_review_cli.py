@@ -19,7 +19,10 @@ from gate.prompt import binding_in
 from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
 
 REPO = Path(__file__).resolve().parents[2]
-DIFF = b"--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-retries = 0\n+retries = 3\n"
+DIFF = (
+    b"diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n"
+    b"@@ -1 +1 @@\n-retries = 0\n+retries = 3\n"
+)
 SECRET = "sk-test-0123456789abcdef-not-real"
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "REVIEW_GATE_API_KEY")
 
@@ -339,3 +342,96 @@ def test_the_documented_fault_proxy_workflow(
     assert "cannot reach" not in proc.stderr  # the endpoint answered, then broke
     assert proxy.returncode == 0
     assert "150 bytes out" in proxy_err
+
+
+# --- the selection the action applies (include/exclude, max_diff_bytes) -------------
+
+SECOND = (
+    b"diff --git a/docs/notes.md b/docs/notes.md\n--- a/docs/notes.md\n+++ b/docs/notes.md\n"
+    b"@@ -1 +1 @@\n-old\n+" + b"x" * 400 + b"\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("diff", "config_text", "cause"),
+    [
+        (b"", "", "holds no file section"),
+        (b"--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-a\n+b\n", "", "holds no file section"),
+        (DIFF, "exclude: ['*.py']\n", "0 of 1 files reviewed (1 filtered)"),
+        (DIFF, "max_diff_bytes: 10\n", "0 of 1 files reviewed (1 over_byte_limit)"),
+    ],
+)
+def test_nothing_reviewed_blocks_without_calling_the_model(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    diff: bytes,
+    config_text: str,
+    cause: str,
+) -> None:
+    path = tmp_path / "change.diff"
+    path.write_bytes(diff)
+    config = tmp_path / "review-gate.yml"
+    config.write_text(config_text or "policy_version: '1'\n")
+    cert_path = tmp_path / "cert.json"
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, _ = review(
+            capsys, sim, path, "--config", str(config), "--json", "--certificate", str(cert_path)
+        )
+        assert sim.count == 0  # a verdict on nothing would pass: the model is never asked
+    summary = json.loads(out)
+    assert code == 3
+    assert (summary["state"], summary["reason"]) == ("needs_human", "nothing_reviewed")
+    assert cause in summary["detail"]
+    assert summary["attempts"] == []
+    cert = json.loads(cert_path.read_text())
+    assert cert["decision"]["reason"] == "nothing_reviewed"
+    assert cert["envelope"] is None
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, _ = review(capsys, sim, path, "--config", str(config))
+        assert sim.count == 0
+    assert code == 3
+    assert out.startswith("needs_human: nothing to review: ")
+
+
+def test_partial_coverage_turns_a_pass_into_needs_human(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "change.diff"
+    path.write_bytes(DIFF + SECOND)  # the second file does not fit max_diff_bytes
+    config = tmp_path / "review-gate.yml"
+    config.write_text(f"max_diff_bytes: {len(DIFF) + 10}\n")
+    cert_path = tmp_path / "cert.json"
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, _ = review(
+            capsys, sim, path, "--config", str(config), "--json", "--certificate", str(cert_path)
+        )
+        user = extract_prompt("openai", sim.requests[0])[1]
+    summary = json.loads(out)
+    assert code == 3
+    assert (summary["state"], summary["reason"]) == ("needs_human", "partial_coverage")
+    assert "1 of 2 files reviewed (1 over_byte_limit)" in summary["detail"]
+    assert summary["coverage"]["reviewed"] == ["app.py"]
+    assert summary["binding"]["diff_sha"] == hashlib.sha256(DIFF).hexdigest()  # what was sent
+    assert "docs/notes.md" not in user
+    cert = json.loads(cert_path.read_text())
+    assert cert["decision"]["reason"] == "partial_coverage"
+    assert cert["context"]["review_decision"]["reason"] == "reviewer_pass"
+
+    config.write_text(f"max_diff_bytes: {len(DIFF) + 10}\nallow_partial_coverage: true\n")
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, _ = review(capsys, sim, path, "--config", str(config), "--json")
+    assert code == 0
+    assert json.loads(out)["reason"] == "reviewer_pass"
+
+
+def test_partial_coverage_keeps_a_fail_and_notes_the_gap(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "change.diff"
+    binary = b"diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"
+    path.write_bytes(DIFF + binary)
+    with ReviewerSimulator("openai", model("openai", "fail")) as sim:
+        code, out, err = review(capsys, sim, path)
+    assert code == 1
+    assert out.startswith("fail: ")
+    assert "note: partial coverage: 1 of 2 files reviewed (1 binary)" in err

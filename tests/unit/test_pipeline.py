@@ -11,8 +11,17 @@ import pytest
 from gate.certificate import envelope_from
 from gate.config import Config, ReviewerConfig
 from gate.decision import State, decide
-from gate.errors import ConfigError, UsageError
-from gate.pipeline import binding_for, config_sha256, public_url, review_diff
+from gate.errors import ConfigError, GateError, UsageError
+from gate.pipeline import (
+    binding_for,
+    blocked_certificate,
+    config_sha256,
+    guard_coverage,
+    nothing_reviewed,
+    public_url,
+    review_diff,
+    select_diff,
+)
 from gate.prompt import binding_in, build_prompt
 from gate.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 
@@ -106,3 +115,92 @@ def test_unusable_settings_raise_before_any_request() -> None:
         with pytest.raises(UsageError, match="unknown reviewer provider"):
             review_diff(DIFF, config(sim.base_url, provider="bard"), api_key=None)
         assert sim.count == 0
+
+
+# --- the selection shared by the action and the CLI ---------------------------------
+
+APP = b"diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-a\n+b\n"
+PNG = b"diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"
+LOCK = (
+    b"diff --git a/poetry.lock b/poetry.lock\n--- a/poetry.lock\n+++ b/poetry.lock\n@@ -1 +1 @@\n"
+)
+
+
+def test_select_diff_applies_include_exclude_and_the_byte_limit() -> None:
+    cfg = Config(exclude=("*.lock",), max_diff_bytes=len(APP))
+    selected = select_diff(APP + LOCK + PNG, cfg)
+    assert selected.data == APP
+    assert selected.coverage.reviewed == ("app.py",)
+    assert {(s.path, str(s.why)) for s in selected.coverage.skipped} == {
+        ("poetry.lock", "filtered"),
+        ("logo.png", "binary"),
+    }
+    tight = select_diff(APP + APP.replace(b"app.py", b"b.py"), Config(max_diff_bytes=len(APP)))
+    assert [str(s.why) for s in tight.coverage.skipped] == ["over_byte_limit"]
+
+
+@pytest.mark.parametrize(
+    ("diff", "cfg", "cause"),
+    [
+        (b"", Config(), "holds no file section"),
+        (b"--- a/x\n+++ b/x\n", Config(), "no 'diff --git' headers"),
+        (APP, Config(include=("src/**",)), "0 of 1 files reviewed (1 filtered)"),
+        (PNG, Config(), "0 of 1 files reviewed (1 binary)"),
+    ],
+)
+def test_nothing_reviewed_names_why(diff: bytes, cfg: Config, cause: str) -> None:
+    decision = nothing_reviewed(select_diff(diff, cfg).coverage)
+    assert decision is not None
+    assert (decision.state, decision.reason) == (State.NEEDS_HUMAN, "nothing_reviewed")
+    assert cause in decision.detail
+    assert nothing_reviewed(select_diff(APP, Config()).coverage) is None
+
+
+def test_guard_coverage_blocks_a_pass_only_when_partial_is_not_allowed() -> None:
+    incomplete = decide(None, binding=binding_for(APP, Config()))  # a blocking decision
+    partial = select_diff(APP + PNG, Config()).coverage
+    complete = select_diff(APP + LOCK, Config(exclude=("*.lock",))).coverage
+    with ReviewerSimulator("openai", answer) as sim:
+        ok = review_diff(APP, config(sim.base_url), api_key=None).decision
+    assert ok.state is State.PASS
+    guarded, note = guard_coverage(ok, partial, allow_partial=False)
+    assert (guarded.state, guarded.reason, note) == (State.NEEDS_HUMAN, "partial_coverage", None)
+    assert guard_coverage(ok, partial, allow_partial=True) == (ok, None)
+    assert guard_coverage(ok, complete, allow_partial=False) == (ok, None)  # filtered is intended
+    kept, note = guard_coverage(incomplete, partial, allow_partial=False)
+    assert kept is incomplete
+    assert note == "partial coverage: 1 of 2 files reviewed (1 binary)"
+
+
+def test_review_diff_with_coverage_certifies_the_final_decision() -> None:
+    selected = select_diff(APP + PNG, Config())
+    with ReviewerSimulator("openai", answer) as sim:
+        cfg = config(sim.base_url)
+        result = review_diff(selected.data, cfg, api_key=None, coverage=selected.coverage)
+        with pytest.raises(GateError) as err:  # a manifest for other bytes is a bug
+            review_diff(APP + b"+", cfg, api_key=None, coverage=selected.coverage)
+        assert err.value.reason == "internal_error"
+    assert (result.decision.state, result.decision.reason) == (
+        State.NEEDS_HUMAN,
+        "partial_coverage",
+    )
+    assert result.review_decision is not None
+    assert result.review_decision.reason == "reviewer_pass"
+    cert = result.certificate
+    assert cert["decision"]["reason"] == "partial_coverage"
+    assert cert["context"]["review_decision"]["reason"] == "reviewer_pass"
+    assert cert["context"]["coverage"]["skipped"][0]["why"] == "binary"
+
+
+def test_blocked_certificate_has_no_attempts_and_no_envelope() -> None:
+    selected = select_diff(b"", Config())
+    decision = nothing_reviewed(selected.coverage)
+    assert decision is not None
+    cert = blocked_certificate(
+        decision, selected.data, Config(), coverage=selected.coverage, extra_cert={"command": "x"}
+    )
+    assert cert["decision"]["reason"] == "nothing_reviewed"
+    assert (cert["attempts"], cert["envelope"]) == ([], None)
+    assert cert["binding"]["diff_sha"] == hashlib.sha256(b"").hexdigest()
+    assert cert["context"]["command"] == "x"
+    assert cert["context"]["coverage"]["reviewed"] == []
