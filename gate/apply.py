@@ -32,7 +32,9 @@ from gate.apply_marker import (
     MarkerEntry,
     clear,
     locked,
+    marker_key,
     marker_path,
+    pending_under,
     read_marker,
     record,
 )
@@ -169,6 +171,7 @@ def _now() -> str:
 
 def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
     norm, target = confine(root, req.path, follow_final=True)
+    key = marker_key(root, target)
     data, problem = decode(req)
     received = len(data)
     digest = sha256_hex(data)
@@ -176,12 +179,12 @@ def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
 
     def result(outcome: Outcome, reason: str, detail: str, written: int = 0) -> ApplyResult:
         if outcome in (Outcome.INCOMPLETE, Outcome.CORRUPT):
-            entry = MarkerEntry(apply_id=req.apply_id, path=norm, reason=reason, time=_now())
+            entry = MarkerEntry(apply_id=req.apply_id, path=key, reason=reason, time=_now())
             detail += record(root, entry)
         elif outcome is Outcome.OK:
-            detail += clear(root, norm)
+            detail += clear(root, key)
         try:
-            listed = any(entry.path == norm for entry in read_marker(root))
+            listed = any(entry.path == key for entry in read_marker(root))
         except ApplyError:
             listed = True
         return ApplyResult(
@@ -265,15 +268,15 @@ def _apply_delete(root: Path, req: DeletePath) -> ApplyResult:
         entries = read_marker(root)
     except ApplyError as err:
         return result(Outcome.REFUSED, err.reason, err.message)
-    for entry in entries:
-        if entry.path == norm or entry.path.startswith(norm + "/"):
-            return result(
-                Outcome.REFUSED,
-                "incomplete_pending",
-                f"{entry.path} has an incomplete apply (apply_id={entry.apply_id}, "
-                f"{entry.reason}); retry that write until apply.ok=true, or abort, "
-                "but do not delete it",
-            )
+    entry = pending_under(root, target, entries)
+    if entry is not None:
+        return result(
+            Outcome.REFUSED,
+            "incomplete_pending",
+            f"{entry.path} has an incomplete apply (apply_id={entry.apply_id}, "
+            f"{entry.reason}); deleting {norm} would destroy it; retry that write until "
+            "apply.ok=true, or abort, but do not delete it",
+        )
     if not os.path.lexists(target):
         return result(Outcome.REFUSED, "not_found", f"{norm} does not exist")
     try:

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,6 +49,46 @@ class MarkerEntry:
 
 def marker_path(root: Path) -> Path:
     return root / MARKER_DIR / MARKER_NAME
+
+
+def marker_key(base: Path, target: Path) -> str:
+    """The path an entry names: ``target`` (resolved by :func:`confine`) relative to ``base``.
+
+    Entries name what the disk action touches, never the spelling the agent
+    used, so ``link/x.py`` and ``real/x.py`` (``link -> real``) are one entry.
+    """
+    return target.relative_to(base).as_posix()
+
+
+def pending_under(base: Path, target: Path, entries: tuple[MarkerEntry, ...]) -> MarkerEntry | None:
+    """The entry a delete of ``target`` would destroy: ``target`` is it or one of its folders.
+
+    Compared by resolved path, then by identity (device and inode) of the
+    entry's file and each of its folders, so no alias (a symlinked folder, a
+    case-insensitive spelling, a bind mount) gets around it. A symlink as
+    ``target`` is only the link: removing it never touches what it names.
+    """
+    key = marker_key(base, target)
+    for entry in entries:
+        if entry.path == key or entry.path.startswith(key + "/"):
+            return entry
+    try:
+        info = target.lstat()
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return None
+    for entry in entries:
+        listed = base / entry.path
+        while listed != base and listed.is_relative_to(base):
+            try:
+                seen = listed.lstat()
+            except OSError:
+                seen = None
+            if seen is not None and (seen.st_dev, seen.st_ino) == (info.st_dev, info.st_ino):
+                return entry
+            listed = listed.parent
+    return None
 
 
 def read_marker(root: Path) -> tuple[MarkerEntry, ...]:
@@ -103,12 +144,13 @@ def record(root: Path, entry: MarkerEntry) -> str:
     return ""
 
 
-def clear(root: Path, norm: str) -> str:
+def clear(root: Path, key: str) -> str:
+    """Remove the entry for ``key`` (a :func:`marker_key`); return a note for the detail."""
     try:
         entries = read_marker(root)
     except ApplyError as err:
         return f"; the marker could not be cleared: {err.message}"
-    kept = tuple(entry for entry in entries if entry.path != norm)
+    kept = tuple(entry for entry in entries if entry.path != key)
     if kept != entries:
         try:
             _write_marker(root, kept)

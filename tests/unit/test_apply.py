@@ -547,6 +547,53 @@ def test_delete_of_a_listed_path_is_refused_then_allowed(root: Path) -> None:
     assert not (root / "pkg" / "mod.py").exists()
 
 
+@pytest.fixture
+def aliased(tmp_path: Path) -> Path:
+    """``real/x.py`` and ``real/sub/y.py`` with an incomplete apply each; ``link -> real``."""
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "x.py").write_bytes(OLD)
+    (tmp_path / "real" / "sub" / "y.py").write_bytes(OLD)
+    (tmp_path / "link").symlink_to("real", target_is_directory=True)
+    for path in ("real/x.py", "link/sub/y.py"):  # one spelt directly, one through the alias
+        assert run(write_result(NEW[:3], path=path, promised=NEW), tmp_path).reason == (
+            "length_short"
+        )
+    return tmp_path
+
+
+def test_the_marker_names_the_resolved_path_not_the_spelling(aliased: Path) -> None:
+    assert sorted(e.path for e in read_marker(aliased)) == ["real/sub/y.py", "real/x.py"]
+
+
+@pytest.mark.parametrize(
+    "path", ["link/x.py", "real/x.py", "link/sub", "link/sub/y.py", "real/sub", "real"]
+)
+def test_a_delete_through_any_alias_of_a_listed_path_is_refused(aliased: Path, path: str) -> None:
+    result = run({"tool": "delete_path", "path": path}, aliased)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "incomplete_pending")
+    assert (aliased / "real" / "x.py").read_bytes() == OLD
+    assert (aliased / "real" / "sub" / "y.py").read_bytes() == OLD
+
+
+def test_deleting_the_alias_itself_keeps_what_it_names(aliased: Path) -> None:
+    result = run({"tool": "delete_path", "path": "link"}, aliased)
+    assert (result.outcome, result.reason) == (Outcome.OK, "deleted")
+    assert not os.path.lexists(aliased / "link")
+    assert (aliased / "real" / "x.py").read_bytes() == OLD
+
+
+def test_an_ok_write_through_the_alias_clears_the_resolved_entry(aliased: Path) -> None:
+    assert run(write_result(NEW, path="link/x.py"), aliased).outcome is Outcome.OK
+    assert [e.path for e in read_marker(aliased)] == ["real/sub/y.py"]
+
+
+def test_a_delete_of_another_name_of_the_same_file_is_refused(aliased: Path) -> None:
+    os.link(aliased / "real" / "x.py", aliased / "hard.py")  # same inode, unrelated spelling
+    result = run({"tool": "delete_path", "path": "hard.py"}, aliased)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "incomplete_pending")
+    assert "real/x.py" in result.detail
+
+
 def test_an_unusable_apply_folder_is_refused_not_a_traceback(root: Path) -> None:
     (root / ".apply").write_text("a file where the folder should be\n")
     result = run(write_result(NEW), root)
