@@ -129,6 +129,21 @@ def run_action(
     """Run the action once; return the process exit code. Never raises."""
     environ = dict(os.environ if env is None else env)
     stream = out if out is not None else sys.stdout
+    try:
+        return _run_action(environ, stream, client_factory, sleep, throttle)
+    except Exception as err:  # noqa: BLE001 - last resort: a message and non-zero, never a pass
+        message = report.escape_data(f"review-gate failed: {type(err).__name__}: {err}")
+        report.emit([f"::error::{message}"], stream)
+        return EXIT_BLOCKED
+
+
+def _run_action(
+    environ: dict[str, str],
+    stream: TextIO,
+    client_factory: ClientFactory,
+    sleep: Callable[[float], None],
+    throttle: bool,
+) -> int:
     raw_inputs = inputs_from_env(environ)
     run = Run(env=environ, inputs=raw_inputs, out=stream)
     # masks first, before anything else is printed
@@ -438,30 +453,46 @@ def _post_final(
                 f"the head moved to {now.head_sha[:12]} during the review; this status is on "
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
-    run.extra["posted"] = {"status": str(posted), "description": description, "sha": run.head}
-    run.extra["final_state"] = state or str(decision.state)
+    # what is about to be posted, for the certificate; "posted" and "final_state" are set
+    # only once GitHub has accepted the status, so a failed post never reports this state
+    run.extra["status_to_post"] = {
+        "status": str(posted),
+        "description": description,
+        "sha": run.head,
+    }
     # the evidence first: a status is posted only once its certificate is on disk
     try:
         run.cert_path, run.digests = _write_artifacts(run, decision)
-    except (GateError, OSError) as err:
+    except Exception as err:  # noqa: BLE001 - whatever broke, no status without its evidence
         failed = blocked(
             State.INCOMPLETE,
             "certificate_unwritten",
-            f"the certificate could not be written ({err}); check certificate-dir / RUNNER_TEMP",
+            f"the certificate could not be written ({type(err).__name__}: {err}); "
+            "check certificate-dir / RUNNER_TEMP",
         )
-        run.extra["posted"] = {
-            "status": "error",
-            "description": failed.description,
-            "sha": run.head,
-        }
-        run.extra["final_state"] = str(failed.state)
+        run.extra["review_decision"] = decision.to_json()
         run.cert_path, run.digests = None, {}
         run.artifacts_done = True
         _post(run, Status.ERROR, failed.description)
+        _record_posted(run, Status.ERROR, failed.description, str(failed.state))
         return failed
     run.artifacts_done = True
-    _post(run, posted, description)
+    try:
+        _post(run, posted, description)
+    except Exception:
+        # GitHub did not take the status: the certificate must not claim this decision;
+        # run_action reports the error and _finish rewrites the certificate with it
+        run.extra["review_decision"] = decision.to_json()
+        run.artifacts_done = False
+        raise
+    _record_posted(run, posted, description, state or str(decision.state))
     return decision
+
+
+def _record_posted(run: Run, status: Status, description: str, state: str) -> None:
+    """After GitHub accepted a final status: what the outputs, summary and log report."""
+    run.extra["posted"] = {"status": str(status), "description": description, "sha": run.head}
+    run.extra["final_state"] = state
 
 
 def _best_effort_error(run: Run, decision: Decision) -> None:
@@ -477,6 +508,8 @@ def _best_effort_error(run: Run, decision: Decision) -> None:
         }
     except GitHubError as err:
         run.notes.append(f"could not post the error status: {err.message}")
+    except Exception as err:  # noqa: BLE001 - run_action must never raise
+        run.notes.append(f"could not post the error status: {type(err).__name__}: {err}")
 
 
 def _write_artifacts(run: Run, decision: Decision) -> tuple[str | None, dict[str, str]]:
@@ -534,8 +567,9 @@ def _finish(run: Run, decision: Decision, fail_job: bool, *, posted: bool) -> in
     if not run.artifacts_done:  # the run stopped before the final status
         try:
             run.cert_path, run.digests = _write_artifacts(run, decision)
-        except (GateError, OSError) as err:
-            run.notes.append(f"could not write the certificate: {err}")
+        except Exception as err:  # noqa: BLE001 - reported; the state stays the blocked one
+            run.cert_path, run.digests = None, {}
+            run.notes.append(f"could not write the certificate: {type(err).__name__}: {err}")
     cert_path, digests = run.cert_path, run.digests
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, cert_path, digests))

@@ -99,12 +99,14 @@ class Recorded:
 
 @dataclass
 class Fault:
-    """Answer ``status`` to the next ``count`` requests whose ``METHOD path`` matches."""
+    """Answer ``status`` to the next ``count`` requests whose ``METHOD path`` matches
+    (and whose body matches ``body``, a regular expression, when it is set)."""
 
     pattern: str
     status: int
     count: int = 1
     message: str = "fault injected by the fake"
+    body: str = ""
 
 
 class FakeGitHub:
@@ -268,10 +270,16 @@ class FakeGitHub:
             )
 
     def inject(
-        self, pattern: str, status: int, count: int = 1, message: str = "fault injected"
+        self,
+        pattern: str,
+        status: int,
+        count: int = 1,
+        message: str = "fault injected",
+        *,
+        body: str = "",
     ) -> None:
         with self.lock:
-            self.faults.append(Fault(pattern, status, count, message))
+            self.faults.append(Fault(pattern, status, count, message, body))
 
     def status_list(self, sha: str) -> list[dict[str, Any]]:
         with self.lock:
@@ -294,7 +302,7 @@ class FakeGitHub:
         """Load JSON state: {"repository", "token", "pulls": [{number, head_sha, base_sha, diff,
         draft, author, head_repo, labels, refuse_diff, files}], "contents": {ref: {path: text}},
         "compares": [{base, head, diff}], "permissions": {login: perm},
-        "faults": [{pattern, status, count, message}]}."""
+        "faults": [{pattern, status, count, message, body}]}."""
         if "repository" in state:
             self.repository = str(state["repository"])
         if "token" in state:
@@ -324,6 +332,7 @@ class FakeGitHub:
                 int(fault["status"]),
                 int(fault.get("count", 1)),
                 str(fault.get("message", "fault injected")),
+                body=str(fault.get("body", "")),
             )
 
     # -- request handling -----------------------------------------------------------
@@ -347,7 +356,13 @@ class FakeGitHub:
             return _json(401, {"message": "Bad credentials"})
         with self.lock:
             for fault in self.faults:
-                if fault.count > 0 and re.search(fault.pattern, f"{rec.method} {rec.path}"):
+                if (
+                    fault.count > 0
+                    and re.search(fault.pattern, f"{rec.method} {rec.path}")
+                    and (
+                        not fault.body or re.search(fault.body, rec.body.decode("utf-8", "replace"))
+                    )
+                ):
                     fault.count -= 1
                     return _json(fault.status, {"message": fault.message})
         repo = f"/repos/{self.repository}"

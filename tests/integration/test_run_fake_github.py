@@ -678,3 +678,61 @@ def test_a_bare_cr_in_an_added_line_cannot_hide_code_in_an_excluded_file(
     coverage = result.certificate["context"]["coverage"]
     assert coverage["reviewed"] == ["src/app.py"]
     assert coverage["skipped"] == []
+
+
+@pytest.mark.parametrize("status", [403, 500])
+def test_a_refused_success_status_is_never_reported_as_pass(tmp_path, fake, sim_factory, status):
+    # C2: the outputs, summary and log once said state=pass/status=success although
+    # GitHub never took the success status
+    setup_pull(fake)
+    fake.inject(
+        r"^POST /repos/.*/statuses/",
+        status,
+        count=50,
+        message="Resource not accessible by integration",
+        body=r'"state":\s*"success"',
+    )
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    assert result.outputs["state"] == "incomplete"
+    assert result.outputs["reason"] == f"github_http_{status}"
+    assert result.outputs["status"] == "error"
+    assert fake.states(HEAD) == ["pending", "error"]
+    assert result.code == 3
+    assert "::error" in result.stdout
+    assert "review-gate: error on" in result.stdout
+    assert "| state | `pass`" not in result.summary
+    cert = result.certificate  # rewritten with the decision that stands
+    assert cert["decision"]["state"] == "incomplete"
+    assert cert["decision"]["reason"] == f"github_http_{status}"
+    assert cert["context"]["review_decision"]["state"] == "pass"
+
+
+def test_a_refused_success_status_with_fail_job_false_still_says_why(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.inject(r"^POST /repos/.*/statuses/", 403, count=50, body=r'"state":\s*"(success|error)"')
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload(), inputs={"FAIL-JOB": "false"})
+    assert result.code == 0  # fail-job: false: only the (pending) status blocks the merge
+    assert fake.states(HEAD) == ["pending"]
+    assert result.outputs["state"] == "incomplete"
+    assert result.outputs["reason"] == "github_http_403"
+    assert result.outputs["status"] == "none"
+    assert "::error" in result.stdout
+    assert "could not post the error status" in result.stdout
+
+
+def test_an_unexpected_error_writing_the_certificate_is_never_a_pass(
+    tmp_path, fake, sim_factory, monkeypatch
+):
+    import gate.run
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise TypeError("unexpected")
+
+    monkeypatch.setattr(gate.run.certificate, "write", broken)
+    setup_pull(fake)
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    assert fake.states(HEAD) == ["pending", "error"]
+    assert result.outputs["state"] == "incomplete"
+    assert result.outputs["reason"] == "certificate_unwritten"
+    assert result.outputs["status"] == "error"
+    assert result.code == 3
