@@ -144,7 +144,7 @@ class Stream(SSEStream):
                 if not isinstance(reason, str):
                     self.note_malformed("malformed event: stop_reason is not a string")
                     return
-                self.finish = reason
+                self.note_finish(reason)
         self.usage.update(int_fields(data.get("usage")))
 
     def normalize(self, verbatim: str) -> FinishReason:

@@ -102,7 +102,7 @@ class Stream(SSEStream):
         feedback = chunk.get("promptFeedback")
         if isinstance(feedback, dict) and isinstance(feedback.get("blockReason"), str):
             self.blocked = True
-            self.finish = feedback["blockReason"]
+            self.note_finish(feedback["blockReason"])
             self.end_marker = True
         candidates = chunk.get("candidates") or []
         if not isinstance(candidates, list):
@@ -136,7 +136,7 @@ class Stream(SSEStream):
             if not isinstance(reason, str):
                 self.note_malformed("malformed event: finishReason is not a string")
                 return
-            self.finish = reason
+            self.note_finish(reason)
             self.end_marker = True
 
     def normalize(self, verbatim: str) -> FinishReason:

@@ -122,7 +122,7 @@ class Stream(SSEStream):
             if not isinstance(reason, str):
                 self.note_malformed("malformed event: finish_reason is not a string")
                 return
-            self.finish = reason
+            self.note_finish(reason)
 
     def normalize(self, verbatim: str) -> FinishReason:
         if self.refusal_text and verbatim == "stop":

@@ -115,6 +115,19 @@ class SSEStream:
         if self.malformed is None:
             self.malformed = text
 
+    def note_finish(self, reason: str) -> None:
+        """Record the finish reason; a second, different one is malformed (the first stays).
+
+        A ``length`` finish followed by a ``stop`` must never be read as a clean stop.
+        """
+        if self.finish is not None and reason != self.finish:
+            self.note_malformed(
+                f"malformed event: a second finish reason {one_line(reason, limit=40)!r} "
+                f"after {one_line(self.finish, limit=40)!r}"
+            )
+            return
+        self.finish = reason
+
     def note_error(self, kind: str, message: str, transient: bool) -> None:
         if self.error is None:
             self.error = ErrorFrame(kind or "error", message, transient)

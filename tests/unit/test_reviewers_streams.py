@@ -291,3 +291,50 @@ def test_sim_end_marker_switch_changes_only_the_marker() -> None:
     whole = b"".join(render_events("openai", "abc"))
     cut = b"".join(render_events("openai", "abc", SimResponse(end_marker=False)))
     assert whole == cut + b"data: [DONE]\n\n"
+
+
+def two_finishes(provider: str, first: str, second: str) -> bytes:
+    """A whole answer whose finish reason comes twice: ``first``, then ``second``."""
+    if provider == "openai":
+        return sse(oa({"content": "a"}, first), oa({"content": ""}, second), "[DONE]")
+    if provider == "anthropic":
+        return (
+            ant("message_start", message={})
+            + ant("content_block_delta", index=0, delta={"type": "text_delta", "text": "a"})
+            + ant("message_delta", delta={"stop_reason": first})
+            + ant("message_delta", delta={"stop_reason": second})
+            + ant("message_stop")
+        )
+    return sse(
+        gem(content={"parts": [{"text": "a"}]}, finishReason=first),
+        gem(content={"parts": [{"text": ""}]}, finishReason=second),
+    )
+
+
+@pytest.mark.parametrize(
+    ("provider", "length", "stop"),
+    [
+        ("openai", "length", "stop"),
+        ("anthropic", "max_tokens", "end_turn"),
+        ("gemini", "MAX_TOKENS", "STOP"),
+    ],
+)
+def test_a_second_different_finish_reason_is_malformed_never_sealed(
+    provider: str, length: str, stop: str
+) -> None:
+    reply = conclude(provider, two_finishes(provider, length, stop))
+    assert reply.reason == "malformed_event", reply.detail
+    assert f"a second finish reason {stop!r} after {length!r}" in reply.detail
+    assert not reply.complete
+    assert reply.envelope is None
+    assert not reply.retryable  # the stream broke its own format: asking again is not the fix
+    assert reply.provider_finish_reason == length  # the first one stays on record
+
+
+@pytest.mark.parametrize(
+    ("provider", "stop"), [("openai", "stop"), ("anthropic", "end_turn"), ("gemini", "STOP")]
+)
+def test_the_same_finish_reason_twice_is_still_a_stop(provider: str, stop: str) -> None:
+    reply = conclude(provider, two_finishes(provider, stop, stop))
+    assert reply.complete, reply.detail
+    assert reply.content == "a"
