@@ -266,7 +266,7 @@ def _error_message(body: bytes) -> str:
     text = body[:2000].decode("utf-8", errors="replace")
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
     if isinstance(value, list) and value:
         value = value[0]

@@ -34,6 +34,14 @@ def load_object(data: str) -> dict[str, Any]:
             f"malformed event: data is not JSON ({err.msg} at {err.pos}): {shown}",
             reason="malformed_event",
         ) from None
+    except (ValueError, RecursionError) as err:
+        # an integer of more than 4300 digits (ValueError), nesting deeper than the
+        # interpreter's recursion limit (RecursionError): JSON no provider sends
+        raise TransportError(
+            f"malformed event: data is JSON Python cannot read ({type(err).__name__}: "
+            f"{one_line(str(err), limit=120)})",
+            reason="malformed_event",
+        ) from None
     if not isinstance(value, dict):
         raise TransportError(
             f"malformed event: data is JSON {type(value).__name__}, expected an object",
@@ -110,6 +118,10 @@ class SSEStream:
                 self.on_event(event)
         except TransportError as err:
             self.malformed = err.message
+        except (ValueError, RecursionError) as err:  # never out of perform(): the record is kept
+            self.malformed = (
+                f"malformed event: {type(err).__name__}: {one_line(str(err), limit=120)}"
+            )
 
     def note_malformed(self, text: str) -> None:
         if self.malformed is None:

@@ -281,3 +281,36 @@ def test_secrets_never_reach_details_or_records() -> None:
         assert key not in repr(settings)
         assert key not in repr(outcome.attempts)
         assert key not in str(attempt.to_json())
+
+
+HUGE_INT = "1" * 5000  # more digits than Python's int conversion allows: a ValueError
+DEEP = "[" * 100_000  # deeper than the recursion limit: a RecursionError
+
+
+@pytest.mark.parametrize("dialect", SSE)
+@pytest.mark.parametrize(("data", "error"), [(HUGE_INT, "ValueError"), (DEEP, "RecursionError")])
+def test_json_python_cannot_read_is_a_malformed_event_with_the_record_kept(
+    dialect: str, data: str, error: str
+) -> None:
+    body = f"data: {data}\n\n".encode()
+    outcome, count, _ = run(dialect, [SimResponse(body=body)])
+    attempt = outcome.last
+    assert attempt is not None
+    assert attempt.reason == "malformed_event"
+    assert error in attempt.detail
+    assert not attempt.complete
+    assert not attempt.retryable
+    assert outcome.envelope is None
+    assert outcome.raw == body  # the bytes are kept for --save-response and the certificate
+    assert attempt.raw_sha256 == hashlib.sha256(body).hexdigest()
+    assert count == 1
+
+
+@pytest.mark.parametrize("dialect", SSE)
+def test_a_deeply_nested_error_body_is_still_the_http_status(dialect: str) -> None:
+    outcome, count, _ = run(dialect, [SimResponse(status=400, error_body=DEEP)])
+    attempt = outcome.last
+    assert attempt is not None
+    assert attempt.reason == "http_400"
+    assert attempt.http_status == 400
+    assert count == 1

@@ -9,8 +9,10 @@ import pytest
 
 from gate.attempt import EndReason, FinishReason
 from gate.envelope import seal, verify
+from gate.errors import TransportError
 from gate.reviewers import ReviewerSettings, anthropic, gemini, mc1, openai
 from gate.reviewers.base import Exchange, Reply
+from gate.reviewers.stream import load_object
 from gate.sim import SimResponse, render_events
 
 
@@ -338,3 +340,26 @@ def test_the_same_finish_reason_twice_is_still_a_stop(provider: str, stop: str) 
     reply = conclude(provider, two_finishes(provider, stop, stop))
     assert reply.complete, reply.detail
     assert reply.content == "a"
+
+
+@pytest.mark.parametrize(
+    ("data", "error"), [("9" * 4301, "ValueError"), ("[" * 50_000, "RecursionError")]
+)
+def test_load_object_maps_json_python_cannot_read_to_malformed_event(data: str, error: str) -> None:
+    with pytest.raises(TransportError) as caught:
+        load_object(data)
+    assert caught.value.reason == "malformed_event"
+    assert error in caught.value.message
+    nested = '{"a": ' + data + "}"
+    with pytest.raises(TransportError) as inner:
+        load_object(nested)
+    assert inner.value.reason == "malformed_event"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_an_error_frame_python_cannot_read_is_still_an_error_frame(provider: str) -> None:
+    start = ant("message_start", message={}) if provider == "anthropic" else b""
+    body = start + b"event: error\ndata: " + b"[" * 50_000 + b"\n\n"
+    reply = conclude(provider, body)
+    assert reply.reason == "error_frame"
+    assert not reply.complete
