@@ -56,12 +56,20 @@ def binding_for(diff: bytes, config: Config) -> Binding:
 
 
 def public_url(url: str) -> str:
-    """``url`` without credentials, query or fragment (safe for a certificate)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
+    """``url`` without credentials, query or fragment (safe for a certificate).
+
+    A URL urllib cannot read (it never reaches a certificate: the transport's
+    validation refuses it first) is shown as ``"<invalid URL>"``, never raised.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<invalid URL>"
     if ":" in host:
         host = f"[{host}]"
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    netloc = host if port is None else f"{host}:{port}"
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
@@ -164,7 +172,8 @@ def review_diff(
 
     Raises :class:`~gate.errors.UsageError` / :class:`~gate.errors.ConfigError`
     only for settings that cannot work (unknown provider, missing model or
-    key); every transport problem becomes an ``incomplete`` decision.
+    key, a base URL that is no URL), before any request; every transport
+    problem becomes an ``incomplete`` decision.
     ``sleep`` is the pause between retries (tests and the demo shorten it).
     ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
     applies :func:`guard_coverage` to the decision and goes into the certificate.
@@ -178,6 +187,7 @@ def review_diff(
         )
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     settings = config.reviewer.to_settings(api_key)
+    reviewers.validate(settings)  # a UsageError naming the setting, before anything else
     outcome = reviewers.review(settings, system=prompt.system, user=prompt.user, sleep=sleep)
     verdict_decision = decide(
         outcome.envelope,

@@ -23,6 +23,7 @@ from gate.pipeline import (
     select_diff,
 )
 from gate.reviewers import attempt_line, needs_api_key
+from gate.reviewers.settings import base_url_problem
 
 NAME = "review"
 ORDER = 30
@@ -100,6 +101,19 @@ def load(args: argparse.Namespace) -> Config:
         return apply_inputs(config, given)
     except ConfigError as err:
         raise usage_from(err) from err
+
+
+def check_base_url(config: Config, args: argparse.Namespace) -> None:
+    """A base URL that is no URL is a one-line usage error naming where it came from."""
+    url = config.reviewer.base_url
+    problem = None if url is None else base_url_problem(url)
+    if problem is None:
+        return
+    where = "--base-url" if args.base_url is not None else f"reviewer.base_url in {args.config}"
+    raise UsageError(
+        f"{where} {url!r}: {problem}; pass e.g. --base-url http://127.0.0.1:11434/v1",
+        reason="bad_base_url",
+    )
 
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
@@ -181,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     config = load(args)
+    check_base_url(config, args)
     # the whole file: max_diff_bytes chooses files to send, as in the action
     diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None

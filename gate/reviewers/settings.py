@@ -64,9 +64,33 @@ def needs_api_key(settings: ReviewerSettings) -> bool:
     OpenAI-compatible local servers (Ollama, vLLM, llama.cpp) and a team's MC1
     service may run without one.
     """
-    host = urlsplit(settings.base_url).hostname or ""
+    try:
+        host = urlsplit(settings.base_url).hostname or ""
+    except ValueError:  # not a URL at all: validate() names the problem
+        return False
     official = _official_host(settings.provider)
     return bool(official) and host == official
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a reviewer base URL (one short phrase), or None when it can.
+
+    Catches what urllib raises on (a port out of range or not a number, an
+    unclosed IPv6 bracket) as well as a missing scheme or host.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        host = parts.hostname
+    except ValueError as err:  # "Port out of range 0-65535", "Invalid IPv6 URL", ...
+        return f"it is not a valid URL ({err})"
+    if parts.scheme not in ("http", "https"):
+        return "it is not an http(s) URL"
+    if not host:
+        return "it has no host"
+    if port == 0:
+        return "port 0 is not a port a server listens on"
+    return None
 
 
 def _positive(name: str, value: float) -> None:
@@ -90,17 +114,18 @@ def validate(settings: ReviewerSettings) -> None:
             f"reviewer model is empty; set the model name for {settings.provider}",
             reason="missing_model",
         )
-    parts = urlsplit(settings.base_url or "")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    problem = base_url_problem(settings.base_url or "")
+    if problem is not None:
         hint = (
             "set base_url to your MC1 reviewer endpoint, e.g. https://reviewer.example/review"
             if settings.provider == "mc1"
             else f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
         )
         raise UsageError(
-            f"reviewer base_url {settings.base_url!r} is not an http(s) URL; {hint}",
+            f"reviewer base_url {settings.base_url!r}: {problem}; {hint}",
             reason="bad_base_url",
         )
+    parts = urlsplit(settings.base_url)
     if parts.username or parts.password:
         raise UsageError(
             "reviewer base_url must not carry credentials; put the key in "
@@ -108,8 +133,9 @@ def validate(settings: ReviewerSettings) -> None:
             reason="bad_base_url",
         )
     if needs_api_key(settings) and not settings.api_key:
+        host = parts.hostname
         raise UsageError(
-            f"no API key for {settings.provider} at {parts.hostname}; "
+            f"no API key for {settings.provider} at {host}; "
             f"set {DEFAULT_KEY_ENV[settings.provider]} (or the configured api key variable)",
             reason="missing_api_key",
         )

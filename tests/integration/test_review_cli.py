@@ -435,3 +435,26 @@ def test_partial_coverage_keeps_a_fail_and_notes_the_gap(
     assert code == 1
     assert out.startswith("fail: ")
     assert "note: partial coverage: 1 of 2 files reviewed (1 binary)" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [("http://127.0.0.1:99999/v1", "Port out of range"), ("http://[::1", "Invalid IPv6 URL")],
+)
+def test_a_base_url_that_is_no_url_is_a_one_line_usage_error(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, tmp_path: Path, url: str, problem: str
+) -> None:
+    code = main(["review", "--diff", str(diff_file), "--model", "m", "--base-url", url])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"review-gate review: error: --base-url {url!r}: ")
+    assert problem in err
+    config = tmp_path / "review-gate.yml"
+    config.write_text(f"reviewer:\n  model: m\n  base_url: '{url}'\n")
+    code = main(["review", "--diff", str(diff_file), "--config", str(config)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"reviewer.base_url in {config} {url!r}: " in err
+    assert problem in err

@@ -204,3 +204,12 @@ def test_blocked_certificate_has_no_attempts_and_no_envelope() -> None:
     assert cert["binding"]["diff_sha"] == hashlib.sha256(b"").hexdigest()
     assert cert["context"]["command"] == "x"
     assert cert["context"]["coverage"]["reviewed"] == []
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1", "http://[::1"])
+def test_a_base_url_that_is_no_url_is_a_usage_error_not_a_crash(url: str) -> None:
+    """The action reads base_url from a config file: it must block with a reason, not crash."""
+    with pytest.raises(UsageError) as caught:
+        review_diff(DIFF, config(url), api_key=None)
+    assert caught.value.reason == "bad_base_url"
+    assert public_url(url) == "<invalid URL>"

@@ -19,6 +19,7 @@ from gate.reviewers import (
     validate,
 )
 from gate.reviewers.base import one_line, parse_retry_after
+from gate.reviewers.settings import base_url_problem, needs_api_key
 
 LOCAL = ReviewerSettings(provider="openai", model="llama3", base_url="http://127.0.0.1:11434/v1")
 
@@ -145,3 +146,27 @@ def test_attempt_line_names_reason_and_end() -> None:
     line = attempt_line(attempt, 3)
     assert line.startswith("attempt 2/3 openai HTTP 200: incomplete: connection_cut (socket_close)")
     assert "the connection closed" in line
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://127.0.0.1:99999/v1", "Port out of range"),
+        ("http://[::1", "Invalid IPv6 URL"),
+        ("http://127.0.0.1:abc/v1", "Port could not be cast"),
+        ("http://127.0.0.1:0/v1", "port 0"),
+        ("http:///v1", "no host"),
+        ("127.0.0.1:11434/v1", "not an http(s) URL"),
+    ],
+)
+def test_a_base_url_urllib_cannot_read_is_a_usage_error_not_a_crash(url: str, problem: str) -> None:
+    found = base_url_problem(url)
+    assert found is not None
+    assert problem in found
+    bad = replace(LOCAL, base_url=url)
+    assert needs_api_key(bad) is False  # never raises, whatever the URL
+    with pytest.raises(UsageError) as caught:
+        validate(bad)
+    assert caught.value.reason == "bad_base_url"
+    assert problem in caught.value.message
+    assert base_url_problem("http://[::1]:8080/v1") is None
