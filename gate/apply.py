@@ -39,7 +39,7 @@ from gate.apply_marker import (
     record,
 )
 from gate.apply_parse import DeletePath, WriteFile, parse_tool_result
-from gate.apply_paths import MARKER_DIR, confine, resolve_root
+from gate.apply_paths import MARKER_DIR, confine, resolve_root, state_top
 from gate.apply_write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
 from gate.atomic import fsync_dir, sha256_hex
 from gate.attempt import EndReason
@@ -169,9 +169,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
+def _apply_write(root: Path, top: Path, req: WriteFile, writer: Writer) -> ApplyResult:
     norm, target = confine(root, req.path, follow_final=True)
-    key = marker_key(root, target)
+    key = marker_key(top, target)
     data, problem = decode(req)
     received = len(data)
     digest = sha256_hex(data)
@@ -180,11 +180,11 @@ def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
     def result(outcome: Outcome, reason: str, detail: str, written: int = 0) -> ApplyResult:
         if outcome in (Outcome.INCOMPLETE, Outcome.CORRUPT):
             entry = MarkerEntry(apply_id=req.apply_id, path=key, reason=reason, time=_now())
-            detail += record(root, entry)
+            detail += record(top, entry)
         elif outcome is Outcome.OK:
-            detail += clear(root, key)
+            detail += clear(top, key)
         try:
-            listed = any(entry.path == key for entry in read_marker(root))
+            listed = any(entry.path == key for entry in read_marker(top))
         except ApplyError:
             listed = True
         return ApplyResult(
@@ -201,7 +201,7 @@ def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
             sha256_received=digest,
             sha256_disk=disk_sha(target),
             stream_end_reason=req.stream_end_reason,
-            marker=str(marker_path(root)) if listed else None,
+            marker=str(marker_path(top)) if listed else None,
         )
 
     keep = "nothing was written; the target keeps its old bytes"
@@ -249,7 +249,7 @@ def _apply_write(root: Path, req: WriteFile, writer: Writer) -> ApplyResult:
     return result(Outcome.OK, "applied", f"wrote {received} bytes, read back", report.bytes_written)
 
 
-def _apply_delete(root: Path, req: DeletePath) -> ApplyResult:
+def _apply_delete(root: Path, top: Path, req: DeletePath) -> ApplyResult:
     norm, target = confine(root, req.path, follow_final=False)
 
     def result(outcome: Outcome, reason: str, detail: str) -> ApplyResult:
@@ -261,14 +261,14 @@ def _apply_delete(root: Path, req: DeletePath) -> ApplyResult:
             reason=reason,
             detail=detail,
             sha256_disk=disk_sha(target),
-            marker=str(marker_path(root)) if reason == "incomplete_pending" else None,
+            marker=str(marker_path(top)) if reason == "incomplete_pending" else None,
         )
 
     try:
-        entries = read_marker(root)
+        entries = read_marker(top)
     except ApplyError as err:
         return result(Outcome.REFUSED, err.reason, err.message)
-    entry = pending_under(root, target, entries)
+    entry = pending_under(top, target, entries)
     if entry is not None:
         return result(
             Outcome.REFUSED,
@@ -295,26 +295,30 @@ def apply_tool_result(
 ) -> ApplyResult:
     """Apply one tool result under ``root`` and say what happened.
 
-    Raises :class:`UsageError` only when ``root`` is not a folder; every
+    Paths are confined to ``root``; the lock and the marker live in
+    ``.apply/`` at the work-tree top holding ``root`` (:func:`state_top`),
+    and marker entries name paths relative to that top, as git does. Raises
+    :class:`UsageError` only when ``root`` is not a usable folder; every
     other problem is an :class:`ApplyResult` with the outcome and reason.
     """
     base = resolve_root(root)
+    top = state_top(base)
     try:
         req = parse_tool_result(raw)
     except ApplyError as err:
         return _refused_unparsed(raw, err)
     try:
-        with locked(base):
+        with locked(top):
             if isinstance(req, DeletePath):
-                return _apply_delete(base, req)
-            return _apply_write(base, req, writer)
+                return _apply_delete(base, top, req)
+            return _apply_write(base, top, req, writer)
     except ApplyError as err:
         return _refused_parsed(req, err.reason, err.message)
     except (OSError, AtomicWriteError) as err:
         return _refused_parsed(
             req,
             "apply_dir_unwritable",
-            f"cannot prepare {base / MARKER_DIR} (lock and marker): {err}; --root must be writable",
+            f"cannot prepare {top / MARKER_DIR} (lock and marker): {err}; it must be writable",
         )
 
 

@@ -3,7 +3,8 @@
 This module owns :func:`confine` (an agent's path, relative to ``--root``,
 stays inside it: no absolute paths, no ``..``, no ``.git``/``.apply``, no
 symlink out), :func:`resolve_root` and :func:`state_top`, the folder whose
-``.apply/`` holds the lock and the incomplete marker.
+``.apply/`` holds the lock and the incomplete marker: the git work-tree top,
+where the pre-commit hook and the action look, whatever folder ``--root`` is.
 """
 
 from __future__ import annotations
@@ -63,3 +64,36 @@ def resolve_root(root: str | os.PathLike[str]) -> Path:
     if not resolved.is_dir():
         raise UsageError(f"--root {os.fspath(root)!r} is not a folder")
     return resolved
+
+
+def _is_gitfile(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(7) == b"gitdir:"
+    except OSError:
+        return False
+
+
+def state_top(root: Path) -> Path:
+    """The folder whose ``.apply/`` holds the lock and the marker (``root`` must be resolved).
+
+    That is the git work-tree top holding ``root``: the nearest folder, from
+    ``root`` up, with a ``.git`` folder (holding ``HEAD``) or a ``.git`` file
+    (``gitdir: ...``, as in linked work trees and submodules), which is how
+    git itself finds it. git is not run: it may be missing where the agent
+    runs, or refuse a repository owned by another user (``safe.directory``),
+    and a marker in the wrong folder is one the hook does not see. Outside
+    any work tree it is ``root``. A ``root`` inside ``.git/`` or ``.apply/``
+    of the work tree is a usage error.
+    """
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if (dot_git / "HEAD").is_file() or _is_gitfile(dot_git):
+            inside = root.relative_to(folder).parts
+            if inside and inside[0].lower() in RESERVED_TOP:
+                raise UsageError(
+                    f"--root {root} is inside {folder / inside[0]}, which agents may not touch; "
+                    "give a folder of the work tree"
+                )
+            return folder
+    return root

@@ -1,9 +1,11 @@
 """The git pre-commit guard for incomplete agent writes: its text, install and check.
 
 The installed hook is a POSIX ``sh`` script, so the refusal never depends on
-review-gate (or any Python) being importable where git runs it: if
-``.apply/incomplete`` exists at the work-tree top, the commit is refused,
-full stop. To say *which* apply and path block, and to refuse staged
+review-gate (or any Python) being importable where git runs it: if an
+``.apply/incomplete`` exists anywhere in the work tree (``review-gate apply``
+keeps it at the top; one below is from an apply outside a work tree that
+later became part of one, or from an older version), or the search for one
+fails, the commit is refused, full stop. To say *which* apply and path block, and to refuse staged
 deletions of listed paths by name, the hook runs :data:`CHECK_PY` (standard
 library only) with the absolute path of the interpreter that installed it,
 falling back to ``python3`` on ``PATH``, and to a generic refusal without one.
@@ -32,27 +34,43 @@ HOOK_MARK = "# review-gate apply guard v1"
 GIT_TIMEOUT_S = 60.0
 
 #: The check, standard library only. argv[1] is the work-tree top. Exit 0 when
-#: there is no marker, 1 (after naming every apply id and path) when there is.
+#: no ``.apply/incomplete`` exists anywhere in the work tree, 1 (after naming
+#: every marker, apply id and path) when one does or the search fails.
 CHECK_PY = r"""
 import json, os, subprocess, sys
 
 top = sys.argv[1]
-marker = os.path.join(top, ".apply", "incomplete")
-if not os.path.lexists(marker):
-    sys.exit(0)
 say = lambda line: print("review-gate: " + line, file=sys.stderr)
-entries = []
-try:
-    with open(marker, "rb") as handle:
-        doc = json.loads(handle.read().decode("utf-8"))
-    for item in doc["entries"]:
-        entries.append({k: str(item[k]) for k in ("apply_id", "path", "reason", "time")})
-except Exception as err:
-    say("%s is unreadable (%s); inspect it before anything else" % (marker, err))
-for e in entries:
-    say("commit refused: incomplete apply apply_id=%s path=%s reason=%s time=%s"
-        % (e["apply_id"], e["path"], e["reason"], e["time"]))
-listed = {e["path"]: e for e in entries}
+markers, failed = [], []
+top_marker = os.path.join(top, ".apply", "incomplete")
+if os.path.lexists(top_marker):
+    markers.append(top_marker)
+for here, dirs, files in os.walk(top, onerror=failed.append):
+    dirs[:] = sorted(d for d in dirs if d != ".git")
+    marker = os.path.join(here, ".apply", "incomplete")
+    if here != top and (".apply" in dirs or ".apply" in files) and os.path.lexists(marker):
+        markers.append(marker)
+for err in failed:
+    say("cannot search %s for .apply/incomplete (%s); make it readable or move it out of"
+        " the work tree" % (getattr(err, "filename", "?"), err.strerror or err))
+if not markers and not failed:
+    sys.exit(0)
+listed = {}
+for marker in markers:
+    prefix = os.path.relpath(os.path.dirname(os.path.dirname(marker)), top)
+    try:
+        with open(marker, "rb") as handle:
+            doc = json.loads(handle.read().decode("utf-8"))
+        entries = [{k: str(item[k]) for k in ("apply_id", "path", "reason", "time")}
+                   for item in doc["entries"]]
+    except Exception as err:
+        say("%s is unreadable (%s); inspect it before anything else" % (marker, err))
+        continue
+    for e in entries:
+        path = e["path"] if prefix == "." else prefix.replace(os.sep, "/") + "/" + e["path"]
+        listed[path] = e
+        say("commit refused: incomplete apply apply_id=%s path=%s reason=%s time=%s"
+            % (e["apply_id"], path, e["reason"], e["time"]))
 try:
     staged = subprocess.run(
         ["git", "-C", top, "diff", "--cached", "--name-status", "--no-renames",
@@ -67,7 +85,8 @@ for status, name in zip(staged[0::2], staged[1::2]):
     if status == b"D" and path in listed:
         say("staged deletion refused: path=%s apply_id=%s is an incomplete apply; restore it"
             " with: git restore --staged --worktree -- %s" % (path, listed[path]["apply_id"], path))
-say("commit refused while %s exists: an agent write was not applied whole." % marker)
+for marker in markers:
+    say("commit refused while %s exists: an agent write was not applied whole." % marker)
 say("fix: retry the write until 'review-gate apply' prints apply.ok=true (that clears the entry),"
     " or restore the file from git and remove the marker.")
 sys.exit(1)
@@ -78,11 +97,13 @@ def render_hook(python: str) -> str:
     """The ``pre-commit`` script; ``python`` is tried first for the detailed check."""
     return f"""#!/bin/sh
 {HOOK_MARK}: installed by 'review-gate hooks install', removed by 'review-gate hooks uninstall'.
-# Refuses a commit while .apply/incomplete exists (an agent write was not applied whole)
-# and names every listed apply id, path and staged deletion of one. Needs no review-gate.
+# Refuses a commit while an .apply/incomplete exists anywhere in the work tree (an agent
+# write was not applied whole) and names every listed apply id, path and staged deletion
+# of one. Needs no review-gate. A search that fails refuses too.
 top=$(git rev-parse --show-toplevel) || exit 1
-marker="$top/.apply/incomplete"
-if [ -e "$marker" ] || [ -L "$marker" ]; then
+found=$(find "$top" -name .git -prune -o -path '*/.apply/incomplete' -print) || found="$found
+(the search for .apply/incomplete failed)"
+if [ -n "$found" ] || [ -e "$top/.apply/incomplete" ] || [ -L "$top/.apply/incomplete" ]; then
     py={shlex.quote(python)}
     [ -x "$py" ] || py=$(command -v python3 2>/dev/null) || py=
     status=0
@@ -93,9 +114,9 @@ REVIEW_GATE_CHECK
         status=$?
     fi
     if [ "$status" -eq 0 ]; then
-        echo "review-gate: commit refused while $marker exists:" \
-            "an agent write was not applied whole; retry it until apply.ok=true," \
-            "or restore the file and remove the marker." >&2
+        echo "review-gate: commit refused while this exists (an agent write was not applied" \
+            "whole; retry it until apply.ok=true, or restore the file and remove the marker):" >&2
+        echo "${{found:-$top/.apply/incomplete}}" >&2
     fi
     exit 1
 fi

@@ -24,7 +24,10 @@ Length and SHA-256 are of the decoded bytes. A write lands (temp file, fsync,
 rename, read back) only when both match and the stream ended by its trailer.
 A short, cut or corrupt payload writes nothing, is recorded in
 .apply/incomplete, and prints the hint lines an agent loop should inject.
-While a path is listed there, delete_path of it is refused.
+While a path is listed there, delete_path of it (by any alias, or of a folder
+holding it) is refused. .apply/ (lock and marker) lives at the top of the git
+work tree holding --root, so the pre-commit hook sees it; outside a work tree,
+in --root.
 
 Output: one log line on stderr; the hint lines (or, with --json, the whole
 record) on stdout.

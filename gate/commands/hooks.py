@@ -17,8 +17,9 @@ install    put the guard in the repository's pre-commit hook (an existing hook i
 check      run the guard's check now (what the hook and .pre-commit-hooks.yaml run)
 uninstall  remove the guard and put a chained hook back
 
-The guard refuses a commit while .apply/incomplete exists at the work-tree top,
-and names each apply id, path and staged deletion of a listed path.
+The guard refuses a commit while an .apply/incomplete exists anywhere in the
+work tree (or the search for one fails), and names each apply id, path and
+staged deletion of a listed path.
 
 exit codes: 0 done / nothing blocks, 2 usage (not a git work tree, hook conflict),
 3 check: a commit would be refused"""

@@ -154,3 +154,50 @@ def test_lab_sequence(tmp_path: Path) -> None:
     assert sh(repo, "git", "show", "HEAD:src/mod.py").stdout == new
     assert_no_deleted_tracked_file(repo)
     assert sh(repo, "git", "status", "--porcelain").stdout == b""
+
+
+def test_an_incomplete_apply_from_a_subfolder_blocks_a_commit_from_anywhere(
+    tmp_path: Path,
+) -> None:
+    """``apply`` from a subfolder (``--root`` defaults to it): the installed hook still sees it."""
+    repo = tmp_path / "lab"
+    sub = repo / "pkg" / "deep"
+    sub.mkdir(parents=True)
+    old = b"kept = True\n"
+    new = b"kept = False\n"
+    assert sh(repo, "git", "init", "-q", "-b", "main").returncode == 0
+    (sub / "mod.py").write_bytes(old)
+    (repo / "README").write_text("lab\n")
+    sh(repo, "git", "add", "pkg/deep/mod.py", "README")
+    assert sh(repo, "git", "commit", "-q", "-m", "init").returncode == 0
+    assert review_gate(repo, "hooks", "install").returncode == 0
+
+    def write(content: bytes, apply_id: str) -> subprocess.CompletedProcess[bytes]:
+        doc = json.loads(tool_result(content, promised=new, apply_id=apply_id))
+        doc["path"] = "mod.py"
+        return review_gate(sub, "apply", "-", stdin=json.dumps(doc).encode())
+
+    assert write(new[:4], "sub-1").returncode == 1
+    assert (sub / "mod.py").read_bytes() == old
+    assert not (sub / ".apply").exists()
+    marker = json.loads((repo / ".apply" / "incomplete").read_text())
+    assert [(e["apply_id"], e["path"]) for e in marker["entries"]] == [("sub-1", "pkg/deep/mod.py")]
+
+    (repo / "README").write_text("lab, changed\n")
+    sh(repo, "git", "add", "README")
+    head = sh(repo, "git", "rev-parse", "HEAD").stdout
+    for where in (sub, repo / "pkg", repo):
+        refused = sh(where, "git", "commit", "-m", "would hide a cut write")
+        assert refused.returncode != 0, where
+        assert b"apply_id=sub-1 path=pkg/deep/mod.py" in refused.stderr
+    assert sh(repo, "git", "rev-parse", "HEAD").stdout == head
+    check = review_gate(sub, "hooks", "check")
+    assert check.returncode == 3
+    assert b"path=pkg/deep/mod.py" in check.stderr
+
+    assert write(new, "sub-2").returncode == 0
+    assert not (repo / ".apply" / "incomplete").exists()
+    sh(repo, "git", "add", "pkg/deep/mod.py")
+    done = sh(sub, "git", "commit", "-q", "-m", "apply sub-2")
+    assert done.returncode == 0, done.stderr
+    assert sh(repo, "git", "show", "HEAD:pkg/deep/mod.py").stdout == new

@@ -667,3 +667,42 @@ def test_cli_exit_codes_and_output(
     assert record["sha256_disk"] == record["sha256_promised"]
     assert main([*argv, str(tmp_path / "missing.json")]) == 2
     assert main(["apply", "--root", str(tmp_path / "nope"), str(tmp_path / "full.json")]) == 2
+
+
+# --- where the marker lives: the work-tree top ----------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["folder", "gitfile"])
+def test_the_marker_lives_at_the_work_tree_top_whatever_the_root(tmp_path: Path, kind: str) -> None:
+    top = tmp_path / "repo"
+    sub = top / "a" / "b"
+    sub.mkdir(parents=True)
+    if kind == "folder":
+        (top / ".git").mkdir()
+        (top / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    else:  # a linked work tree or a submodule
+        (top / ".git").write_text("gitdir: /elsewhere/.git/worktrees/repo\n")
+    (sub / "mod.py").write_bytes(OLD)
+    result = run(write_result(NEW[:3], path="mod.py", promised=NEW, apply_id="deep"), sub)
+    assert result.path == "mod.py"
+    assert result.marker == str(top / ".apply" / "incomplete")
+    assert not (sub / ".apply").exists()
+    assert [(e.apply_id, e.path) for e in read_marker(top)] == [("deep", "a/b/mod.py")]
+    refused = run({"tool": "delete_path", "path": "mod.py"}, sub)
+    assert (refused.outcome, refused.reason) == (Outcome.REFUSED, "incomplete_pending")
+    assert run({"tool": "delete_path", "path": "b"}, top / "a").reason == "incomplete_pending"
+    assert run(write_result(NEW, path="a/b/mod.py"), top).outcome is Outcome.OK
+    assert not (top / ".apply" / "incomplete").exists()
+
+
+def test_a_git_folder_without_head_is_not_a_work_tree(tmp_path: Path) -> None:
+    (tmp_path / "sub" / ".git").mkdir(parents=True)  # git would walk past it, and so do we
+    run(write_result(NEW[:3], path="x.py", promised=NEW), tmp_path / "sub")
+    assert [e.path for e in read_marker(tmp_path / "sub")] == ["x.py"]
+
+
+def test_a_root_inside_the_git_folder_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "objects").mkdir(parents=True)
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    with pytest.raises(UsageError, match="agents may not touch"):
+        run(write_result(NEW, path="x"), tmp_path / ".git" / "objects")

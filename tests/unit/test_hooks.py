@@ -141,24 +141,46 @@ def test_an_unreadable_marker_still_refuses(repo: Path) -> None:
     assert "is unreadable" in done.stderr
 
 
-def test_the_hook_refuses_without_any_python(repo: Path, tmp_path: Path) -> None:
+def run_hook_with_only(repo: Path, tmp_path: Path, *tools: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed-hook text with no Python anywhere and only ``tools`` on PATH."""
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.parent.mkdir(exist_ok=True)
     hook.write_text(hooks.render_hook("/nonexistent/python3"))
     hook.chmod(0o755)
-    mark(repo, ("cut-3", "mod.py"))
-    only_git = tmp_path / "bin"
-    only_git.mkdir()
-    git_path = shutil.which("git")
-    assert git_path is not None
-    (only_git / "git").symlink_to(git_path)
-    env = git_env(tmp_path) | {"PATH": str(only_git)}
-    done = subprocess.run(
+    only = tmp_path / "bin"
+    only.mkdir(parents=True)
+    for tool in tools:
+        found = shutil.which(tool)
+        assert found is not None, tool
+        (only / tool).symlink_to(found)
+    env = git_env(tmp_path) | {"PATH": str(only)}
+    return subprocess.run(
         ["/bin/sh", str(hook)], cwd=repo, capture_output=True, text=True, timeout=60, env=env
     )
+
+
+def test_the_hook_refuses_without_any_python(repo: Path, tmp_path: Path) -> None:
+    mark(repo, ("cut-3", "mod.py"))
+    done = run_hook_with_only(repo, tmp_path, "git", "find")
     assert done.returncode == 1
     assert "commit refused while" in done.stderr
     assert str(repo / ".apply" / "incomplete") in done.stderr
+
+
+def test_the_hook_finds_a_marker_below_the_top_without_python(repo: Path, tmp_path: Path) -> None:
+    (repo / "sub").mkdir()
+    mark(repo / "sub", ("cut-3b", "f.txt"))
+    done = run_hook_with_only(repo, tmp_path, "git", "find")
+    assert done.returncode == 1
+    assert str(repo / "sub" / ".apply" / "incomplete") in done.stderr
+    (repo / "sub" / ".apply" / "incomplete").unlink()
+    assert run_hook_with_only(repo, tmp_path / "again", "git", "find").returncode == 0
+
+
+def test_a_search_that_cannot_run_refuses(repo: Path, tmp_path: Path) -> None:
+    done = run_hook_with_only(repo, tmp_path, "git")  # no find: the search fails
+    assert done.returncode == 1
+    assert "the search for .apply/incomplete failed" in done.stderr
 
 
 def test_an_existing_hook_is_chained_not_overwritten(repo: Path) -> None:
@@ -278,3 +300,29 @@ def test_check_py_needs_no_review_gate(repo: Path) -> None:
     )
     assert done.returncode == 1
     assert "apply_id=cut-8 path=mod.py" in done.stderr
+
+
+def test_a_marker_below_the_top_refuses_a_commit_from_a_subfolder(repo: Path) -> None:
+    """A marker an apply left below the top (outside a work tree then, or an older version)."""
+    hooks.install(repo)
+    sub = repo / "sub"
+    sub.mkdir()
+    (sub / "f.txt").write_text("kept\n")
+    git(repo, "add", "sub/f.txt")
+    git(repo, "commit", "-q", "-m", "sub")
+    mark(sub, ("cut-9", "f.txt"))
+    git(repo, "rm", "-q", "sub/f.txt")
+    done = subprocess.run(
+        ["git", "commit", "-m", "from the subfolder"],
+        cwd=sub,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=git_env(repo.parent),
+    )
+    assert done.returncode != 0
+    assert "apply_id=cut-9 path=sub/f.txt" in done.stderr
+    assert "staged deletion refused: path=sub/f.txt apply_id=cut-9" in done.stderr
+    assert git(repo, "rev-list", "--count", "HEAD").stdout.strip() == "2"
+    assert hooks.check(sub).blocked
+    assert hooks.check(repo).blocked
