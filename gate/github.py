@@ -2,9 +2,9 @@
 
 It owns reading the workflow event (``GITHUB_EVENT_NAME``/``GITHUB_EVENT_PATH``),
 and every REST call the gate makes: the pull request, the config file at the
-*base* commit (contents API), the diff (diff media type, with the paginated
-files API as the fallback when GitHub answers 406), the compare API for merge
-groups, the ``.apply/incomplete`` check in the head tree, collaborator
+*base* commit (contents API), the diff of exactly ``base_sha...head_sha``
+(compare API, diff media type, with the comparison's file list as the fallback
+when GitHub answers 406), the ``.apply/incomplete`` check in the head tree, collaborator
 permission for the override, commit statuses and the one sticky comment.
 
 It uses PyGithub with ``base_url`` from ``GITHUB_API_URL`` (so GitHub
@@ -40,9 +40,9 @@ DEFAULT_SERVER_URL = "https://github.com"
 API_VERSION = "2022-11-28"
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 USER_AGENT = f"review-gate/{__version__}"
-#: largest diff body the gate downloads before falling back to the files API
+#: largest diff body the gate downloads before falling back to the file list
 MAX_FETCH_BYTES = 64 * 1024 * 1024
-#: the files API returns at most 3000 files; bound the pagination accordingly
+#: GitHub's file lists stop at 3000 files (the compare API's at 300); a bound regardless
 MAX_FILES = 3000
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
@@ -170,7 +170,7 @@ class DiffFetch:
     """The change as per-file sections, and where it came from."""
 
     sections: tuple[FileSection, ...]
-    source: str  # "diff" (diff media type) | "files" (files API after 406)
+    source: str  # "diff" (diff media type) | "files" (the comparison's file list after 406)
     raw_bytes: int
     note: str = ""
 
@@ -437,36 +437,20 @@ class GitHubClient:
 
         return self._call(f"GET contents {path} at {ref[:12]}", probe)
 
-    def pull_diff(self, number: int) -> DiffFetch:
-        """The pull request's diff (diff media type); on 406 the files API, patch by patch."""
-        path = f"/repos/{self.settings.repository}/pulls/{number}"
-        status, body = self._get_bytes(f"GET diff of #{number}", path, DIFF_MEDIA_TYPE)
-        if status != 406:
-            return DiffFetch(tuple(split_diff(body)), "diff", len(body))
-
-        def files() -> list[dict[str, Any]]:
-            out: list[dict[str, Any]] = []
-            for item in self._repo.get_pull(number).get_files():
-                out.append(item.raw_data)
-                if len(out) >= MAX_FILES:
-                    break
-            return out
-
-        entries = self._call(f"GET files of #{number}", files)
-        return DiffFetch(
-            tuple(sections_from_files(entries)),
-            "files",
-            0,
-            note="GitHub refused the diff (406: too large); rebuilt from the files API",
-        )
-
     def compare_diff(self, base: str, head: str) -> DiffFetch:
-        """The diff of ``base...head`` (merge groups); on 406 the compare API's file list."""
+        """The change ``base...head``, pinned to these two SHAs (pull requests and merge groups).
+
+        Never the pull request's *current* diff (``GET /pulls/N`` with the diff media type):
+        a push between that fetch and the head re-check could put one head's review on
+        another. The compare API names both commits, so the bytes belong to ``head``
+        whatever happens to the branch meanwhile. On HTTP 406 (too large) the files are
+        rebuilt from the same comparison's file list (GitHub lists at most 300 there; the
+        caller marks the rest as not reviewed).
+        """
         basehead = quote(f"{base}...{head}", safe=".")
         path = f"/repos/{self.settings.repository}/compare/{basehead}"
-        status, body = self._get_bytes(
-            f"GET compare {base[:12]}...{head[:12]}", path, DIFF_MEDIA_TYPE
-        )
+        what = f"GET compare {base[:12]}...{head[:12]}"
+        status, body = self._get_bytes(what, path, DIFF_MEDIA_TYPE)
         if status != 406:
             return DiffFetch(tuple(split_diff(body)), "diff", len(body))
 
@@ -474,12 +458,13 @@ class GitHubClient:
             comparison = self._repo.compare(base, head)
             return [f.raw_data for f in comparison.files][:MAX_FILES]
 
-        entries = self._call(f"GET compare {base[:12]}...{head[:12]} files", files)
+        entries = self._call(f"{what} files", files)
         return DiffFetch(
             tuple(sections_from_files(entries)),
             "files",
             0,
-            note="GitHub refused the diff (406: too large); rebuilt from the compare API",
+            note="GitHub refused the diff (406: too large); rebuilt from the compare API's "
+            "file list (at most 300 files)",
         )
 
     def permission(self, login: str) -> str:

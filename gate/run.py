@@ -6,7 +6,8 @@ One run, in one direction (DESIGN.md)::
       -> draft skip (pending, never success) | pending status
       -> override label by a writer (success "overridden by @login", no review)
       -> guards: .apply/incomplete in the head tree, reviewer credentials (forks)
-      -> diff (diff media type; files API on 406) -> coverage manifest
+      -> diff of base_sha...head_sha (compare API, diff media type; its file list on 406)
+      -> coverage manifest
       -> review_diff (prompt, transport, decision) -> partial-coverage guard
       -> certificate + raw response (atomic) -> final status on the reviewed SHA
          (re-read the head first: "superseded" when it moved) -> sticky comment
@@ -273,7 +274,9 @@ def _pipeline(
     if missing is not None:
         return _post_final(run, missing)
 
-    fetch = gh.pull_diff(pull.number) if pull is not None else gh.compare_diff(run.base, run.head)
+    # pinned to the SHAs reviewed: never the pull request's current diff, which a push
+    # could change between this fetch and the head re-check below
+    fetch = gh.compare_diff(run.base, run.head)
     if fetch.note:
         run.notes.append(fetch.note)
     if pull is not None:

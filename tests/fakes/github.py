@@ -131,6 +131,7 @@ class FakeGitHub:
         self.diffs: dict[int, bytes] = {}
         self.files: dict[int, list[dict[str, Any]]] = {}
         self.refuse_diff: set[int] = set()
+        self.refuse_compare: set[str] = set()  # "base...head" answered 406 (diff too large)
         self.contents: dict[str, dict[str, bytes]] = {}  # ref -> path -> bytes
         self.compares: dict[str, tuple[bytes, list[dict[str, Any]]]] = {}
         self.permissions: dict[str, str] = {}
@@ -246,8 +247,11 @@ class FakeGitHub:
             self.pulls[number] = pull
             self.diffs[number] = diff
             self.files[number] = listed
+            # the same change through the compare API (base_sha...head_sha), as GitHub has it
+            self.compares[f"{base_sha}...{head_sha}"] = (diff, listed)
             if refuse_diff:
                 self.refuse_diff.add(number)
+                self.refuse_compare.add(f"{base_sha}...{head_sha}")
         return pull
 
     def move_head(self, number: int, new_sha: str) -> None:
@@ -261,13 +265,21 @@ class FakeGitHub:
             self.contents.setdefault(ref, {})[path] = raw
 
     def add_compare(
-        self, base: str, head: str, diff: bytes, files: list[dict[str, Any]] | None = None
+        self,
+        base: str,
+        head: str,
+        diff: bytes,
+        files: list[dict[str, Any]] | None = None,
+        *,
+        refuse_diff: bool = False,
     ) -> None:
         with self.lock:
             self.compares[f"{base}...{head}"] = (
                 diff,
                 files if files is not None else files_from_diff(diff),
             )
+            if refuse_diff:
+                self.refuse_compare.add(f"{base}...{head}")
 
     def inject(
         self,
@@ -494,18 +506,20 @@ class FakeGitHub:
             return _json(404, {"message": "Not Found"})
         diff, files = found
         if DIFF_TYPE in accept:
+            if basehead in self.refuse_compare:
+                return _json(406, TOO_LARGE)
             return 200, {"Content-Type": f"{DIFF_TYPE}; charset=utf-8"}, diff
         base, head = basehead.split("...")
         commit = {"sha": head, "node_id": "C_1", "url": "", "html_url": "", "comments_url": "",
                   "commit": {"url": "", "author": None, "committer": None, "message": "merge",
                              "comment_count": 0, "tree": {"sha": head, "url": ""}},
-                  "author": None, "committer": None, "parents": []}  # fmt: skip
+                  "author": {}, "committer": {}, "parents": []}  # fmt: skip
         return _json(200, {
             "url": f"{self.api_url}/repos/{self.repository}/compare/{basehead}",
             "html_url": "", "permalink_url": "", "diff_url": "", "patch_url": "",
             "base_commit": {**commit, "sha": base}, "merge_base_commit": {**commit, "sha": base},
             "status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
-            "commits": [commit], "files": files,
+            "commits": [commit], "files": files[:300],  # GitHub lists at most 300 here
         })  # fmt: skip
 
     def _get_permission(

@@ -199,9 +199,11 @@ def test_healthy_review_posts_pending_then_success(tmp_path, fake, sim_factory):
     contents = [r for r in fake.requests if r.operation == "repos/get-content"]
     assert any(r.query == f"ref={BASE}" and CONFIG_PATH in r.path for r in contents)
     assert not any(r.query == f"ref={HEAD}" and CONFIG_PATH in r.path for r in contents)
-    # the diff was fetched with the diff media type
+    # the diff was fetched with the diff media type, pinned to BASE...HEAD
     assert any(
-        r.operation == "pulls/get" and r.headers.get("accept") == "application/vnd.github.diff"
+        r.operation == "repos/compare-commits-with-basehead"
+        and r.path.endswith(f"/compare/{BASE}...{HEAD}")
+        and r.headers.get("accept") == "application/vnd.github.diff"
         for r in fake.requests
     )
     # summary, sticky comment, masks
@@ -387,7 +389,9 @@ def test_diff_406_falls_back_to_files_and_lists_unreviewed(tmp_path, fake, sim_f
     setup_pull(fake, diff=DIFF + BINARY, refuse_diff=True)
     sim = sim_factory()
     result = run_gate(tmp_path, fake, sim, pr_payload())
-    assert "pulls/list-files" in ops(fake)
+    assert "pulls/list-files" not in ops(fake)  # not pinned to a SHA: never used
+    compares = [r for r in fake.requests if r.operation == "repos/compare-commits-with-basehead"]
+    assert [r.path.rsplit("/", 1)[-1] for r in compares] == [f"{BASE}...{HEAD}"] * 2
     coverage = result.certificate["context"]["coverage"]
     assert coverage["source"] == "files"
     assert coverage["reviewed"] == ["src/calc.py"]
@@ -634,7 +638,7 @@ def test_an_unexpected_exception_is_an_error_status_never_a_pass(tmp_path, fake,
     from gate.github import GitHubClient
 
     class Broken(GitHubClient):
-        def pull_diff(self, number):
+        def compare_diff(self, base, head):
             raise RuntimeError("boom")
 
     setup_pull(fake)
@@ -736,3 +740,24 @@ def test_an_unexpected_error_writing_the_certificate_is_never_a_pass(
     assert result.outputs["reason"] == "certificate_unwritten"
     assert result.outputs["status"] == "error"
     assert result.code == 3
+
+
+def test_the_diff_reviewed_is_the_one_of_the_reviewed_head(tmp_path, fake, sim_factory):
+    # a push and a force-push back between the fetch and the head re-check: GitHub's
+    # "current PR diff" then belonged to another head; the compare of BASE...HEAD cannot
+    seen: list[str] = []
+
+    def responder(request: dict[str, Any]) -> str:
+        seen.append(extract_prompt("openai", request)[1])
+        return verdict_text(request)
+
+    setup_pull(fake)
+    fake.diffs[7] = DIFF.replace(b"src/calc.py", b"other.py")
+    result = run_gate(tmp_path, fake, sim_factory(responder), pr_payload())
+    assert result.outputs["reason"] == "reviewer_pass"
+    assert result.certificate["context"]["coverage"]["reviewed"] == ["src/calc.py"]
+    assert len(seen) == 1
+    assert "return a + b" in seen[0]
+    assert "other.py" not in seen[0]
+    diff_gets = [r for r in fake.requests if "diff" in r.headers.get("accept", "")]
+    assert [r.path.rsplit("/", 1)[-1] for r in diff_gets] == [f"{BASE}...{HEAD}"]

@@ -122,40 +122,51 @@ def test_path_exists_in_the_head_tree(fake):
     assert client.path_exists(".apply/incomplete", BASE) is False
 
 
-def test_pull_diff_uses_the_diff_media_type_and_keeps_exact_bytes(fake):
-    fetch = client_for(fake).pull_diff(7)
+def test_diff_is_pinned_to_base_and_head_and_keeps_exact_bytes(fake):
+    fetch = client_for(fake).compare_diff(BASE, HEAD)
     assert fetch.source == "diff"
     assert b"".join(s.data for s in fetch.sections) == DIFF
     assert [s.path for s in fetch.sections] == ["src/a.py", "img.png"]
-    diff_calls = [r for r in calls(fake, "pulls/get") if r.headers["accept"] == DIFF_MEDIA_TYPE]
-    assert len(diff_calls) == 1
+    (req,) = calls(fake, "repos/compare-commits-with-basehead")
+    assert req.path.endswith(f"/compare/{BASE}...{HEAD}")
+    assert req.headers["accept"] == DIFF_MEDIA_TYPE
+    # never the pull request's current diff, which follows the branch
+    assert not [r for r in calls(fake, "pulls/get") if r.headers["accept"] == DIFF_MEDIA_TYPE]
 
 
-def test_pull_diff_406_falls_back_to_paginated_files(fake):
+def test_a_moved_head_does_not_change_the_diff_fetched_for_the_reviewed_sha(fake):
+    # the branch now points elsewhere and GitHub's PR diff follows it; the compare does not
+    fake.diffs[7] = b"diff --git a/other.py b/other.py\n"
+    fake.move_head(7, "c" * 40)
+    fetch = client_for(fake).compare_diff(BASE, HEAD)
+    assert b"".join(s.data for s in fetch.sections) == DIFF
+
+
+def test_diff_406_falls_back_to_the_comparisons_file_list(fake):
     files = [
         {"filename": f"f{i:03}.py", "status": "modified", "patch": f"@@ -1 +1 @@\n-{i}\n+{i + 1}"}
         for i in range(150)
     ]
     files.append({"filename": "big.bin", "status": "added"})  # no patch
-    fake.add_pull(9, head_sha=HEAD, base_sha=BASE, files=files, refuse_diff=True)
-    fetch = client_for(fake).pull_diff(9)
+    head = "d" * 40
+    fake.add_pull(9, head_sha=head, base_sha=BASE, files=files, refuse_diff=True)
+    fetch = client_for(fake).compare_diff(BASE, head)
     assert fetch.source == "files"
     assert "406" in fetch.note
     assert len(fetch.sections) == 151
     assert fetch.sections[-1].no_patch
-    pages = calls(fake, "pulls/list-files")
-    assert [dict(parse_qsl(r.query)) for r in pages] == [
-        {"per_page": "100"},
-        {"per_page": "100", "page": "2"},
-    ]
+    reqs = calls(fake, "repos/compare-commits-with-basehead")
+    assert [r.headers["accept"] == DIFF_MEDIA_TYPE for r in reqs] == [True, False]
+    assert all(r.path.endswith(f"/compare/{BASE}...{head}") for r in reqs)
 
 
 def test_compare_diff_for_merge_groups(fake):
-    fake.add_compare(BASE, HEAD, DIFF)
-    fetch = client_for(fake).compare_diff(BASE, HEAD)
+    group = "e" * 40
+    fake.add_compare(BASE, group, DIFF)
+    fetch = client_for(fake).compare_diff(BASE, group)
     assert b"".join(s.data for s in fetch.sections) == DIFF
     (req,) = calls(fake, "repos/compare-commits-with-basehead")
-    assert req.path.endswith(f"/compare/{BASE}...{HEAD}")
+    assert req.path.endswith(f"/compare/{BASE}...{group}")
 
 
 def test_permission(fake):
@@ -222,23 +233,25 @@ def test_bad_token(fake):
 
 
 def test_diff_fetch_retries_5xx(fake):
-    fake.inject(r"^GET .*/pulls/7$", 503, count=1)
-    fetch = client_for(fake, retries=2).pull_diff(7)
+    fake.inject(r"^GET .*/compare/", 503, count=1)
+    fetch = client_for(fake, retries=2).compare_diff(BASE, HEAD)
     assert fetch.source == "diff"
-    assert len(calls(fake, "pulls/get")) == 2
+    assert len(calls(fake, "repos/compare-commits-with-basehead")) == 2
 
 
 def test_diff_fetch_5xx_retries_are_bounded(fake):
-    fake.inject(r"^GET .*/pulls/7$", 502, count=100)
-    with pytest.raises(GitHubError, match="HTTP 502 to GET diff of #7 3 times") as info:
-        client_for(fake, retries=2).pull_diff(7)
+    fake.inject(r"^GET .*/compare/", 502, count=100)
+    with pytest.raises(
+        GitHubError, match=r"HTTP 502 to GET compare b{12}\.\.\.a{12} 3 times"
+    ) as info:
+        client_for(fake, retries=2).compare_diff(BASE, HEAD)
     assert info.value.reason == "github_http_502"
-    assert len(calls(fake, "pulls/get")) == 3
+    assert len(calls(fake, "repos/compare-commits-with-basehead")) == 3
 
 
 def test_diff_fetch_404_is_named(fake):
-    with pytest.raises(GitHubError, match="HTTP 404 to GET diff of #99") as info:
-        client_for(fake).pull_diff(99)
+    with pytest.raises(GitHubError, match="HTTP 404 to GET compare") as info:
+        client_for(fake).compare_diff(BASE, "f" * 40)
     assert info.value.reason == "github_http_404"
 
 
@@ -320,7 +333,7 @@ def test_diff_fetch_times_out(silent_server):
         throttle=False,
     )
     with pytest.raises(GitHubError, match="after 2 tries") as info:
-        GitHubClient(settings).pull_diff(7)
+        GitHubClient(settings).compare_diff(BASE, HEAD)
     assert info.value.reason == "github_unreachable"
 
 
