@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gate import certificate, reviewers
-from gate.attempt import ReviewOutcome
+from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
@@ -167,6 +167,7 @@ def review_diff(
     extra_cert: Mapping[str, Any] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     coverage: Coverage | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -177,6 +178,7 @@ def review_diff(
     ``sleep`` is the pause between retries (tests and the demo shorten it).
     ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
     applies :func:`guard_coverage` to the decision and goes into the certificate.
+    ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
     """
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
@@ -188,7 +190,9 @@ def review_diff(
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     settings = config.reviewer.to_settings(api_key)
     reviewers.validate(settings)  # a UsageError naming the setting, before anything else
-    outcome = reviewers.review(settings, system=prompt.system, user=prompt.user, sleep=sleep)
+    outcome = reviewers.review(
+        settings, system=prompt.system, user=prompt.user, sleep=sleep, on_attempt=on_attempt
+    )
     verdict_decision = decide(
         outcome.envelope,
         binding=binding,

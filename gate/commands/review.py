@@ -10,6 +10,7 @@ from typing import Any
 
 from gate import certificate
 from gate.atomic import atomic_write
+from gate.attempt import Attempt
 from gate.commands._io import read_input
 from gate.config import Config, apply_inputs, default_config, load_config
 from gate.decision import Decision, State, exit_code
@@ -41,7 +42,9 @@ version, and be a confident pass. Settings come from
 read from the environment variable the provider uses (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, REVIEW_GATE_API_KEY) or --api-key-env.
 
-Each attempt is reported on standard error; the decision on standard output.
+Each attempt is reported on standard error as it ends; the decision, in full, on
+standard output (and a last hint line on standard error when the reviewer could
+not be reached at all).
 exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
 
 examples:
@@ -204,15 +207,19 @@ def _run(args: argparse.Namespace) -> int:
     empty = nothing_reviewed(selected.coverage)
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
+    total = config.reviewer.attempts
+
+    def report_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
+        print(attempt_line(attempt, total), file=sys.stderr, flush=True)
+
     result = review_diff(
         selected.data,
         config,
         api_key=api_key,
         extra_cert={"command": "review"},
         coverage=selected.coverage,
+        on_attempt=report_attempt,
     )
-    for attempt in result.outcome.attempts:
-        print(attempt_line(attempt, config.reviewer.attempts), file=sys.stderr)
     if args.save_response:
         atomic_write(args.save_response, result.outcome.raw)
     cert_sha = None
@@ -224,14 +231,22 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary_json(result, cert_sha), sort_keys=True))
     else:
-        print(f"{decision.state}: {decision.description}")
-    if hint:
-        print(f"review-gate review: error: {hint}", file=sys.stderr)
-    elif not args.json and decision.detail and decision.detail not in decision.description:
-        print(f"  {decision.detail}", file=sys.stderr)
+        print("\n".join(decision_lines(decision)))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
+    if hint:  # last, so it is what the user reads first
+        print(f"review-gate review: hint: {hint}", file=sys.stderr)
     return exit_code(decision)
+
+
+def decision_lines(decision: Decision) -> list[str]:
+    """The decision for standard output, in full (the status text stops at 140 characters)."""
+    description, detail = decision.description, decision.detail
+    if not detail or detail in description:
+        return [description]
+    if description.endswith("..."):  # the status text was cut: show the whole cause instead
+        return [f"{decision.state} ({decision.reason}): {detail}"]
+    return [description, f"  {detail}"]
 
 
 def _blocked_before_call(
@@ -246,5 +261,5 @@ def _blocked_before_call(
         summary = summary_json(None, cert_sha, decision=decision, cert=cert, coverage=coverage)
         print(json.dumps(summary, sort_keys=True))
     else:
-        print(f"{decision.state}: {decision.detail}")
+        print("\n".join(decision_lines(decision)))
     return exit_code(decision)

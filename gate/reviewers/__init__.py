@@ -98,12 +98,14 @@ def review(
     user: str,
     sleep: Callable[[float], None] = time.sleep,
     rng: random.Random | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
 ) -> ReviewOutcome:
     """Ask the reviewer, retrying only attempts whose bytes did not all arrive.
 
     Returns every attempt and, when the last one carried all the completeness
     evidence, its MC1 envelope. Raises :class:`~gate.errors.UsageError` only
-    for invalid settings.
+    for invalid settings. ``on_attempt`` is called with each attempt as soon
+    as it ends (before any pause), e.g. to print it live.
     """
     validate(settings)
     chance = rng if rng is not None else random.Random()
@@ -114,6 +116,8 @@ def review(
         attempt = reply.to_attempt(number)
         if reply.complete or not reply.retryable or number == settings.attempts:
             attempts.append(attempt)
+            if on_attempt is not None:
+                on_attempt(attempt)
             break
         delay = backoff_delay(settings, number, reply.retry_after, chance)
         waited = (
@@ -122,6 +126,8 @@ def review(
             else f"backoff {delay:.2f}s"
         )
         attempts.append(replace(attempt, detail=f"{attempt.detail} [{waited}]"))
+        if on_attempt is not None:
+            on_attempt(attempts[-1])
         sleep(delay)
     assert reply is not None
     return ReviewOutcome(

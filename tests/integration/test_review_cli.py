@@ -226,19 +226,28 @@ def test_unreachable_endpoint_names_the_setting(
     url = f"http://127.0.0.1:{port}/v1"
     argv = ["review", "--diff", str(diff_file), "--model", "m", "--base-url", url]
     hint = (
-        f"review-gate review: error: cannot reach the reviewer at {url} (connect_error); "
-        "check --base-url (reviewer.base_url)"
+        f"review-gate review: hint: cannot reach the reviewer at {url} (connect_error); "
+        "check --base-url (reviewer.base_url) and that the server is running"
     )
-    code = main([*argv, "--attempts", "1"])
+    code = main([*argv, "--attempts", "2"])
     out, err = capsys.readouterr()
     assert code == 3
-    assert out.startswith("incomplete: ")
-    assert hint in err
+    # the whole cause on standard output, not the status text cut at 140 characters
+    assert out.startswith(f"incomplete (connect_error): cannot connect to {url} (")
+    assert out.rstrip().endswith("check base_url and that the reviewer is running")
+    assert "..." not in out
+    lines = err.splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == [
+        "attempt 1/2 openai",
+        "attempt 2/2 openai",
+    ]
+    assert lines[-1] == hint  # one final hint line, and no "error:" (this is no usage error)
+    assert "error:" not in err.replace("connect_error", "")
     code = main([*argv, "--attempts", "1", "--json"])
     out, err = capsys.readouterr()
     assert code == 3
     assert json.loads(out)["reason"] == "connect_error"
-    assert hint in err
+    assert err.splitlines()[-1] == hint
 
 
 def test_config_file_then_options(
@@ -390,7 +399,9 @@ def test_nothing_reviewed_blocks_without_calling_the_model(
         code, out, _ = review(capsys, sim, path, "--config", str(config))
         assert sim.count == 0
     assert code == 3
-    assert out.startswith("needs_human: nothing to review: ")
+    assert out.startswith("needs_human")
+    assert "nothing to review: " in out
+    assert cause in out
 
 
 def test_partial_coverage_turns_a_pass_into_needs_human(

@@ -213,3 +213,26 @@ def test_a_base_url_that_is_no_url_is_a_usage_error_not_a_crash(url: str) -> Non
         review_diff(DIFF, config(url), api_key=None)
     assert caught.value.reason == "bad_base_url"
     assert public_url(url) == "<invalid URL>"
+
+
+def test_each_attempt_is_reported_as_it_ends_before_the_next_one() -> None:
+    """on_attempt runs before the pause that precedes the next attempt: the CLI prints live."""
+    events: list[str] = []
+    script = [SimResponse(status=503, retry_after="0"), SimResponse(cut_after=50)]
+    with ReviewerSimulator("openai", answer, script=script) as sim:
+        result = review_diff(
+            DIFF,
+            config(sim.base_url, attempts=3),
+            api_key=None,
+            sleep=lambda s: events.append("pause"),
+            on_attempt=lambda a: events.append(f"attempt {a.number} {a.reason or 'complete'}"),
+        )
+    assert events == [
+        "attempt 1 http_503",
+        "pause",
+        "attempt 2 connection_cut",
+        "pause",
+        "attempt 3 complete",
+    ]
+    assert result.decision.state is State.PASS
+    assert len(result.outcome.attempts) == 3
