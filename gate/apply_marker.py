@@ -3,7 +3,8 @@
 This module owns the marker's format (JSON, one entry per path), reading it
 (an unreadable marker is an :class:`ApplyError`, never "no marker"),
 recording and clearing entries atomically, and the ``flock`` under which
-every apply reads and changes it.
+every apply reads and changes it. The marker is never git-ignored: it shows
+in ``git status`` as untracked, by design.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ MARKER_NAME = "incomplete"
 MARKER_VERSION = 1
 LOCK_NAME = "lock"
 LOCK_WAIT_S = 30.0
+#: ``.apply/.gitignore``: the lock (and this file) never show in ``git status``;
+#: the marker always does, so ``git add -A`` stages it and, past a
+#: ``--no-verify``, the action's head-tree guard sees it.
+IGNORE_TEXT = (
+    b"# written by review-gate apply: ignore the lock, never the marker (incomplete),\n"
+    b"# which must show in git status and block the commit and the pull request\n"
+    b"/lock\n/.gitignore\n"
+)
 
 
 @dataclass(frozen=True)
@@ -161,11 +170,16 @@ def clear(root: Path, key: str) -> str:
 
 @contextlib.contextmanager
 def locked(root: Path) -> Iterator[None]:
+    """Hold the apply lock of ``root`` (bounded wait, then a ``busy`` refusal)."""
     folder = root / MARKER_DIR
     folder.mkdir(exist_ok=True)
     ignore = folder / ".gitignore"
-    if not ignore.exists():
-        atomic_write(ignore, b"# written by review-gate apply; never commit this folder\n*\n")
+    try:
+        current = ignore.read_bytes()
+    except FileNotFoundError:
+        current = b""
+    if current != IGNORE_TEXT:  # also replaces the "*" of older versions, which hid the marker
+        atomic_write(ignore, IGNORE_TEXT)
     fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + LOCK_WAIT_S

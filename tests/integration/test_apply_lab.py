@@ -4,7 +4,8 @@ In a git repository in a temporary folder, with the guard installed by
 ``review-gate hooks install``: a partial write is refused, the delete that
 would follow it is refused, ``git commit`` is refused by the installed hook,
 the full write applies, the marker is cleared and the commit goes through.
-``git status`` never shows a deleted tracked file.
+``git status`` never shows a deleted tracked file, and shows the marker as
+untracked exactly while it exists.
 """
 
 from __future__ import annotations
@@ -62,11 +63,13 @@ def tool_result(content: bytes, *, promised: bytes, **extra: Any) -> bytes:
     ).encode()
 
 
-def assert_no_deleted_tracked_file(repo: Path) -> str:
+def assert_no_deleted_tracked_file(repo: Path, *, marker: bool) -> str:
+    """No tracked file shows as deleted; the marker shows (untracked) exactly while it exists."""
     status = sh(repo, "git", "status", "--porcelain=v1", "--untracked-files=all").stdout.decode()
     for line in status.splitlines():
         assert "D" not in line[:2], status
-        assert ".apply" not in line, status  # the marker folder ignores itself
+    apply_lines = [line for line in status.splitlines() if ".apply" in line]
+    assert apply_lines == (["?? .apply/incomplete"] if marker else []), status
     return status
 
 
@@ -83,7 +86,7 @@ def test_lab_sequence(tmp_path: Path) -> None:
     assert sh(repo, "git", "commit", "-q", "-m", "init").returncode == 0
     installed = review_gate(repo, "hooks", "install", "--root", ".")
     assert installed.returncode == 0, installed.stderr
-    assert_no_deleted_tracked_file(repo)
+    assert_no_deleted_tracked_file(repo, marker=False)
 
     # 1. a partial write (the stream was cut) is refused: nothing on disk changes
     cut = new[: len(new) // 3]
@@ -106,7 +109,7 @@ def test_lab_sequence(tmp_path: Path) -> None:
     marker = json.loads((repo / ".apply" / "incomplete").read_text())
     assert [(e["apply_id"], e["path"]) for e in marker["entries"]] == [("lab-1", "src/mod.py")]
     assert not list((repo / "src").glob(".*"))  # no temporary file left
-    assert_no_deleted_tracked_file(repo)
+    assert_no_deleted_tracked_file(repo, marker=True)
 
     # 2. the delete an agent loop would try next is refused, naming the apply
     delete = review_gate(
@@ -119,7 +122,7 @@ def test_lab_sequence(tmp_path: Path) -> None:
     assert record["reason"] == "incomplete_pending"
     assert "apply_id=lab-1" in record["detail"]
     assert (repo / "src" / "mod.py").read_bytes() == old
-    assert_no_deleted_tracked_file(repo)
+    assert_no_deleted_tracked_file(repo, marker=True)
 
     # 3. git commit is refused by the installed hook, naming apply id and path
     (repo / "README").write_text("lab, changed\n")
@@ -129,7 +132,7 @@ def test_lab_sequence(tmp_path: Path) -> None:
     assert refused.returncode != 0
     assert b"apply_id=lab-1 path=src/mod.py" in refused.stderr
     assert sh(repo, "git", "rev-parse", "HEAD").stdout == head
-    assert_no_deleted_tracked_file(repo)
+    assert_no_deleted_tracked_file(repo, marker=True)
 
     # 4. the full write applies byte-exactly
     full = review_gate(
@@ -145,14 +148,14 @@ def test_lab_sequence(tmp_path: Path) -> None:
     # 5. the marker is cleared
     assert not (repo / ".apply" / "incomplete").exists()
     assert record["marker"] is None
-    assert_no_deleted_tracked_file(repo)
+    assert_no_deleted_tracked_file(repo, marker=False)
 
     # 6. the commit goes through, with the new bytes
     sh(repo, "git", "add", "src/mod.py", "README")
     done = sh(repo, "git", "commit", "-q", "-m", "apply lab-2")
     assert done.returncode == 0, done.stderr
     assert sh(repo, "git", "show", "HEAD:src/mod.py").stdout == new
-    assert_no_deleted_tracked_file(repo)
+    assert_no_deleted_tracked_file(repo, marker=False)
     assert sh(repo, "git", "status", "--porcelain").stdout == b""
 
 
@@ -201,3 +204,26 @@ def test_an_incomplete_apply_from_a_subfolder_blocks_a_commit_from_anywhere(
     done = sh(sub, "git", "commit", "-q", "-m", "apply sub-2")
     assert done.returncode == 0, done.stderr
     assert sh(repo, "git", "show", "HEAD:pkg/deep/mod.py").stdout == new
+
+
+def test_a_commit_past_the_hook_carries_the_marker_for_the_action_to_see(tmp_path: Path) -> None:
+    """``git commit --no-verify`` skips the hook; the marker goes into the tree, not the lock."""
+    repo = tmp_path / "lab"
+    repo.mkdir()
+    new = b"x = 2\n"
+    assert sh(repo, "git", "init", "-q", "-b", "main").returncode == 0
+    (repo / "src").mkdir()
+    (repo / "src" / "mod.py").write_bytes(b"x = 1\n")
+    sh(repo, "git", "add", "src/mod.py")
+    assert sh(repo, "git", "commit", "-q", "-m", "init").returncode == 0
+    assert review_gate(repo, "hooks", "install").returncode == 0
+    part = review_gate(repo, "apply", "-", stdin=tool_result(new[:2], promised=new))
+    assert part.returncode == 1
+    assert sh(repo, "git", "add", "-A").returncode == 0
+    assert sh(repo, "git", "commit", "-q", "-m", "hook skipped").returncode != 0
+    done = sh(repo, "git", "commit", "-q", "--no-verify", "-m", "hook skipped")
+    assert done.returncode == 0, done.stderr
+    tree = sh(repo, "git", "ls-tree", "-r", "--name-only", "HEAD").stdout.decode().split()
+    assert ".apply/incomplete" in tree  # what the action's head-tree guard looks for
+    assert ".apply/lock" not in tree
+    assert ".apply/.gitignore" not in tree

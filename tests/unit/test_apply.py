@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -530,7 +531,29 @@ def test_the_marker_is_json_with_the_four_fields(root: Path) -> None:
     (entry,) = doc["entries"]
     assert set(entry) == {"apply_id", "path", "reason", "time"}
     assert MarkerEntry(**entry).path == "pkg/mod.py"
-    assert (root / ".apply" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+@pytest.mark.parametrize("before", [None, b"# written by review-gate apply\n*\n"])
+def test_git_ignores_the_lock_but_never_the_marker(root: Path, before: bytes | None) -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60, env=clean)
+    if before is not None:  # what older versions wrote: it hid the marker from git
+        (root / ".apply").mkdir()
+        (root / ".apply" / ".gitignore").write_bytes(before)
+    run(write_result(NEW[:3], promised=NEW), root)
+
+    def ignored(path: str) -> bool:
+        done = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "-q", "--no-index", path],
+            timeout=60,
+            env=clean,
+        )
+        assert done.returncode in (0, 1)
+        return done.returncode == 0
+
+    assert not ignored(".apply/incomplete")
+    assert ignored(".apply/lock")
+    assert ignored(".apply/.gitignore")
 
 
 def test_delete_of_a_listed_path_is_refused_then_allowed(root: Path) -> None:

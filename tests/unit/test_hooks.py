@@ -61,7 +61,6 @@ def repo(tmp_path: Path) -> Path:
 
 def mark(repo: Path, *entries: tuple[str, str]) -> None:
     (repo / ".apply").mkdir(exist_ok=True)
-    (repo / ".apply" / ".gitignore").write_text("*\n")
     doc = {
         "version": 1,
         "entries": [
