@@ -5,7 +5,8 @@ and every REST call the gate makes: the pull request, the config file at the
 *base* commit (contents API), the diff of exactly ``base_sha...head_sha``
 (compare API, diff media type, with the comparison's file list as the fallback
 when GitHub answers 406), the ``.apply/incomplete`` check in the head tree, collaborator
-permission for the override, commit statuses and the one sticky comment.
+permission for the override, commit statuses and the one sticky comment
+(adopted only when the token's own identity wrote it).
 
 It uses PyGithub with ``base_url`` from ``GITHUB_API_URL`` (so GitHub
 Enterprise Server works), an explicit timeout on every call and a bounded
@@ -175,6 +176,26 @@ class DiffFetch:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Identity:
+    """The account a token writes as: ``login`` and ``kind`` (GitHub's ``User``/``Bot``)."""
+
+    login: str
+    kind: str
+
+    def wrote(self, user: Any) -> bool:
+        """Whether ``user`` (a comment's author, PyGithub ``NamedUser``) is this account."""
+        if user is None:
+            return False
+        login = str(getattr(user, "login", "") or "")
+        kind = str(getattr(user, "type", "") or "")
+        return login.lower() == self.login.lower() and kind == self.kind
+
+
+#: who writes with the workflow's GITHUB_TOKEN (GET /user is refused to that token)
+ACTIONS_BOT = Identity(login="github-actions[bot]", kind="Bot")
+
+
 # --- the event -------------------------------------------------------------------
 
 
@@ -310,6 +331,7 @@ class GitHubClient:
             lazy=True,
         )
         self._repo = self._gh.get_repo(settings.repository)
+        self._identity: Identity | None = None
 
     # -- plumbing ------------------------------------------------------------------
 
@@ -512,9 +534,36 @@ class GitHubClient:
                     raise
                 time.sleep(min(10.0, self.settings.backoff * 2**attempt))
 
+    def identity(self) -> Identity:
+        """Who the token writes as: ``GET /user`` for a user token; the Actions bot otherwise.
+
+        An installation token (the workflow's ``GITHUB_TOKEN``) may not call ``GET /user``
+        (403); its comments are authored by ``github-actions[bot]``.
+        """
+        if self._identity is not None:
+            return self._identity
+
+        def load() -> Identity:
+            user = self._gh.get_user()
+            return Identity(login=str(user.login), kind=str(user.type or "User"))
+
+        try:
+            found = self._call("GET /user (the token's own identity)", load)
+        except GitHubError as err:
+            if err.reason not in ("github_http_403", "github_http_404"):
+                raise
+            found = ACTIONS_BOT
+        self._identity = found
+        return found
+
     def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
-        """Create or update the one comment that starts with ``marker``; return its id."""
+        """Create or update the one comment that starts with ``marker``; return its id.
+
+        Only a comment this token wrote is adopted (same login, same account type);
+        a marker in anyone else's comment is ignored, never edited: a new one is created.
+        """
         text = body if body.startswith(marker) else f"{marker}\n{body}"
+        own = self.identity()
 
         def run() -> int:
             issue = self._repo.get_issue(number)
@@ -522,7 +571,7 @@ class GitHubClient:
             for scanned, comment in enumerate(_iter(issue.get_comments())):
                 if scanned >= MAX_COMMENTS_SCANNED:
                     break
-                if (comment.body or "").startswith(marker):
+                if (comment.body or "").startswith(marker) and own.wrote(comment.user):
                     found = comment
                     break
             if found is not None:

@@ -142,6 +142,9 @@ class FakeGitHub:
         self.violations: list[str] = []
         self.response_violations: list[str] = []
         self.on_request: Callable[[Recorded], None] | None = None
+        # None: the token is an installation token (GITHUB_TOKEN): GET /user answers 403 and
+        # comments are written by github-actions[bot]; a login: a user token (PAT)
+        self.token_login: str | None = None
         self.out_path: Path | None = None
         self._next_id = 1000
         self.host = host
@@ -377,6 +380,8 @@ class FakeGitHub:
                 ):
                     fault.count -= 1
                     return _json(fault.status, {"message": fault.message})
+        if rec.path == "/user" and rec.method == "GET":
+            return self._get_authenticated_user(rec)
         repo = f"/repos/{self.repository}"
         if not rec.path.startswith(repo + "/"):
             return _json(404, {"message": "Not Found"})
@@ -563,6 +568,20 @@ class FakeGitHub:
             self.statuses.setdefault(sha, []).append(entry)
         return _json(201, entry)
 
+    def _get_authenticated_user(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
+        if self.token_login is None:
+            return _json(403, {"message": "Resource not accessible by integration"})
+        status, headers, body = _json(200, _user(self.token_login, uid=583231))
+        body = self._complete(rec, status, headers, body)
+        self._check_own_response(rec, status, headers, body)
+        return status, headers, body
+
+    def _author(self) -> dict[str, Any]:
+        """Who writes with the fake's token."""
+        if self.token_login is None:
+            return _user("github-actions[bot]", bot=True, uid=41898282)
+        return _user(self.token_login, uid=583231)
+
     def _comment_json(self, number: int, cid: int, body: str) -> dict[str, Any]:
         return {
             "id": cid,
@@ -571,7 +590,7 @@ class FakeGitHub:
             "html_url": f"https://example/{self.repository}/pull/{number}#issuecomment-{cid}",
             "issue_url": f"{self.api_url}/repos/{self.repository}/issues/{number}",
             "body": body,
-            "user": _user("github-actions[bot]", bot=True, uid=41898282),
+            "user": self._author(),
             "created_at": EPOCH,
             "updated_at": EPOCH,
             "author_association": "NONE",
@@ -608,9 +627,12 @@ class FakeGitHub:
                         return _json(200, entry)
         return _json(404, {"message": "Not Found"})
 
-    def add_comment(self, number: int, body: str, *, login: str = "someone") -> None:
+    def add_comment(
+        self, number: int, body: str, *, login: str = "someone", bot: bool | None = None
+    ) -> None:
+        """A comment by ``login`` (a ``Bot`` account when the login ends in ``[bot]``)."""
         entry = self._comment_json(number, self._id(), body)
-        entry["user"] = _user(login)
+        entry["user"] = _user(login, bot=login.endswith("[bot]") if bot is None else bot)
         with self.lock:
             self.comments.setdefault(number, []).append(entry)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from urllib.parse import parse_qsl
 
 import httpx
 import pytest
@@ -274,10 +273,64 @@ def test_sticky_comment_found_on_a_later_page(fake):
     marker = "<!-- review-gate:sticky:ctx -->"
     for i in range(120):
         fake.add_comment(7, f"comment {i}")
-    fake.add_comment(7, f"{marker}\nold")
+    fake.add_comment(7, f"{marker}\nold", login="github-actions[bot]")
     client_for(fake).upsert_comment(7, marker=marker, body="new")
     assert fake.comments[7][-1]["body"] == f"{marker}\nnew"
     assert len(fake.comments[7]) == 121
+
+
+@pytest.mark.parametrize(
+    ("login", "bot"),
+    [
+        ("mallory", False),  # anyone can write the marker at the start of a comment
+        ("github-actions", False),  # a user account named like the bot
+        ("other-app[bot]", True),  # another app
+        ("github-actions[bot]", False),  # the bot's login on a non-bot account
+    ],
+)
+def test_a_marker_in_someone_elses_comment_is_never_edited(fake, login, bot):
+    marker = "<!-- review-gate:sticky:ctx -->"
+    fake.add_comment(7, f"{marker}\nforged: all good", login=login, bot=bot)
+    client_for(fake).upsert_comment(7, marker=marker, body="verdict")
+    assert [c["body"] for c in fake.comments[7]] == [
+        f"{marker}\nforged: all good",
+        f"{marker}\nverdict",
+    ]
+    assert fake.comments[7][1]["user"]["login"] == "github-actions[bot]"
+    assert calls(fake, "issues/update-comment") == []
+    assert len(calls(fake, "issues/create-comment")) == 1
+
+
+def test_installation_token_adopts_the_actions_bots_comment(fake):
+    marker = "<!-- review-gate:sticky:ctx -->"
+    fake.add_comment(7, f"{marker}\nforged", login="mallory")
+    fake.add_comment(7, f"{marker}\nold", login="github-actions[bot]")
+    client = client_for(fake)
+    client.upsert_comment(7, marker=marker, body="new")
+    assert [c["body"] for c in fake.comments[7]] == [f"{marker}\nforged", f"{marker}\nnew"]
+    assert client.identity().login == "github-actions[bot]"
+    assert [r.status for r in calls(fake, "users/get-authenticated")] == [403]
+
+
+def test_user_token_adopts_only_its_own_comment(fake):
+    fake.token_login = "release-bot-user"
+    marker = "<!-- review-gate:sticky:ctx -->"
+    fake.add_comment(7, f"{marker}\nby the actions bot", login="github-actions[bot]")
+    fake.add_comment(7, f"{marker}\nold", login="Release-Bot-User")
+    client = client_for(fake)
+    first = client.upsert_comment(7, marker=marker, body="new")
+    assert client.upsert_comment(7, marker=marker, body="newer") == first
+    assert [c["body"] for c in fake.comments[7]] == [
+        f"{marker}\nby the actions bot",
+        f"{marker}\nnewer",
+    ]
+    assert len(calls(fake, "users/get-authenticated")) == 1  # asked once per client
+
+
+def test_identity_with_a_bad_token_is_an_error_not_the_bot(fake):
+    with pytest.raises(GitHubError) as info:
+        client_for(fake, token="wrong").identity()
+    assert info.value.reason == "github_http_401"
 
 
 # --- timeouts -----------------------------------------------------------------------------
