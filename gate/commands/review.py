@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -23,7 +24,7 @@ from gate.pipeline import (
     review_diff,
     select_diff,
 )
-from gate.reviewers import attempt_line, needs_api_key
+from gate.reviewers import DEFAULT_BASE_URLS, attempt_line, needs_api_key
 from gate.reviewers.settings import base_url_problem
 
 NAME = "review"
@@ -72,19 +73,64 @@ _OVERRIDES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = Config()
+    rev = defaults.reviewer
+
+    def fallback(value: object) -> str:
+        return f"(default: from --config, else {value})"
+
     parser.add_argument("--diff", required=True, metavar="FILE", help="the diff ('-' for stdin)")
-    parser.add_argument("--config", metavar="PATH", help="a review-gate YAML config file")
-    parser.add_argument("--provider", help="openai | anthropic | gemini | mc1")
-    parser.add_argument("--model", help="model name, e.g. gpt-4o-mini")
-    parser.add_argument("--base-url", metavar="URL", help="API base URL (or the MC1 endpoint)")
     parser.add_argument(
-        "--api-key-env", metavar="NAME", help="environment variable that holds the API key"
+        "--config",
+        metavar="PATH",
+        help="a review-gate YAML config file (default: none, the built-in defaults)",
     )
-    parser.add_argument("--max-tokens", metavar="N", help="the reviewer's output token budget")
-    parser.add_argument("--timeout", metavar="S", help="total seconds allowed per attempt")
-    parser.add_argument("--attempts", metavar="N", help="attempts for bytes that did not arrive")
-    parser.add_argument("--policy-version", metavar="V", help="policy version the verdict binds to")
-    parser.add_argument("--min-confidence", metavar="F", help="lowest confidence a pass may have")
+    parser.add_argument(
+        "--provider",
+        help=f"openai | anthropic | gemini | mc1 {fallback(rev.provider)}",
+    )
+    parser.add_argument(
+        "--model",
+        help="model name, e.g. gpt-4o-mini (default: from --config; needed for openai, "
+        "anthropic and gemini)",
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="API base URL, or the MC1 endpoint (default: from --config, else the "
+        f"provider's public API, e.g. {DEFAULT_BASE_URLS[rev.provider]}; mc1 has none)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable that holds the API key (default: from --config, else the "
+        "provider's, e.g. OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        metavar="N",
+        help=f"the reviewer's output token budget {fallback(rev.max_tokens)}",
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="S",
+        help=f"total seconds allowed per attempt {fallback(f'{rev.deadline:g}')}",
+    )
+    parser.add_argument(
+        "--attempts",
+        metavar="N",
+        help=f"attempts for bytes that did not arrive {fallback(rev.attempts)}",
+    )
+    parser.add_argument(
+        "--policy-version",
+        metavar="V",
+        help=f"policy version the verdict binds to {fallback(defaults.policy_version)}",
+    )
+    parser.add_argument(
+        "--min-confidence",
+        metavar="F",
+        help=f"lowest confidence a pass may have {fallback(f'{defaults.min_confidence:g}')}",
+    )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument("--certificate", metavar="PATH", help="write the audit certificate here")
     parser.add_argument(
@@ -156,11 +202,30 @@ _CLI_FIX = {
 }
 
 
+# gate.config words its fixes for the action's inputs; on the command line they are options.
+_INPUT_FIX = re.compile(
+    r'fix: correct the (?P<name>[a-z-]+) input(?: \(e\.g\. "(?P<example>[^"]*)"\))?, '
+    r"or leave it empty to use the config file"
+)
+_CONFIG_PATH_FIX = "point the config input at the right path"
+
+
+def _cli_line(line: str) -> str:
+    if line.startswith("input "):  # an override: name it the way it was given
+        line = "--" + line.removeprefix("input ")
+
+    def option(match: re.Match[str]) -> str:
+        name, example = match["name"], match["example"]
+        given = f"--{name} {example}" if example else f"a valid --{name}"
+        return f"fix: pass {given}, or omit it"
+
+    line = _INPUT_FIX.sub(option, line)
+    return line.replace(_CONFIG_PATH_FIX, "pass --config PATH with the right path")
+
+
 def usage_from(err: ConfigError) -> UsageError:
-    """A config problem met on the command line, named the way the user gave it."""
-    message = err.message
-    if message.startswith("input "):  # an override: name it the way it was given
-        message = "--" + message.removeprefix("input ")
+    """A config problem met on the command line, named and fixed the way the user gave it."""
+    message = "\n".join(_cli_line(line) for line in err.message.splitlines())
     if err.reason in _CLI_FIX:
         message = f"{message.split(';')[0]}; {_CLI_FIX[err.reason]}"
     return UsageError(message, reason=err.reason)

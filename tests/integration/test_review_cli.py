@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from gate.cli import main
+from gate.cli import build_parser, main
+from gate.commands.review import load
+from gate.errors import UsageError
 from gate.prompt import binding_in
 from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
 
@@ -469,3 +472,76 @@ def test_a_base_url_that_is_no_url_is_a_one_line_usage_error(
     assert code == 2
     assert f"reviewer.base_url in {config} {url!r}: " in err
     assert problem in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--max-tokens", "lots", "--max-tokens: reviewer.max_tokens must be an integer"),
+        ("--provider", "bogus", "--provider: reviewer.provider must be one of openai"),
+        ("--attempts", "0", "--attempts: reviewer.attempts must be an integer >= 1"),
+        ("--timeout", "-1", "--timeout: reviewer.deadline must be a number > 0"),
+        ("--min-confidence", "5", "--min-confidence: min_confidence must be a number >= 0"),
+    ],
+)
+def test_option_errors_are_worded_for_the_command_line(
+    capsys: pytest.CaptureFixture[str], diff_file: Path, option: str, value: str, says: str
+) -> None:
+    argv = [
+        "review",
+        "--diff",
+        str(diff_file),
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ]
+    args = build_parser().parse_args([*argv, option, value])
+    with pytest.raises(UsageError) as caught:
+        load(args)
+    assert caught.value.reason == "config_invalid_input"
+    message = caught.value.message
+    assert message.startswith(says)
+    assert f"; fix: pass {option} " in message
+    assert message.endswith(", or omit it")
+    assert "input" not in message  # the action's words: there are no inputs here
+    assert main([*argv, option, value]) == 2
+    err = capsys.readouterr().err
+    assert err == f"review-gate review: error: {message}\n"
+
+
+def test_every_bad_option_is_named_once_with_its_own_fix(diff_file: Path) -> None:
+    argv = ["review", "--diff", str(diff_file), "--attempts", "0", "--max-tokens", "x"]
+    with pytest.raises(UsageError) as caught:
+        load(build_parser().parse_args(argv))
+    lines = caught.value.message.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["--attempts", "--max-tokens"]
+    assert lines[0].endswith("fix: pass --attempts 3, or omit it")
+    assert lines[1].endswith("fix: pass --max-tokens 4096, or omit it")
+
+
+def test_a_missing_config_file_names_the_option(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yml"
+    args = build_parser().parse_args(["review", "--diff", "-", "--config", str(missing)])
+    with pytest.raises(UsageError) as caught:
+        load(args)
+    assert caught.value.reason == "config_missing"
+    assert caught.value.message.endswith("pass --config PATH with the right path")
+    assert "config input" not in caught.value.message
+
+
+def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["review", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for option, default in [
+        ("--provider", "openai"),
+        ("--max-tokens", "4096"),
+        ("--timeout", "300"),
+        ("--attempts", "3"),
+        ("--policy-version", "1"),
+        ("--min-confidence", "0.8"),
+    ]:
+        assert re.search(rf"{option} \S+ [^(]*\(default: from --config, else {default}\)", text), (
+            option
+        )
