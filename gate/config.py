@@ -177,6 +177,11 @@ def inputs_from_env(environ: Mapping[str, str]) -> dict[str, str]:
     Runners keep a hyphen in the variable name (``INPUT_BASE-URL``); some tools
     replace it with an underscore (``INPUT_BASE_URL``). Both are read; the hyphen form
     wins. Values are stripped; an absent input is absent, an empty one is ``""``.
+
+    Every ``INPUT_*`` variable is returned, declared or not: GitHub sets them only for
+    the ``with:`` keys of this step, so an undeclared one is a typo
+    (``min-confidance: 0.99``) that :func:`apply_inputs` rejects by name instead of the
+    bar silently staying at the default.
     """
     found: dict[str, str] = {}
     for name in sorted(ACTION_INPUTS):
@@ -185,6 +190,11 @@ def inputs_from_env(environ: Mapping[str, str]) -> dict[str, str]:
             if var in environ:
                 found[name] = environ[var].strip()
                 break
+    known = {f"INPUT_{name.upper()}" for name in ACTION_INPUTS}
+    known |= {var.replace("-", "_") for var in known}
+    for var in sorted(environ):
+        if var.startswith("INPUT_") and var not in known:
+            found[var[len("INPUT_") :].lower()] = environ[var].strip()
     return found
 
 
@@ -550,7 +560,7 @@ def _fix(path: tuple[str | int, ...], leaf: Mapping[str, Any], input_name: str |
         return f"make every item of {_dotted(path[:-1])} a non-empty quoted string"
     default = leaf.get("default")
     if input_name is not None:
-        example = f" (e.g. {json.dumps(str(default))})" if default not in ("", None) else ""
+        example = f" (e.g. {json.dumps(_input_text(default))})" if default not in ("", None) else ""
         return f"correct the {input_name} input{example}, or leave it empty to use the config file"
     if default in ("", None):
         return f"correct {key}, or remove the key"
@@ -559,6 +569,13 @@ def _fix(path: tuple[str | int, ...], leaf: Mapping[str, Any], input_name: str |
         f"write it as e.g. `{path[-1]}: {json.dumps(default)}`{under} (the default), "
         "or remove the key to use the default"
     )
+
+
+def _input_text(value: Any) -> str:
+    """A value as an action input is written: booleans as ``true``/``false``, never ``True``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _show(value: Any, leaf: Mapping[str, Any]) -> str:

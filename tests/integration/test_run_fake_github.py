@@ -761,3 +761,17 @@ def test_the_diff_reviewed_is_the_one_of_the_reviewed_head(tmp_path, fake, sim_f
     assert "other.py" not in seen[0]
     diff_gets = [r for r in fake.requests if "diff" in r.headers.get("accept", "")]
     assert [r.path.rsplit("/", 1)[-1] for r in diff_gets] == [f"{BASE}...{HEAD}"]
+
+
+def test_a_misspelt_input_is_an_error_status_naming_it(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"MIN-CONFIDANCE": "0.99"})
+    assert result.outputs["reason"] == "config_unknown_input"
+    assert result.outputs["state"] == "needs_human"
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["error"]
+    assert "min-confidance" in statuses[-1]["description"]
+    assert "did you mean min-confidence?" in result.stdout
+    assert result.code == 3
+    assert sim.count == 0

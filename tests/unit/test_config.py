@@ -370,10 +370,38 @@ def test_inputs_from_env_reads_hyphen_and_underscore_forms() -> None:
         "INPUT_BASE_URL": "http://ignored",
         "INPUT_MAX_TOKENS": "9",
         "INPUT_MODEL": "",
-        "INPUT_UNRELATED": "x",
         "HOME": "/root",
     }
     assert inputs_from_env(env) == {"base-url": "http://a", "max-tokens": "9", "model": ""}
+
+
+def test_an_undeclared_input_in_the_environment_is_an_error_naming_it() -> None:
+    # GitHub sets INPUT_* only for this step's with: keys, so an unknown one is a typo;
+    # it once vanished silently and the bar stayed at the default 0.8
+    env = {"INPUT_MIN-CONFIDANCE": "0.99", "INPUT_MODEL": "m"}
+    inputs = inputs_from_env(env)
+    assert inputs == {"min-confidance": "0.99", "model": "m"}
+    with pytest.raises(ConfigError) as info:
+        apply_inputs(default_config(), inputs)
+    assert info.value.reason == "config_unknown_input"
+    assert info.value.message.startswith("input min-confidance: unknown input")
+    assert "(did you mean min-confidence?)" in info.value.message
+
+
+def test_an_undeclared_underscore_input_is_an_error_too() -> None:
+    inputs = inputs_from_env({"INPUT_ALLOW_PARTIAL_COVERAGES": "true"})
+    with pytest.raises(ConfigError) as info:
+        apply_inputs(default_config(), inputs)
+    assert info.value.reason == "config_unknown_input"
+    assert "allow_partial_coverages" in info.value.message
+
+
+def test_a_boolean_input_fix_example_is_written_as_yaml_writes_it() -> None:
+    with pytest.raises(ConfigError) as info:
+        apply_inputs(default_config(), {"skip-drafts": "maybe"})
+    assert info.value.reason == "config_invalid_input"
+    assert '(e.g. "true")' in info.value.message
+    assert "True" not in info.value.message
 
 
 def test_action_yml_declares_exactly_the_known_inputs() -> None:
