@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from gate import certificate
@@ -132,9 +133,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"lowest confidence a pass may have {fallback(f'{defaults.min_confidence:g}')}",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
-    parser.add_argument("--certificate", metavar="PATH", help="write the audit certificate here")
     parser.add_argument(
-        "--save-response", metavar="PATH", help="save the last attempt's bytes exactly as received"
+        "--certificate",
+        metavar="PATH",
+        help="write the audit certificate here (checked before the reviewer is called)",
+    )
+    parser.add_argument(
+        "--save-response",
+        metavar="PATH",
+        help="save the last attempt's response body exactly as received, after HTTP chunked "
+        "decoding, complete or not (checked before the reviewer is called)",
     )
 
 
@@ -163,6 +171,23 @@ def check_base_url(config: Config, args: argparse.Namespace) -> None:
         f"{where} {url!r}: {problem}; pass e.g. --base-url http://127.0.0.1:11434/v1",
         reason="bad_base_url",
     )
+
+
+def check_output_path(option: str, name: str | None) -> None:
+    """Refuse an output path that cannot be written, before any token is spent."""
+    if name is None:
+        return
+    path = Path(name)
+    folder = path.parent
+    problem = None
+    if path.is_dir():
+        problem = "is a directory; name a file in it"
+    elif not folder.is_dir():
+        problem = f"cannot be written: the folder {str(folder)!r} does not exist"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"cannot be written: no permission to write in {str(folder)!r}"
+    if problem is not None:
+        raise UsageError(f"{option} {name!r} {problem}", reason="bad_output_path")
 
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
@@ -264,6 +289,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     config = load(args)
     check_base_url(config, args)
+    check_output_path("--certificate", args.certificate)
+    check_output_path("--save-response", args.save_response)
     # the whole file: max_diff_bytes chooses files to send, as in the action
     diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gate.cli import build_parser, main
-from gate.commands.review import load
+from gate.commands.review import check_output_path, load
 from gate.errors import UsageError
 from gate.prompt import binding_in
 from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
@@ -545,3 +545,39 @@ def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
         assert re.search(rf"{option} \S+ [^(]*\(default: from --config, else {default}\)", text), (
             option
         )
+
+
+@pytest.mark.parametrize("option", ["--certificate", "--save-response"])
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [("dir", "is a directory"), ("missing/out.bin", "does not exist")],
+)
+def test_output_paths_are_checked_before_the_reviewer_is_called(
+    capsys: pytest.CaptureFixture[str],
+    diff_file: Path,
+    tmp_path: Path,
+    option: str,
+    target: str,
+    problem: str,
+) -> None:
+    (tmp_path / "dir").mkdir()
+    path = tmp_path / target
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, err = review(capsys, sim, diff_file, option, str(path))
+        assert sim.count == 0  # no tokens spent on an answer that could not be saved
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"review-gate review: error: {option} {str(path)!r} ")
+    assert problem in err
+    assert err.count("\n") == 1
+    args = build_parser().parse_args(["review", "--diff", "-", option, str(path)])
+    with pytest.raises(UsageError) as caught:
+        check_output_path(option, getattr(args, option[2:].replace("-", "_")))
+    assert caught.value.reason == "bad_output_path"
+
+
+def test_save_response_help_says_after_chunked_decoding(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["review", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exactly as received, after HTTP chunked decoding" in text
