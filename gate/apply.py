@@ -78,6 +78,16 @@ EXIT_CODES: Mapping[Outcome, int] = {
 }
 
 
+def _one_token(value: object) -> str:
+    """``value`` as one log-line token, whatever a path holds (``-`` for unknown)."""
+    if value is None:
+        return "-"
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if not text or not text.isprintable() or re.search(r"[\s=\"\\]", text):
+        return json.dumps(text)
+    return text
+
+
 @dataclass(frozen=True)
 class ApplyResult:
     """What one apply did, with the evidence behind it."""
@@ -121,27 +131,25 @@ class ApplyResult:
         return (f"apply.{self.outcome}=true", HINT_FORBIDDEN, HINT_REQUIRED)
 
     def log_line(self) -> str:
-        def show(value: object) -> str:
-            if value is None:
-                return "-"
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            if not text or not text.isprintable() or re.search(r"[\s=\"\\]", text):
-                return json.dumps(text)  # one line, whatever the path holds
-            return text
-
+        """The one stderr line of an apply: the issue's fields first, then the verdict."""
         incomplete = self.outcome in (Outcome.INCOMPLETE, Outcome.CORRUPT)
         fields = {
             "path": self.path,
             "promised": self.promised_length,
-            "received": self.received_length,
             "written": self.bytes_written,
             "end": self.stream_end_reason or "none",
             "incomplete": incomplete,
             "digest_ok": self.digest_ok if self.sha256_promised is not None else None,
+            "received": self.received_length,
             "outcome": str(self.outcome),
             "reason": self.reason,
         }
-        return "apply " + " ".join(f"{key}={show(value)}" for key, value in fields.items())
+        return "apply " + " ".join(f"{key}={_one_token(value)}" for key, value in fields.items())
+
+    def detail_line(self) -> str:
+        """``apply.detail=<the cause, one line>`` for stdout, after the hint lines."""
+        text = self.detail if self.detail.isprintable() else json.dumps(self.detail)
+        return f"apply.detail={text}"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from gate.apply import apply_tool_result
+from gate.apply import Outcome, apply_tool_result
 from gate.commands._io import read_input
 
 NAME = "apply"
@@ -29,8 +29,11 @@ holding it) is refused. .apply/ (lock and marker) lives at the top of the git
 work tree holding --root, so the pre-commit hook sees it; outside a work tree,
 in --root.
 
-Output: one log line on stderr; the hint lines (or, with --json, the whole
-record) on stdout.
+Output: exactly one log line on stderr,
+  apply path=... promised=N written=M end=... incomplete=... digest_ok=...
+        received=N outcome=... reason=...   (one line; wrapped here)
+and on stdout the hint lines, then (unless ok) apply.detail=<the cause, one
+line>; with --json, stdout is the whole record instead (detail included).
 
 exit codes: 0 apply.ok, 1 apply.incomplete / apply.corrupt, 2 usage, 3 apply.refused"""
 
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for line in result.hints():
             print(line)
-        if result.outcome != "ok":
-            print(f"apply.detail={result.detail}", file=sys.stderr)
+        if result.outcome is not Outcome.OK:
+            print(result.detail_line())
     sys.stdout.flush()
     return result.exit_code

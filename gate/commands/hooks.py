@@ -21,33 +21,46 @@ The guard refuses a commit while an .apply/incomplete exists anywhere in the
 work tree (or the search for one fails), and names each apply id, path and
 staged deletion of a listed path.
 
+check prints "no incomplete apply; commits allowed" when nothing blocks.
+
 exit codes: 0 done / nothing blocks, 2 usage (not a git work tree, hook conflict),
 3 check: a commit would be refused"""
 
+HOOKS_ACTIONS = ("install", "check", "uninstall")
+NOTHING_BLOCKS = "no incomplete apply; commits allowed"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("install", "check", "uninstall"), help="what to do")
+    parser.add_argument(
+        "hooks_action",
+        choices=HOOKS_ACTIONS,
+        metavar="{" + ",".join(HOOKS_ACTIONS) + "}",
+        help="what to do with the guard",
+    )
     parser.add_argument(
         "--root", default=".", help="a folder inside the git work tree (default: current folder)"
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.action == "check":
+    if args.hooks_action == "check":
         report = hooks.check(args.root)
         for line in report.messages:
             print(line, file=sys.stderr)
-        return 3 if report.blocked else 0
-    if args.action == "install":
+        if report.blocked:
+            return 3
+        print(NOTHING_BLOCKS)
+        return 0
+    if args.hooks_action == "install":
         done = hooks.install(args.root)
         print(f"{done.action} review-gate pre-commit guard: {done.hook}")
         if done.chained is not None:
             print(f"chained earlier hook (runs after the guard): {done.chained}")
         return 0
-    if args.action == "uninstall":
+    if args.hooks_action == "uninstall":
         done = hooks.uninstall(args.root)
         print(f"removed review-gate pre-commit guard: {done.hook}")
         if done.chained is not None:
             print(f"restored earlier hook: {done.chained}")
         return 0
-    raise UsageError(f"unknown hooks action {args.action!r}")  # pragma: no cover - argparse
+    raise UsageError(f"unknown hooks action {args.hooks_action!r}")  # pragma: no cover - argparse

@@ -103,8 +103,12 @@ def test_lab_sequence(tmp_path: Path) -> None:
         "apply.incomplete=true",
         "forbidden_tools=delete_path,git_rm",
         "required_next=retry_apply_or_abort",
+        "apply.detail=the stream ended by socket_close, not its trailer; nothing was written; "
+        "the target keeps its old bytes",
     ]
-    assert b"end=socket_close incomplete=true" in part.stderr
+    (log,) = part.stderr.decode().splitlines()  # exactly one log line
+    assert log.startswith(f"apply path=src/mod.py promised={len(new)} written=0 end=socket_close ")
+    assert " incomplete=true digest_ok=false " in log
     assert (repo / "src" / "mod.py").read_bytes() == old
     marker = json.loads((repo / ".apply" / "incomplete").read_text())
     assert [(e["apply_id"], e["path"]) for e in marker["entries"]] == [("lab-1", "src/mod.py")]

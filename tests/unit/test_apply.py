@@ -244,8 +244,8 @@ def test_incomplete_hints_and_log_line(root: Path) -> None:
         "required_next=retry_apply_or_abort",
     )
     assert result.log_line() == (
-        f"apply path=pkg/mod.py promised={len(NEW)} received=4 written=0 end=none "
-        "incomplete=true digest_ok=false outcome=incomplete reason=length_short"
+        f"apply path=pkg/mod.py promised={len(NEW)} written=0 end=none incomplete=true "
+        "digest_ok=false received=4 outcome=incomplete reason=length_short"
     )
     record = result.to_json()
     assert record["apply.incomplete"] is True
@@ -261,6 +261,9 @@ def test_the_log_line_stays_one_line_for_any_path(tmp_path: Path) -> None:
     assert "\n" not in line
     assert "\x1b" not in line
     assert 'path="we ird\\n\\u001bname=x"' in line
+    detail = run({"tool": "delete_path", "path": "gone\nx"}, tmp_path).detail_line()
+    assert "\n" not in detail
+    assert detail.startswith("apply.detail=")
 
 
 def test_corrupt_hint_names_corrupt(root: Path) -> None:
@@ -677,12 +680,27 @@ def test_cli_exit_codes_and_output(
         "apply.incomplete=true",
         "forbidden_tools=delete_path,git_rm",
         "required_next=retry_apply_or_abort",
+        f"apply.detail=received 4 of {len(NEW)} promised bytes; nothing was written; "
+        "the target keeps its old bytes",
     ]
-    assert err.startswith("apply path=pkg/mod.py promised=")
+    assert err == (  # exactly one log line, the fields first
+        f"apply path=pkg/mod.py promised={len(NEW)} written=0 end=none incomplete=true "
+        "digest_ok=false received=4 outcome=incomplete reason=length_short\n"
+    )
     assert main([*argv, str(tmp_path / "flip.json")]) == 1
-    assert capsys.readouterr().out.startswith("apply.corrupt=true")
+    out, err = capsys.readouterr()
+    assert out.startswith("apply.corrupt=true")
+    assert len(err.splitlines()) == 1
     assert main([*argv, str(tmp_path / "nolen.json")]) == 3
-    assert "apply.refused=true" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == ["apply.refused=true", "apply.reason=missing_field"]
+    assert out.splitlines()[2].startswith("apply.detail=tool result has no 'content_length'")
+    assert len(err.splitlines()) == 1
+    assert main([*argv, str(tmp_path / "full.json")]) == 0
+    out, err = capsys.readouterr()
+    assert out == "apply.ok=true\n"
+    assert err.startswith("apply path=pkg/mod.py ")
+    assert len(err.splitlines()) == 1
     assert main([*argv, "--json", str(tmp_path / "full.json")]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["apply.ok"] is True

@@ -260,6 +260,9 @@ def test_outside_a_work_tree_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_check_command_exit_codes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["hooks", "check", "--root", str(repo)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "no incomplete apply; commits allowed\n"
+    assert err == ""
     mark(repo, ("cut-6", "mod.py"))
     assert main(["hooks", "check", "--root", str(repo)]) == 3
     assert "apply_id=cut-6 path=mod.py" in capsys.readouterr().err
@@ -325,3 +328,14 @@ def test_a_marker_below_the_top_refuses_a_commit_from_a_subfolder(repo: Path) ->
     assert git(repo, "rev-list", "--count", "HEAD").stdout.strip() == "2"
     assert hooks.check(sub).blocked
     assert hooks.check(repo).blocked
+
+
+def test_an_unknown_hooks_action_names_the_choices_not_a_dest(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["hooks", "frob"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument {install,check,uninstall}: invalid choice: 'frob'" in err
+    assert "argument action" not in err
