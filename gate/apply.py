@@ -30,6 +30,7 @@ from typing import Any
 
 from gate.apply_marker import (
     MarkerEntry,
+    adopt,
     clear,
     locked,
     marker_key,
@@ -317,6 +318,7 @@ def apply_tool_result(
         return _refused_unparsed(raw, err)
     try:
         with locked(top):
+            adopt(top, base)
             if isinstance(req, DeletePath):
                 return _apply_delete(base, top, req)
             return _apply_write(base, top, req, writer)

@@ -153,6 +153,35 @@ def record(root: Path, entry: MarkerEntry) -> str:
     return ""
 
 
+def adopt(top: Path, root: Path) -> None:
+    """Move the entries of a marker at ``root`` (older versions kept it there) to ``top``.
+
+    Their paths, relative to ``root``, become relative to ``top``; the top
+    marker is written before the old one goes, so a crash in between leaves
+    both, never neither. Raises :class:`ApplyError` (``marker_unreadable``)
+    when either marker cannot be read or the move fails: the apply is then
+    refused, and a human looks at the marker.
+    """
+    if root == top or not os.path.lexists(marker_path(root)):
+        return
+    prefix = root.relative_to(top).as_posix()
+    moved = tuple(
+        MarkerEntry(entry.apply_id, f"{prefix}/{entry.path}", entry.reason, entry.time)
+        for entry in read_marker(root)
+    )
+    paths = {entry.path for entry in moved}
+    kept = tuple(entry for entry in read_marker(top) if entry.path not in paths)
+    try:
+        _write_marker(top, (*kept, *moved))
+        _write_marker(root, ())
+    except (OSError, AtomicWriteError) as err:
+        raise refuse(
+            "marker_unreadable",
+            f"cannot move {marker_path(root)} to {marker_path(top)}: {err}; "
+            "move its entries by hand",
+        ) from err
+
+
 def clear(root: Path, key: str) -> str:
     """Remove the entry for ``key`` (a :func:`marker_key`); return a note for the detail."""
     try:

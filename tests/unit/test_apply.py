@@ -747,3 +747,33 @@ def test_a_root_inside_the_git_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     with pytest.raises(UsageError, match="agents may not touch"):
         run(write_result(NEW, path="x"), tmp_path / ".git" / "objects")
+
+
+def test_a_marker_an_older_version_left_at_the_root_moves_to_the_top(tmp_path: Path) -> None:
+    top = tmp_path / "repo"
+    sub = top / "sub"
+    (sub / ".apply").mkdir(parents=True)
+    (top / ".git").mkdir()
+    (top / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (sub / "f.py").write_bytes(OLD)
+    old_entry = {"apply_id": "old-1", "path": "f.py", "reason": "length_short", "time": "t"}
+    legacy = sub / ".apply" / "incomplete"
+    legacy.write_text(json.dumps({"version": 1, "entries": [old_entry]}))
+    refused = run({"tool": "delete_path", "path": "f.py"}, sub)
+    assert (refused.outcome, refused.reason) == (Outcome.REFUSED, "incomplete_pending")
+    assert "old-1" in refused.detail
+    assert not legacy.exists()
+    assert [(e.apply_id, e.path) for e in read_marker(top)] == [("old-1", "sub/f.py")]
+    assert run(write_result(NEW, path="f.py"), sub).outcome is Outcome.OK
+    assert not (top / ".apply" / "incomplete").exists()
+
+
+def test_an_unreadable_marker_at_the_root_refuses_the_apply(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "sub" / ".apply").mkdir(parents=True)
+    (tmp_path / "sub" / ".apply" / "incomplete").write_text("{cut")
+    result = run(write_result(NEW, path="x.py"), tmp_path / "sub")
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "marker_unreadable")
+    assert not (tmp_path / "sub" / "x.py").exists()
+    assert (tmp_path / "sub" / ".apply" / "incomplete").read_text() == "{cut"
