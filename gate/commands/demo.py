@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gate import certificate
+from gate.atomic import atomic_write
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.errors import GateError, UsageError
@@ -53,8 +54,12 @@ OpenAI streaming dialect, with a bundled sample diff, and breaks the answer on p
   reject          the model answers a bound fail verdict              -> fail
   out-of-tokens   the model stops at its token limit                  -> incomplete
 
-It prints one row per case (what was sent, what arrived, the decision and why) and
-writes each case's audit certificate to --out (default ./review-gate-demo).
+It prints one row per case (what was sent, what arrived, the decision and why; --json
+for every detail in full) and writes each case's audit certificate, and the sample
+diff as sample.diff, to --out (default ./review-gate-demo), so each certificate
+re-verifies offline:
+  review-gate verify --from-certificate review-gate-demo/healthy.json \\
+      --diff review-gate-demo/sample.diff --policy-version 1
 Needs no API key and no network beyond 127.0.0.1; retry pauses are shortened.
 exit codes: 0 every case got its expected decision, 3 otherwise, 2 usage error.
 """
@@ -70,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         metavar="DIR",
         default="review-gate-demo",
-        help="folder for the certificates (default: ./review-gate-demo)",
+        help="folder for the certificates and sample.diff (default: ./review-gate-demo)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
@@ -145,6 +150,7 @@ class Case:
     sent: str = "sample diff"  # one-line account of what was sent / done on the wire
     read_timeout: float = 5.0
     script: tuple[SimResponse, ...] = ()
+    note: str = ""  # a footnote for a row that might read as a contradiction
 
 
 @dataclass(frozen=True)
@@ -206,6 +212,11 @@ def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
             State.INCOMPLETE,
             fault=Fault(FaultKind.FLIP, done_at),
             sent=f"flip byte {done_at} ([DONE])",
+            note=(
+                "the HTTP response ended properly (end trailer) and the finish reason was "
+                "stop; only the data: [DONE] end marker was corrupted, and without it the "
+                "answer is not proven whole"
+            ),
         ),
         Case(
             "stall",
@@ -367,12 +378,16 @@ def table(outcomes: Sequence[Outcome]) -> str:
         state = str(o.result.decision.state)
         mark = state if o.ok else f"{state} (EXPECTED {o.case.expected})"
         tries = str(len(o.result.outcome.attempts))
-        rows.append((o.case.name, o.case.sent, tries, arrived(o), mark, why(o)))
+        seen = f"{arrived(o)} *" if o.case.note else arrived(o)
+        rows.append((o.case.name, o.case.sent, tries, seen, mark, why(o)))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = []
     for row in rows:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:5])]
         lines.append("  ".join([*cells, row[5]]).rstrip())
+    for o in outcomes:
+        if o.case.note:
+            lines.append(f"* {o.case.name}: {o.case.note}")
     return "\n".join(lines)
 
 
@@ -386,6 +401,7 @@ def summary_json(outcomes: Sequence[Outcome], out: Path) -> dict[str, Any]:
                 "expected": str(o.case.expected),
                 "ok": o.ok,
                 "on_the_wire": o.case.sent,
+                "note": o.case.note or None,
                 "wire_bytes": None if o.wire is None else o.wire.client_bytes,
                 "decision": o.result.decision.to_json(),
                 "attempts": [a.to_json() for a in o.result.outcome.attempts],
@@ -407,6 +423,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         raise UsageError(f"cannot create the output folder {out}: {err.strerror}") from err
     diff = load_sample()
+    sample = out / SAMPLE
+    try:  # the exact bytes reviewed, for re-verifying the certificates offline
+        atomic_write(sample, diff)
+    except (GateError, OSError) as err:
+        raise UsageError(f"cannot write {sample}: {err}") from err
     binding = binding_for(diff, demo_config("http://127.0.0.1", read_timeout=1.0))
     prompt = build_prompt(diff, binding=binding)
     started = time.monotonic()
@@ -430,7 +451,12 @@ def run(args: argparse.Namespace) -> int:
     print(table(outcomes))
     print()
     good = sum(o.ok for o in outcomes)
-    print(f"certificates: {out}/ ({len(outcomes)} files, one per case)")
+    print(f"certificates: {out}/ ({len(outcomes)} files, one per case), with the diff as {sample}")
+    print(
+        f"re-verify one offline: review-gate verify --from-certificate {out / 'healthy.json'} "
+        f"--diff {sample} --policy-version {POLICY_VERSION}"
+    )
+    print(f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full")
     verdict = "every case got its expected decision" if ok else "SOME CASES DID NOT"
     print(f"{good}/{len(outcomes)} as expected in {elapsed:.1f} s: {verdict}")
     return 0 if ok else 3

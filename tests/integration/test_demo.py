@@ -46,9 +46,20 @@ def test_demo_table_certificates_and_no_thread_left(
         cert = json.loads((out_dir / f"{case}.json").read_text())
         assert cert["decision"]["state"] == state
         assert cert["context"]["case"] == case
-    assert sorted(p.name for p in out_dir.iterdir()) == sorted(f"{c}.json" for c in EXPECTED)
+    names = sorted(p.name for p in out_dir.iterdir())
+    assert names == sorted([*(f"{c}.json" for c in EXPECTED), "sample.diff"])
+    assert (out_dir / "sample.diff").read_bytes() == load_sample()
     assert "8/8 as expected" in out
     assert f"certificates: {out_dir}/" in out
+    assert (
+        f"review-gate verify --from-certificate {out_dir / 'healthy.json'} "
+        f"--diff {out_dir / 'sample.diff'} --policy-version 1"
+    ) in out
+    assert "--json prints every detail in full" in out
+    # the flip-done row says "end trailer, finish stop" next to incomplete: a footnote says why
+    assert rows["flip-done"].split("  incomplete")[0].rstrip().endswith("finish stop *")
+    assert rows["*"].startswith("* flip-done: the HTTP response ended properly")
+    assert "only the data: [DONE] end marker was corrupted" in rows["*"]
 
 
 def test_demo_json_names_why_each_case_blocked(
@@ -58,6 +69,8 @@ def test_demo_json_names_why_each_case_blocked(
     summary = json.loads(capsys.readouterr().out)
     cases = {c["case"]: c for c in summary["cases"]}
     assert summary["ok"] is True
+    assert "[DONE] end marker was corrupted" in cases["flip-done"]["note"]
+    assert cases["healthy"]["note"] is None
     assert {name: c["decision"]["state"] for name, c in cases.items()} == EXPECTED
     reasons = {name: c["decision"]["reason"] for name, c in cases.items()}
     assert reasons["healthy"] == "reviewer_pass"
@@ -82,14 +95,16 @@ def test_demo_certificates_reverify_offline(
 ) -> None:
     assert main(["demo", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
-    diff = tmp_path / "sample.diff"
-    diff.write_bytes(load_sample())
+    diff = tmp_path / "sample.diff"  # the demo writes the diff it reviewed next to them
     verify = ["verify", "--diff", str(diff), "--policy-version", "1", "--from-certificate"]
     assert main([*verify, str(tmp_path / "healthy.json")]) == 0
     assert main([*verify, str(tmp_path / "reject.json")]) == 1
     assert main([*verify, str(tmp_path / "flip-sha.json")]) == 3
     assert main([*verify, str(tmp_path / "echoed-example.json")]) == 3
-    assert main([*verify, str(tmp_path / "cut.json")]) == 2  # no envelope ever arrived
+    capsys.readouterr()
+    # no envelope ever arrived: re-decided from the recorded attempts, still incomplete
+    assert main(["verify", "--json", *verify[1:], str(tmp_path / "cut.json")]) == 3
+    assert json.loads(capsys.readouterr().out)["reason"] == "connection_cut"
 
 
 def test_demo_exit_code_follows_the_decisions(
