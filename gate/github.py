@@ -20,6 +20,7 @@ stable code and whose message names the call, the HTTP status and the fix.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -346,10 +347,11 @@ class GitHubClient:
                 reason=f"github_http_{status}",
             ) from err
         except requests.RequestException as err:
+            tries = self.settings.retries + 1
             raise GitHubError(
-                f"GitHub did not answer {what} at {self.settings.api_url} "
-                f"within {self.settings.timeout:g}s after {self.settings.retries} retries "
-                f"({type(err).__name__}); check GITHUB_API_URL and the network",
+                f"GitHub at {self.settings.api_url} did not answer {what}: "
+                f"{_network_cause(err, self.settings.timeout)} ({_tries(tries)}); "
+                "check GITHUB_API_URL and the network",
                 reason="github_unreachable",
             ) from err
 
@@ -409,11 +411,12 @@ class GitHubClient:
                 f"GitHub answered HTTP {last_status} to {what} {tries} times; retry the job",
                 reason=f"github_http_{last_status}",
             )
+        cause = _network_cause(last, self.settings.timeout) if last else "no answer"
         raise GitHubError(
-            f"GitHub did not answer {what} after {tries} tries "
-            f"({type(last).__name__ if last else 'error'}: {last}); retry the job",
+            f"GitHub at {self.settings.api_url} did not answer {what}: {cause} "
+            f"({_tries(tries)}); check GITHUB_API_URL and the network, or retry the job",
             reason="github_unreachable",
-        )
+        ) from last
 
     # -- reads -----------------------------------------------------------------------
 
@@ -527,7 +530,10 @@ class GitHubClient:
                 self._call(f"POST {state} status on {sha[:12]}", post)
                 return
             except GitHubError as err:
-                transient = err.reason in ("github_unreachable",) or err.reason in {
+                # a refused connection was already retried by urllib3 (connect retries apply
+                # to POST too); a timeout or a 5xx on a POST was not
+                refused = "connection refused" in err.message
+                transient = (err.reason == "github_unreachable" and not refused) or err.reason in {
                     f"github_http_{c}" for c in (500, 502, 503, 504)
                 }
                 if not transient or attempt == self.settings.retries:
@@ -582,6 +588,42 @@ class GitHubClient:
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _tries(count: int) -> str:
+    return "1 try" if count == 1 else f"{count} tries"
+
+
+def _chain(err: BaseException) -> Iterator[BaseException]:
+    """``err``, its causes and contexts, and exceptions carried in ``args`` (urllib3 wraps
+    the socket error in ``MaxRetryError.reason``), each once, bounded."""
+    todo: list[BaseException] = [err]
+    seen: set[int] = set()
+    while todo and len(seen) < 32:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        yield item
+        nested = [item.__cause__, item.__context__, getattr(item, "reason", None), *item.args]
+        todo.extend(x for x in nested if isinstance(x, BaseException))
+
+
+def _network_cause(err: BaseException, timeout: float) -> str:
+    """The real reason a request got no answer, in words (never a guess at a timeout)."""
+    chain = list(_chain(err))
+    text = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
+        return "connection refused"
+    if any(isinstance(e, ConnectionResetError) for e in chain) or "reset by peer" in text:
+        return "connection reset"
+    if any(isinstance(e, httpx.TimeoutException | requests.Timeout | TimeoutError) for e in chain):
+        return f"no answer within {timeout:g}s"
+    if "timed out" in text:
+        return f"no answer within {timeout:g}s"
+    if any(isinstance(e, socket.gaierror) for e in chain) or "name resolution" in text:
+        return "the host name does not resolve"
+    return f"{type(err).__name__}: {err}"
 
 
 def _iter(items: Any) -> Iterator[Any]:

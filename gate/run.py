@@ -590,7 +590,11 @@ def _finish(run: Run, decision: Decision, fail_job: bool, *, posted: bool) -> in
         report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
     except OSError as err:
         report.emit([f"::warning::could not write the summary/outputs: {err}"], run.out)
-    report.emit([f"review-gate: {rep.status} on {run.head[:12]}: {rep.description}"], run.out)
+    if rep.status == "none" or not run.head:
+        line = f"review-gate: no status posted: {rep.description}"
+    else:
+        line = f"review-gate: {rep.status} on {run.head[:12]}: {rep.description}"
+    report.emit([line], run.out)
     if state == "pass" and decision.status is Status.SUCCESS:
         return 0
     if not fail_job:

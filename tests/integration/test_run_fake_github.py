@@ -722,6 +722,8 @@ def test_a_refused_success_status_with_fail_job_false_still_says_why(tmp_path, f
     assert result.outputs["status"] == "none"
     assert "::error" in result.stdout
     assert "could not post the error status" in result.stdout
+    assert "review-gate: no status posted: " in result.stdout
+    assert "none on" not in result.stdout
 
 
 def test_an_unexpected_error_writing_the_certificate_is_never_a_pass(
@@ -775,3 +777,15 @@ def test_a_misspelt_input_is_an_error_status_naming_it(tmp_path, fake, sim_facto
     assert "did you mean min-confidence?" in result.stdout
     assert result.code == 3
     assert sim.count == 0
+
+
+def test_a_run_that_posted_nothing_says_so_in_the_log(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.inject(r"^GET /repos/.*/pulls/7$", 404, count=10, message="Not Found")
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    assert result.outputs["reason"] == "github_http_404"
+    assert result.outputs["status"] == "none"
+    assert fake.statuses == {}
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("review-gate: no status posted: incomplete: GitHub answered HTTP 404")
+    assert result.code == 3

@@ -369,7 +369,7 @@ def test_pyGithub_calls_time_out(silent_server):
     settings = GitHubSettings(
         repository=REPO, api_url=silent_server, token="t", timeout=0.5, retries=0, throttle=False
     )
-    with pytest.raises(GitHubError, match="did not answer") as info:
+    with pytest.raises(GitHubError, match=r"no answer within 0.5s \(1 try\)") as info:
         GitHubClient(settings).get_pull(7)
     assert info.value.reason == "github_unreachable"
 
@@ -385,9 +385,54 @@ def test_diff_fetch_times_out(silent_server):
         backoff=0.0,
         throttle=False,
     )
-    with pytest.raises(GitHubError, match="after 2 tries") as info:
+    with pytest.raises(GitHubError, match=r"no answer within 0.5s \(2 tries\)") as info:
         GitHubClient(settings).compare_diff(BASE, HEAD)
     assert info.value.reason == "github_unreachable"
+
+
+@pytest.fixture
+def refusing_url() -> str:
+    """A 127.0.0.1 port nothing listens on (bound, then closed): connections are refused."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return f"http://127.0.0.1:{port}"
+
+
+def _refused_client(url: str) -> GitHubClient:
+    return GitHubClient(
+        GitHubSettings(
+            repository=REPO,
+            api_url=url,
+            token="t",
+            timeout=30.0,
+            retries=2,
+            backoff=0.0,
+            throttle=False,
+        )
+    )
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.get_pull(7),
+        lambda c: c.compare_diff(BASE, HEAD),
+        lambda c: c.create_status(
+            HEAD, state="pending", description="d", context="x", target_url=None
+        ),
+    ],
+    ids=["pygithub", "diff", "status"],
+)
+def test_a_refused_connection_is_named_as_such_not_as_a_timeout(refusing_url, call):
+    with pytest.raises(GitHubError) as info:
+        call(_refused_client(refusing_url))
+    assert info.value.reason == "github_unreachable"
+    assert "connection refused (3 tries)" in info.value.message
+    assert "within" not in info.value.message
+    assert "30s" not in info.value.message
 
 
 # --- the contract: the fake rejects what GitHub's description does not allow ----------
