@@ -12,7 +12,7 @@ the incomplete marker with the delete refusal it implies
 Length and digest are checked on the decoded bytes before the disk is
 touched, so a partial or corrupt payload never creates a temporary file; the
 canonical path changes only through the rename. Every call is serialized by
-an ``flock`` on the ``.apply`` folder.
+an ``flock`` on ``.apply/lock`` at the work-tree top, beside the marker.
 """
 
 from __future__ import annotations
