@@ -9,18 +9,24 @@ ORDER = 50
 HELP = "run as the GitHub Action: review the event's pull request and post a commit status"
 DESCRIPTION = """\
 The container's entry point. Reads the workflow event (GITHUB_EVENT_NAME,
-GITHUB_EVENT_PATH), the action inputs (INPUT_*), the config file from the pull
-request's BASE commit, fetches the diff, asks the reviewer, and posts a commit
-status on the reviewed head SHA: pending first, then success / failure / error.
-Writes the job summary (GITHUB_STEP_SUMMARY), step outputs (GITHUB_OUTPUT:
-state, verdict, description, certificate) and the certificate to RUNNER_TEMP.
+GITHUB_EVENT_PATH), the action inputs (INPUT_*; an undeclared one is an error),
+the config file from the pull request's BASE commit, fetches the diff of exactly
+base_sha...head_sha, asks the reviewer, and posts a commit status on the reviewed
+head SHA: pending first, then success / failure / error.
+
+Writes the job summary (GITHUB_STEP_SUMMARY) and eight step outputs
+(GITHUB_OUTPUT): state, verdict, description, certificate, reason, status (none
+when no status was posted), sha, diff-sha. The certificate and the raw response
+go to the certificate-dir input (action.yml default: review-gate-certificate,
+relative to the workspace), else RUNNER_TEMP.
 
 Supported events: pull_request and pull_request_target (opened, synchronize,
 reopened, ready_for_review, labeled), merge_group, workflow_dispatch (with the
 pr-number input).
 
-exit codes: 0 pass (or fail-job: false), 1 fail, 2 usage error (unsupported
-event, missing environment), 3 needs_human / incomplete / draft skipped.
+exit codes: 0 pass, or any decision with fail-job: false; 1 fail; 2 usage error
+(unsupported event, missing environment, invalid fail-job; also with fail-job:
+false); 3 needs_human / incomplete / draft skipped.
 """
 
 

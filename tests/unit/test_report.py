@@ -197,3 +197,24 @@ def test_md_output_is_inert(text):
     assert "<" not in out
     assert "\n" not in out
     assert all(out[i + 1] == "\u200b" for i, ch in enumerate(out) if ch == "@")
+
+
+def test_every_output_is_declared_in_action_yml_and_listed_by_action_help():
+    from pathlib import Path
+
+    import yaml
+
+    from gate.commands import action
+
+    root = Path(__file__).resolve().parents[2]
+    declared = yaml.safe_load((root / "action.yml").read_text("utf-8"))["outputs"]
+    written = report.outputs_for(make_report())
+    assert set(declared) == set(written)
+    assert len(written) == 8
+    help_text = " ".join(action.DESCRIPTION.split())
+    for name in written:
+        assert re.search(rf"\b{re.escape(name)}\b", help_text), name
+    assert "status (none when no status was posted)" in help_text
+    assert "review-gate-certificate" in help_text
+    assert "RUNNER_TEMP" in help_text
+    assert "none when no status was posted" in declared["status"]["description"]
