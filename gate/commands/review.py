@@ -326,7 +326,7 @@ def _run(args: argparse.Namespace) -> int:
         print("\n".join(decision_lines(decision)))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
-    if hint:  # last, so it is what the user reads first
+    if hint:  # the last line, where the eye lands after the attempts
         print(f"review-gate review: hint: {hint}", file=sys.stderr)
     return exit_code(decision)
 
