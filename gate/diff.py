@@ -234,7 +234,7 @@ def split_diff(data: bytes) -> list[FileSection]:
     for line in _lines(data):
         if old_left > 0 or new_left > 0:
             first = line[:1]
-            if first == b" " or line in (b"\n", b"\r\n"):
+            if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
                 # an empty context line (some tools drop the space) counts as context
                 old_left, new_left = old_left - 1, new_left - 1
                 sections[-1].append(line)

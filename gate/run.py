@@ -473,7 +473,7 @@ def _post_final(
             f"the certificate could not be written ({type(err).__name__}: {err}); "
             "check certificate-dir / RUNNER_TEMP",
         )
-        run.extra["review_decision"] = decision.to_json()
+        run.extra.setdefault("review_decision", decision.to_json())
         run.cert_path, run.digests = None, {}
         run.artifacts_done = True
         _post(run, Status.ERROR, failed.description)
@@ -485,7 +485,7 @@ def _post_final(
     except Exception:
         # GitHub did not take the status: the certificate must not claim this decision;
         # run_action reports the error and _finish rewrites the certificate with it
-        run.extra["review_decision"] = decision.to_json()
+        run.extra.setdefault("review_decision", decision.to_json())
         run.artifacts_done = False
         raise
     _record_posted(run, posted, description, state or str(decision.state))

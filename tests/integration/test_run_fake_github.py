@@ -789,3 +789,17 @@ def test_a_run_that_posted_nothing_says_so_in_the_log(tmp_path, fake, sim_factor
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("review-gate: no status posted: incomplete: GitHub answered HTTP 404")
     assert result.code == 3
+
+
+def test_a_refused_status_keeps_the_reviews_own_decision_in_the_certificate(
+    tmp_path, fake, sim_factory
+):
+    setup_pull(fake, diff=DIFF + BINARY)  # partial coverage: the pass becomes needs_human
+    fake.inject(r"^POST /repos/.*/statuses/", 500, count=50, body=r'"state":\s*"error"')
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    assert fake.states(HEAD) == ["pending"]
+    assert result.outputs["reason"] == "github_http_500"
+    assert result.outputs["status"] == "none"
+    cert = result.certificate
+    assert cert["decision"]["reason"] == "github_http_500"
+    assert cert["context"]["review_decision"]["reason"] == "reviewer_pass"
