@@ -7,10 +7,11 @@ import hashlib
 import json
 import re
 import sys
+from typing import Any
 
 from gate.certificate import attempts_from, build, envelope_from, write
 from gate.commands._io import read_input
-from gate.decision import Binding, decide, exit_code
+from gate.decision import Binding, Decision, State, Status, blocked, decide, exit_code
 from gate.envelope import MAX_HEADER_BYTES
 from gate.errors import UsageError
 
@@ -97,6 +98,34 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
     return Binding(diff_sha=diff_sha, policy_version=args.policy_version), inputs
 
 
+def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decision:
+    """A re-decision never rises above what the run itself decided.
+
+    The run may have lowered the reviewer's pass (partial coverage, a guard);
+    the envelope alone cannot know that, so a recorded block stays a block.
+    """
+    recorded = cert.get("decision")
+    if decision.state is not State.PASS or not isinstance(recorded, dict):
+        return decision
+    if recorded.get("state") == "pass" and recorded.get("status") == "success":
+        return decision
+    try:
+        state = State(str(recorded.get("state")))
+        status = Status(str(recorded.get("status")))
+    except ValueError:
+        state, status = State.NEEDS_HUMAN, Status.ERROR
+    if state is State.PASS or status is Status.SUCCESS:
+        state, status = State.NEEDS_HUMAN, Status.ERROR
+    reason = str(recorded.get("reason") or "recorded_block")
+    return blocked(
+        state,
+        reason,
+        f"the envelope alone passes, but the run recorded {recorded.get('state')} "
+        f"({reason}); a re-verification never rises above the recorded decision",
+        status=status,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     if (args.response is None) == (args.from_certificate is None):
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
@@ -128,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
         max_size=args.max_size,
         attempts=attempts,
     )
+    if args.from_certificate is not None:
+        decision = no_higher_than_recorded(decision, cert)
     if args.certificate:
         cert_out = build(
             decision,

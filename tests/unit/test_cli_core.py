@@ -264,3 +264,23 @@ def test_an_unexpected_exception_blocks_with_exit_3(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(seal, "run", boom)
     assert cli_module.main(["seal", "x"]) == 3
+
+
+def test_verify_from_certificate_never_rises_above_the_recorded_decision(tmp_path: Path) -> None:
+    from gate.decision import Binding, State, Status, blocked
+
+    raw = answer()
+    binding = Binding(SHA, "7")
+    lowered = blocked(
+        State.NEEDS_HUMAN, "partial_coverage", "2 files not reviewed", status=Status.FAILURE
+    )
+    cert = certificate.build(lowered, binding=binding, attempts=(), inputs={}, envelope=raw)
+    path = tmp_path / "cert.json"
+    certificate.write(path, cert)
+    out = cli(
+        "verify", "--from-certificate", str(path), "--diff-sha", SHA,
+        "--policy-version", "7", "--json",
+    )  # fmt: skip
+    assert out.returncode == 3
+    result = json.loads(out.stdout)
+    assert (result["state"], result["reason"]) == ("needs_human", "partial_coverage")
