@@ -43,7 +43,7 @@ from gate.config import (
     parse_config,
 )
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
-from gate.diff import Coverage, file_count, select, unlisted
+from gate.diff import Coverage, file_count, unlisted
 from gate.errors import ConfigError, GateError, GitHubError, UsageError
 from gate.github import (
     OVERRIDE_PERMISSIONS,
@@ -54,7 +54,13 @@ from gate.github import (
     read_event,
     target_from_event,
 )
-from gate.pipeline import ReviewResult, config_sha256, review_diff
+from gate.pipeline import (
+    ReviewResult,
+    config_sha256,
+    nothing_reviewed,
+    review_diff,
+    select_diff,
+)
 from gate.reviewers import needs_api_key
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
@@ -296,44 +302,28 @@ def _pipeline(
     if expected is not None and file_count(sections) < expected:
         # GitHub lists at most 3000 files; whatever it did not list was not reviewed
         sections.append(unlisted(expected - file_count(sections)))
-    selected = select(
-        sections,
-        include=config.include,
-        exclude=config.exclude,
-        max_bytes=config.max_diff_bytes,
-        source=fetch.source,
-    )
+    selected = select_diff(sections, config, source=fetch.source)
     run.coverage = coverage = selected.coverage
     run.extra["coverage"] = coverage.to_json()
-    if not coverage.reviewed:
-        return _post_final(
-            run,
-            blocked(
-                State.NEEDS_HUMAN,
-                "nothing_reviewed",
-                f"nothing to review: {coverage.summary()}; check include/exclude and "
-                "max_diff_bytes in the config",
-            ),
-        )
+    empty = nothing_reviewed(coverage)
+    if empty is not None:
+        return _post_final(run, empty)
 
     try:
         run.result = result = review_diff(
-            selected.data, config, api_key=api_key, extra_cert=run.extra, sleep=sleep
+            selected.data,
+            config,
+            api_key=api_key,
+            extra_cert=run.extra,
+            sleep=sleep,
+            coverage=coverage,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     decision = result.decision
-    if not coverage.complete and not config.allow_partial_coverage:
-        run.extra["review_decision"] = decision.to_json()
-        if decision.state is State.PASS:
-            decision = blocked(
-                State.NEEDS_HUMAN,
-                "partial_coverage",
-                f"partial coverage: {coverage.summary()}; review the rest by hand or set "
-                "allow_partial_coverage: true",
-            )
-        else:
-            run.notes.append(f"partial coverage: {coverage.summary()}")
+    if result.review_decision is not None and decision is not result.review_decision:
+        run.extra["review_decision"] = result.review_decision.to_json()
+    run.notes.extend(result.notes)
     return _post_final(run, decision)
 
 
