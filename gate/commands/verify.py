@@ -102,11 +102,20 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     """A re-decision never rises above what the run itself decided.
 
     The run may have lowered the reviewer's pass (partial coverage, a guard);
-    the envelope alone cannot know that, so a recorded block stays a block.
+    the envelope alone cannot know that, so a recorded block stays a block, and
+    a certificate without a recorded decision does not pass. (A certificate is
+    not signed: this checks consistency, it is no proof of origin.)
     """
     recorded = cert.get("decision")
-    if decision.state is not State.PASS or not isinstance(recorded, dict):
+    if decision.state is not State.PASS:
         return decision
+    if not isinstance(recorded, dict):
+        return blocked(
+            State.NEEDS_HUMAN,
+            "certificate_invalid",
+            "the certificate records no decision; a re-verification cannot rise above what "
+            "the run decided, so it does not pass",
+        )
     if recorded.get("state") == "pass" and recorded.get("status") == "success":
         return decision
     try:

@@ -284,3 +284,25 @@ def test_verify_from_certificate_never_rises_above_the_recorded_decision(tmp_pat
     assert out.returncode == 3
     result = json.loads(out.stdout)
     assert (result["state"], result["reason"]) == ("needs_human", "partial_coverage")
+
+
+@pytest.mark.parametrize("recorded", [None, "pass", []])
+def test_verify_from_a_certificate_without_a_recorded_decision_does_not_pass(
+    tmp_path: Path, recorded: object
+) -> None:
+    from gate.decision import Binding, decide
+
+    raw = answer()
+    binding = Binding(SHA, "7")
+    cert = certificate.build(
+        decide(raw, binding=binding), binding=binding, attempts=(), inputs={}, envelope=raw
+    )
+    cert["decision"] = recorded
+    path = tmp_path / "cert.json"
+    certificate.write(path, cert)
+    out = cli(
+        "verify", "--from-certificate", str(path), "--diff-sha", SHA,
+        "--policy-version", "7", "--json",
+    )  # fmt: skip
+    assert out.returncode == 3
+    assert json.loads(out.stdout)["reason"] == "certificate_invalid"
