@@ -12,9 +12,10 @@ Why a file is not reviewed (:class:`SkipWhy`):
   does not make coverage partial);
 - ``binary``: a binary change the reviewer cannot read;
 - ``no_patch``: GitHub sent no patch for it (too large, or binary);
-- ``over_byte_limit``: it would take the diff over ``max_diff_bytes``.
+- ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
+- ``unparseable``: a hunk header whose line counts cannot be read (fail closed).
 
-The last three make coverage partial, which blocks unless the configuration
+All but ``filtered`` make coverage partial, which blocks unless the configuration
 allows partial coverage.
 """
 
@@ -34,20 +35,29 @@ class SkipWhy(StrEnum):
     BINARY = "binary"
     NO_PATCH = "no_patch"
     OVER_BYTE_LIMIT = "over_byte_limit"
+    UNPARSEABLE = "unparseable"
 
 
 #: skip reasons that leave part of the change unreviewed
-PARTIAL_REASONS = frozenset({SkipWhy.BINARY, SkipWhy.NO_PATCH, SkipWhy.OVER_BYTE_LIMIT})
+PARTIAL_REASONS = frozenset(
+    {SkipWhy.BINARY, SkipWhy.NO_PATCH, SkipWhy.OVER_BYTE_LIMIT, SkipWhy.UNPARSEABLE}
+)
 
 
 @dataclass(frozen=True)
 class FileSection:
-    """One file's part of a diff: its path and its exact bytes."""
+    """One file's part of a diff: its path and its exact bytes.
+
+    ``old_path`` is the file's other name when the section renames or copies it (or its
+    ``---`` name differs), else ``""``: the section is in scope if either name is.
+    """
 
     path: str
     data: bytes
     binary: bool = False
     no_patch: bool = False
+    old_path: str = ""
+    unparseable: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,12 +166,22 @@ def _strip_prefix(path: str) -> str:
 
 def _section_path(lines: Sequence[bytes]) -> str:
     """The file a section is about: new name, or old name for a deletion."""
-    old = new = None
+    return _section_paths(lines)[0]
+
+
+def _section_paths(lines: Sequence[bytes]) -> tuple[str, str]:
+    """(path, old_path): the new name (old name for a deletion), and the other name of a
+    rename or copy (``rename from``/``copy from``, or a differing ``---`` name), else ``""``."""
+    old = new = source = None
     for line in lines[1:]:
         if line.startswith((b"@@", b"GIT binary patch")):
             break
         text = line.rstrip(b"\r\n")
-        if text.startswith(b"rename to "):
+        if text.startswith(b"rename from "):
+            source = _unquote(text[len(b"rename from ") :])
+        elif text.startswith(b"copy from "):
+            source = _unquote(text[len(b"copy from ") :])
+        elif text.startswith(b"rename to "):
             new = _unquote(text[len(b"rename to ") :])
         elif text.startswith(b"copy to "):
             new = _unquote(text[len(b"copy to ") :])
@@ -173,11 +193,9 @@ def _section_path(lines: Sequence[bytes]) -> str:
             value = _unquote(text[4:].split(b"\t")[0])
             if value != "/dev/null":
                 old = _strip_prefix(value)
-    if new is not None:
-        return new
-    if old is not None:
-        return old
-    return _path_from_header(lines[0])
+    path = new if new is not None else old if old is not None else _path_from_header(lines[0])
+    others = [name for name in (source, old) if name is not None and name != path]
+    return path, (others[0] if others else "")
 
 
 def _path_from_header(line: bytes) -> str:
@@ -229,6 +247,7 @@ def split_diff(data: bytes) -> list[FileSection]:
     returned as a section with an empty path so nothing is silently dropped.
     """
     sections: list[list[bytes]] = []
+    unparseable: set[int] = set()  # indexes of sections with an unreadable hunk header
     preamble: list[bytes] = []
     old_left = new_left = 0  # lines the current hunk still owes
     for line in _lines(data):
@@ -260,13 +279,28 @@ def split_diff(data: bytes) -> list[FileSection]:
         sections[-1].append(line)
         hunk = _HUNK.match(line)
         if hunk is not None:
-            old_left = int(hunk.group(2)) if hunk.group(2) is not None else 1
-            new_left = int(hunk.group(4)) if hunk.group(4) is not None else 1
+            try:
+                old_left = int(hunk.group(2)) if hunk.group(2) is not None else 1
+                new_left = int(hunk.group(4)) if hunk.group(4) is not None else 1
+            except ValueError:
+                # more digits than int() converts (4300): the hunk's extent is unknown, so
+                # the whole section is unreviewable (fail closed, never a crash)
+                unparseable.add(len(sections) - 1)
+                old_left = new_left = 0
     out: list[FileSection] = []
     if preamble:
         out.append(FileSection(path="", data=b"".join(preamble)))
-    for sec in sections:
-        out.append(FileSection(path=_section_path(sec), data=b"".join(sec), binary=_is_binary(sec)))
+    for index, sec in enumerate(sections):
+        path, old_path = _section_paths(sec)
+        out.append(
+            FileSection(
+                path=path,
+                data=b"".join(sec),
+                binary=_is_binary(sec),
+                old_path=old_path,
+                unparseable=index in unparseable,
+            )
+        )
     return out
 
 
@@ -295,24 +329,33 @@ def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
         old = str(entry.get("previous_filename") or path)
         status = str(entry.get("status", "modified"))
         patch = entry.get("patch")
+        other = old if old != path else ""
         head = f"diff --git a/{old} b/{path}\n"
         if status == "renamed" and old != path:
             head += f"rename from {old}\nrename to {path}\n"
         if patch is None:
-            out.append(FileSection(path=path, data=b"", no_patch=True))
+            out.append(FileSection(path=path, data=b"", no_patch=True, old_path=other))
             continue
         src = "/dev/null" if status == "added" else f"a/{old}"
         dst = "/dev/null" if status == "removed" else f"b/{path}"
         text = f"{head}--- {src}\n+++ {dst}\n{patch}"
         if not text.endswith("\n"):
             text += "\n"
-        out.append(FileSection(path=path, data=text.encode("utf-8", "replace")))
+        out.append(FileSection(path=path, data=text.encode("utf-8", "replace"), old_path=other))
     return out
 
 
 def unlisted(count: int) -> FileSection:
     """A placeholder for changed files GitHub did not list (they were never reviewed)."""
     return FileSection(path=f"({count} changed files GitHub did not list)", data=b"", no_patch=True)
+
+
+def possibly_unlisted(cap: int) -> FileSection:
+    """A placeholder for a file list that reached GitHub's cap with no total to compare:
+    more files may have changed than were listed, and none of those was reviewed."""
+    return FileSection(
+        path=f"(possibly more changed files: GitHub lists at most {cap})", data=b"", no_patch=True
+    )
 
 
 def file_count(sections: Sequence[FileSection]) -> int:
@@ -358,6 +401,14 @@ def path_selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> 
     return included and not any(glob_match(path, pat) for pat in exclude)
 
 
+def section_selected(sec: FileSection, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """A section is in scope if its path OR its old name (rename/copy) is: moving a reviewed
+    file into an excluded folder must not hide the changes made to it."""
+    if path_selected(sec.path, include, exclude):
+        return True
+    return bool(sec.old_path) and path_selected(sec.old_path, include, exclude)
+
+
 def select(
     sections: Sequence[FileSection],
     *,
@@ -385,7 +436,10 @@ def select(
             kept.append(sec.data)
             size += len(sec.data)
             continue
-        if not path_selected(sec.path, include, exclude):
+        if sec.unparseable:
+            # checked before the filters: a section that cannot be read may hide anything
+            skipped.append(SkippedFile(sec.path, SkipWhy.UNPARSEABLE, len(sec.data)))
+        elif not section_selected(sec, include, exclude):
             skipped.append(SkippedFile(sec.path, SkipWhy.FILTERED, len(sec.data)))
         elif sec.no_patch:
             skipped.append(SkippedFile(sec.path, SkipWhy.NO_PATCH, 0))

@@ -14,6 +14,7 @@ from gate.diff import (
     file_count,
     glob_match,
     path_selected,
+    possibly_unlisted,
     sections_from_files,
     select,
     split_diff,
@@ -326,3 +327,80 @@ def test_no_line_content_can_start_a_section_or_move_lines_to_another_file(files
     sections = split_diff(b"".join(data for _, data in built))
     assert [(s.path, s.data) for s in sections] == built
     assert not any(s.binary for s in sections)
+
+
+def test_possibly_unlisted_is_a_gap():
+    cov = select([*split_diff(A), possibly_unlisted(300)]).coverage
+    assert not cov.complete
+    assert [(s.path, s.why) for s in cov.gaps] == [
+        ("(possibly more changed files: GitHub lists at most 300)", SkipWhy.NO_PATCH)
+    ]
+
+
+RENAME_OUT = b"""diff --git a/src/auth.py b/docs/auth.py
+similarity index 90%
+rename from src/auth.py
+rename to docs/auth.py
+index 1..2 100644
+--- a/src/auth.py
++++ b/docs/auth.py
+@@ -1,2 +1,2 @@
+ def check(u):
+-    return u.is_admin
++    return True
+"""
+
+
+def test_rename_into_an_excluded_path_is_still_reviewed():
+    sections = split_diff(RENAME_OUT + A)
+    assert (sections[0].path, sections[0].old_path) == ("docs/auth.py", "src/auth.py")
+    selected = select(sections, exclude=("docs/**",))
+    assert selected.coverage.reviewed == ("docs/auth.py", "src/a.py")
+    assert selected.coverage.skipped == ()
+    assert b"+    return True\n" in selected.data
+    # include-only scope: the old name being included is enough too
+    inc = select(sections, include=("src/**",))
+    assert inc.coverage.reviewed == ("docs/auth.py", "src/a.py")
+
+
+def test_rename_out_of_and_into_excluded_paths_is_filtered():
+    data = RENAME_OUT.replace(b"src/auth.py", b"docs/old.py")
+    cov = select(split_diff(data), exclude=("docs/**",)).coverage
+    assert [(s.path, s.why) for s in cov.skipped] == [("docs/auth.py", SkipWhy.FILTERED)]
+
+
+def test_copy_into_an_excluded_path_is_still_reviewed():
+    data = RENAME_OUT.replace(b"rename from", b"copy from").replace(b"rename to", b"copy to")
+    cov = select(split_diff(data), exclude=("docs/**",)).coverage
+    assert cov.reviewed == ("docs/auth.py",)
+
+
+def test_files_api_rename_into_an_excluded_path_is_still_reviewed():
+    files = [
+        {
+            "filename": "docs/auth.py",
+            "previous_filename": "src/auth.py",
+            "status": "renamed",
+            "patch": "@@ -1 +1 @@\n-    return u.is_admin\n+    return True",
+        },
+        {"filename": "docs/big.py", "previous_filename": "src/big.py", "status": "renamed"},
+    ]
+    sections = sections_from_files(files)
+    assert [s.old_path for s in sections] == ["src/auth.py", "src/big.py"]
+    cov = select(sections, exclude=("docs/**",), source="files").coverage
+    assert cov.reviewed == ("docs/auth.py",)
+    assert [(s.path, s.why) for s in cov.skipped] == [("docs/big.py", SkipWhy.NO_PATCH)]
+    assert not cov.complete
+
+
+def test_hunk_header_with_too_many_digits_is_unparseable_not_a_crash():
+    huge = b"9" * 5000
+    bad = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1," + huge + b" +1 @@\n+evil()\n"
+    sections = split_diff(bad + A)
+    assert b"".join(s.data for s in sections) == bad + A
+    assert [(s.path, s.unparseable) for s in sections] == [("x", True), ("src/a.py", False)]
+    # fail closed even when the file is excluded by the filters
+    cov = select(sections, exclude=("x",)).coverage
+    assert [(s.path, s.why) for s in cov.skipped] == [("x", SkipWhy.UNPARSEABLE)]
+    assert cov.reviewed == ("src/a.py",)
+    assert not cov.complete
