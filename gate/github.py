@@ -46,6 +46,8 @@ USER_AGENT = f"review-gate/{__version__}"
 MAX_FETCH_BYTES = 64 * 1024 * 1024
 #: GitHub's file lists stop at 3000 files (the compare API's at 300); a bound regardless
 MAX_FILES = 3000
+#: the compare API's file list stops at 300 files and gives no total file count
+COMPARE_FILES_CAP = 300
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
 MAX_DESCRIPTION = 140
@@ -175,6 +177,8 @@ class DiffFetch:
     source: str  # "diff" (diff media type) | "files" (the comparison's file list after 406)
     raw_bytes: int
     note: str = ""
+    #: the cap the file list reached (it may hold only the first ``capped_at`` files), or None
+    capped_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -484,12 +488,20 @@ class GitHubClient:
             return [f.raw_data for f in comparison.files][:MAX_FILES]
 
         entries = self._call(f"{what} files", files)
+        # the comparison gives no total file count: a list that reached the cap may be cut
+        capped = len(entries) >= COMPARE_FILES_CAP
         return DiffFetch(
             tuple(sections_from_files(entries)),
             "files",
             0,
             note="GitHub refused the diff (406: too large); rebuilt from the compare API's "
-            "file list (at most 300 files)",
+            f"file list (at most {COMPARE_FILES_CAP} files)"
+            + (
+                f"; it holds {len(entries)} files, so more may have changed unreviewed"
+                if capped
+                else ""
+            ),
+            capped_at=COMPARE_FILES_CAP if capped else None,
         )
 
     def permission(self, login: str) -> str:

@@ -43,7 +43,7 @@ from gate.config import (
     parse_config,
 )
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
-from gate.diff import Coverage, file_count, unlisted
+from gate.diff import Coverage, file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, GateError, GitHubError, UsageError
 from gate.github import (
     OVERRIDE_PERMISSIONS,
@@ -302,6 +302,10 @@ def _pipeline(
     if expected is not None and file_count(sections) < expected:
         # GitHub lists at most 3000 files; whatever it did not list was not reviewed
         sections.append(unlisted(expected - file_count(sections)))
+    elif expected is None and fetch.capped_at is not None:
+        # a merge group has no PR file count: a list that reached GitHub's cap may have
+        # left files out, so coverage cannot be called complete
+        sections.append(possibly_unlisted(fetch.capped_at))
     selected = select_diff(sections, config, source=fetch.source)
     run.coverage = coverage = selected.coverage
     run.extra["coverage"] = coverage.to_json()

