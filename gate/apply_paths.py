@@ -1,8 +1,9 @@
 """Where an apply may write: the --root, the confinement of agent paths, the work-tree top.
 
 This module owns :func:`confine` (an agent's path, relative to ``--root``,
-stays inside it: no absolute paths, no ``..``, no ``.git``/``.apply``, no
-symlink out), :func:`resolve_root` and :func:`state_top`, the folder whose
+stays inside it: no absolute paths, no ``..``, no ``.git``/``.apply`` at any
+depth or in any spelling a file system folds to them, no symlink out),
+:func:`reserved_component`, :func:`resolve_root` and :func:`state_top`, the folder whose
 ``.apply/`` holds the lock and the incomplete marker: the git work-tree top,
 where the pre-commit hook and the action look, whatever folder ``--root`` is.
 """
@@ -16,14 +17,41 @@ from gate.apply_parse import refuse
 from gate.errors import UsageError
 
 MARKER_DIR = ".apply"
-RESERVED_TOP = frozenset({".git", MARKER_DIR})
+RESERVED = {".git": ".git", "git~1": ".git", MARKER_DIR: MARKER_DIR, "apply~1": MARKER_DIR}
+# Code points HFS+ ignores in names (git's is_hfs_dotgit list): ".g\u200cit" is ".git" there.
+_IGNORABLE = frozenset(
+    chr(c) for c in (*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF)
+)
+
+
+def reserved_component(part: str) -> str | None:
+    """The reserved folder (``.git`` or ``.apply``) a path component names, or None.
+
+    Compared the way file systems fold names: case-insensitively, without
+    the code points HFS+ ignores, without an NTFS stream suffix
+    (``.git::$INDEX_ALLOCATION``), without trailing dots and spaces (Windows
+    drops them: ``.git.`` and ``.git `` are ``.git``), and with the NTFS
+    8.3 short names ``GIT~1`` and ``APPLY~1``.
+    """
+    name = "".join(ch for ch in part if ch not in _IGNORABLE)
+    name = name.split(":", 1)[0].rstrip(". ").casefold()
+    return RESERVED.get(name)
+
+
+def _reserved_in(parts: tuple[str, ...]) -> tuple[str, str] | None:
+    for part in parts:
+        name = reserved_component(part)
+        if name is not None:
+            return part, name
+    return None
 
 
 def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
     """Return (normalized relative path, absolute target) or raise a refusal.
 
     ``root`` must already be resolved. Absolute paths, ``..`` components,
-    the reserved top-level folders (``.git``, ``.apply``) and symlinks that
+    a reserved folder (``.git``, ``.apply``: see :func:`reserved_component`)
+    as any component, before or after resolving symlinks, and symlinks that
     lead out of ``root`` are refused. ``follow_final`` resolves a symlink
     in the last component too (writes go through it; deletes remove the link).
     """
@@ -37,9 +65,12 @@ def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
     if not pure.parts:
         raise refuse("bad_path", f"path {rel!r} names the root itself")
     norm = pure.as_posix()
-    if pure.parts[0].lower() in RESERVED_TOP:
+    hit = _reserved_in(pure.parts)
+    if hit is not None:
         raise refuse(
-            "reserved_path", f"path {rel!r} is inside {pure.parts[0]}/, which agents may not touch"
+            "reserved_path",
+            f"path {rel!r} has the component {hit[0]!r}, which names {hit[1]}/; "
+            "agents may not write or delete there at any depth",
         )
     candidate = root / norm
     try:
@@ -50,9 +81,13 @@ def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
         raise refuse("symlink_loop", f"path {rel!r} cannot be resolved: {err}") from err
     if not target.is_relative_to(root) or target == root:
         raise refuse("symlink_escape", f"path {rel!r} leads out of --root through a symlink")
-    inside = target.relative_to(root).parts
-    if inside and inside[0].lower() in RESERVED_TOP:
-        raise refuse("reserved_path", f"path {rel!r} leads into {inside[0]}/ through a symlink")
+    hit = _reserved_in(target.relative_to(root).parts)
+    if hit is not None:
+        raise refuse(
+            "reserved_path",
+            f"path {rel!r} leads through a symlink to the component {hit[0]!r}, "
+            f"which names {hit[1]}/; agents may not write or delete there",
+        )
     return norm, target
 
 
@@ -89,11 +124,11 @@ def state_top(root: Path) -> Path:
     for folder in (root, *root.parents):
         dot_git = folder / ".git"
         if (dot_git / "HEAD").is_file() or _is_gitfile(dot_git):
-            inside = root.relative_to(folder).parts
-            if inside and inside[0].lower() in RESERVED_TOP:
+            hit = _reserved_in(root.relative_to(folder).parts)
+            if hit is not None:
                 raise UsageError(
-                    f"--root {root} is inside {folder / inside[0]}, which agents may not touch; "
-                    "give a folder of the work tree"
+                    f"--root {root} is inside a {hit[1]}/ folder ({hit[0]!r}), which agents may "
+                    "not touch; give a folder of the work tree"
                 )
             return folder
     return root

@@ -429,6 +429,81 @@ def test_writing_below_a_file_is_refused_without_a_marker(root: Path) -> None:
     assert not (root / ".apply" / "incomplete").exists()
 
 
+# --- reserved folders at any depth ---------------------------------------------------
+
+RESERVED_SPELLINGS = [
+    ("sub/.git/hooks/pre-commit", ".git"),
+    ("sub/.GIT/hooks/pre-commit", ".GIT"),
+    ("a/b/.Git/config", ".Git"),
+    ("sub/.git./hooks/pre-commit", ".git."),
+    ("sub/.git /hooks/pre-commit", ".git "),
+    ("sub/.git. . /config", ".git. . "),
+    ("sub/.git::$INDEX_ALLOCATION/config", ".git::$INDEX_ALLOCATION"),
+    ("sub/.g\u200cit/config", ".g\u200cit"),
+    ("sub/GIT~1/config", "GIT~1"),
+    ("sub/.git", ".git"),
+    ("sub/.apply/incomplete", ".apply"),
+    ("sub/.APPLY/incomplete", ".APPLY"),
+    ("sub/.apply./lock", ".apply."),
+    ("sub/.Apply /incomplete", ".Apply "),
+    ("sub/APPLY~1/incomplete", "APPLY~1"),
+    ("sub/.apply", ".apply"),
+    ("pkg/.git.", ".git."),
+]
+
+
+@pytest.mark.parametrize(("path", "component"), RESERVED_SPELLINGS)
+def test_a_reserved_folder_at_any_depth_is_refused_for_writes(
+    root: Path, path: str, component: str
+) -> None:
+    result = run(write_result(NEW, path=path), root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "reserved_path")
+    assert repr(component) in result.detail
+    assert not (root / "sub").exists()
+    assert not (root / ".apply" / "incomplete").exists()
+
+
+@pytest.mark.parametrize(("path", "component"), RESERVED_SPELLINGS)
+def test_a_reserved_folder_at_any_depth_is_refused_for_deletes(
+    root: Path, path: str, component: str
+) -> None:
+    target = root / path
+    if "~" not in path and "\u200c" not in path and ":" not in path:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            target.write_bytes(OLD)
+    result = run({"tool": "delete_path", "path": path}, root)
+    assert (result.outcome, result.reason) == (Outcome.REFUSED, "reserved_path")
+    assert repr(component) in result.detail
+    if target.parent.exists():
+        assert target.exists()
+
+
+def test_a_symlink_into_a_nested_git_folder_is_refused(root: Path) -> None:
+    (root / "sub" / ".git" / "hooks").mkdir(parents=True)
+    (root / "sub" / ".apply").mkdir()
+    (root / "sub" / ".apply" / "incomplete").write_bytes(OLD)
+    (root / "x").symlink_to("sub/.git", target_is_directory=True)
+    (root / "m").symlink_to("sub/.apply", target_is_directory=True)
+    (root / "hook").symlink_to("sub/.git/hooks/pre-commit")
+    for path in ["x/hooks/pre-commit", "hook", "m/incomplete"]:
+        result = run(write_result(NEW, path=path), root)
+        assert (result.outcome, result.reason) == (Outcome.REFUSED, "reserved_path"), path
+        assert "symlink" in result.detail, path
+    assert not (root / "sub" / ".git" / "hooks" / "pre-commit").exists()
+    delete = run({"tool": "delete_path", "path": "m/incomplete"}, root)
+    assert (delete.outcome, delete.reason) == (Outcome.REFUSED, "reserved_path")
+    assert "'.apply'" in delete.detail
+    assert (root / "sub" / ".apply" / "incomplete").read_bytes() == OLD
+
+
+def test_names_that_only_look_reserved_are_allowed(root: Path) -> None:
+    for path in ["sub/.github/workflows/ci.yml", "sub/.gitignore", "sub/x.git", "sub/.applyx"]:
+        result = run(write_result(NEW, path=path), root)
+        assert result.outcome is Outcome.OK, (path, result.detail)
+        assert (root / path).read_bytes() == NEW
+
+
 # --- faults during the write ---------------------------------------------------------
 
 
@@ -747,6 +822,18 @@ def test_a_root_inside_the_git_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     with pytest.raises(UsageError, match="agents may not touch"):
         run(write_result(NEW, path="x"), tmp_path / ".git" / "objects")
+
+
+@pytest.mark.parametrize("folder", [".apply", ".APPLY.", ".git "])
+def test_a_root_inside_a_nested_reserved_folder_is_a_usage_error(
+    tmp_path: Path, folder: str
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "a" / folder).mkdir(parents=True)
+    with pytest.raises(UsageError, match="agents may not touch"):
+        run(write_result(NEW, path="incomplete"), tmp_path / "a" / folder)
+    assert not (tmp_path / "a" / folder / "incomplete").exists()
 
 
 def test_a_marker_an_older_version_left_at_the_root_moves_to_the_top(tmp_path: Path) -> None:
