@@ -4,7 +4,8 @@ It owns reading the workflow event (``GITHUB_EVENT_NAME``/``GITHUB_EVENT_PATH``)
 and every REST call the gate makes: the pull request, the config file at the
 *base* commit (contents API), the diff of exactly ``base_sha...head_sha``
 (compare API, diff media type, with the comparison's file list as the fallback
-when GitHub answers 406), the ``.apply/incomplete`` check in the head tree, collaborator
+when GitHub answers 406), the head tree's paths (git trees API, recursive) for the
+``.apply/incomplete`` check, collaborator
 permission for the override, commit statuses and the one sticky comment
 (adopted only when the token's own identity wrote it).
 
@@ -179,6 +180,14 @@ class DiffFetch:
     note: str = ""
     #: the cap the file list reached (it may hold only the first ``capped_at`` files), or None
     capped_at: int | None = None
+
+
+@dataclass(frozen=True)
+class TreeListing:
+    """Every path in a commit's tree; ``truncated`` when GitHub did not list them all."""
+
+    paths: tuple[str, ...]
+    truncated: bool
 
 
 @dataclass(frozen=True)
@@ -465,6 +474,27 @@ class GitHubClient:
             return True
 
         return self._call(f"GET contents {path} at {ref[:12]}", probe)
+
+    def tree_paths(self, ref: str) -> TreeListing:
+        """Every path (files and folders, at any depth) in the tree of commit ``ref``.
+
+        One call to the git trees API with ``recursive=1``. GitHub stops listing at its
+        limit and says ``truncated: true``; the caller must not read absence from that.
+        """
+
+        def load() -> TreeListing:
+            data = self._repo.get_git_tree(ref, recursive=True).raw_data
+            entries = data.get("tree")
+            truncated = data.get("truncated")
+            if not isinstance(entries, list) or not isinstance(truncated, bool):
+                raise GitHubError(
+                    f"the tree of {ref[:12]} lacks 'tree' or 'truncated'; retry the job",
+                    reason="github_bad_payload",
+                )
+            paths = tuple(str(e["path"]) for e in entries if isinstance(e, dict) and "path" in e)
+            return TreeListing(paths=paths, truncated=truncated)
+
+        return self._call(f"GET tree of {ref[:12]} (recursive)", load)
 
     def compare_diff(self, base: str, head: str) -> DiffFetch:
         """The change ``base...head``, pinned to these two SHAs (pull requests and merge groups).

@@ -5,7 +5,8 @@ One run, in one direction (DESIGN.md)::
     event -> pull request -> config at the BASE commit (+ action inputs)
       -> draft skip (pending, never success) | pending status
       -> override label by a writer (success "overridden by @login", no review)
-      -> guards: .apply/incomplete in the head tree, reviewer credentials (forks)
+      -> guards: .apply/incomplete at any depth of the head tree (truncated listing blocks),
+         reviewer credentials (forks)
       -> diff of base_sha...head_sha (compare API, diff media type; its file list on 406)
       -> coverage manifest
       -> review_diff (prompt, transport, decision) -> partial-coverage guard
@@ -265,16 +266,9 @@ def _pipeline(
     if override is not None:
         return _post_final(run, override)
 
-    if gh.path_exists(APPLY_MARKER, run.head):
-        return _post_final(
-            run,
-            blocked(
-                State.NEEDS_HUMAN,
-                "apply_incomplete",
-                f"{APPLY_MARKER} exists in the head tree: an agent write was not applied "
-                "whole; finish or revert it and delete the marker",
-            ),
-        )
+    marker = _apply_marker(gh, run.head)
+    if marker is not None:
+        return _post_final(run, marker)
 
     missing = _missing_credentials(run, config, api_key, key_env)
     if missing is not None:
@@ -392,6 +386,29 @@ def _override(run: Run, config: Config) -> Decision | None:
         description=f"overridden by @{login}"[:140],
         detail=detail,
     )
+
+
+def _apply_marker(gh: GitHubClient, head: str) -> Decision | None:
+    """Block while an ``.apply/incomplete`` exists at any depth of the head tree, or when
+    GitHub's listing of that tree was truncated (absence cannot be known)."""
+    listing = gh.tree_paths(head)
+    found = [p for p in listing.paths if p == APPLY_MARKER or p.endswith("/" + APPLY_MARKER)]
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return blocked(
+            State.NEEDS_HUMAN,
+            "apply_incomplete",
+            f"{found[0]} exists in the head tree{more}: an agent write was not applied "
+            "whole; finish or revert it and delete the marker",
+        )
+    if listing.truncated:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "tree_truncated",
+            f"GitHub truncated the listing of the head tree ({len(listing.paths)} paths), so "
+            f"the absence of {APPLY_MARKER} cannot be checked; review by hand",
+        )
+    return None
 
 
 def _missing_credentials(

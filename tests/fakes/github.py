@@ -134,6 +134,7 @@ class FakeGitHub:
         self.refuse_compare: set[str] = set()  # "base...head" answered 406 (diff too large)
         self.contents: dict[str, dict[str, bytes]] = {}  # ref -> path -> bytes
         self.compares: dict[str, tuple[bytes, list[dict[str, Any]]]] = {}
+        self.truncated_trees: set[str] = set()  # refs whose git tree is answered truncated
         self.permissions: dict[str, str] = {}
         self.statuses: dict[str, list[dict[str, Any]]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
@@ -432,6 +433,7 @@ class FakeGitHub:
             (r"/pulls/(\d+)/files", "GET", self._get_files),
             (r"/contents/(.+)", "GET", self._get_contents),
             (r"/compare/([^/]+)", "GET", self._get_compare),
+            (r"/git/trees/([^/]+)", "GET", self._get_tree),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
@@ -500,6 +502,34 @@ class FakeGitHub:
             "git_url": None, "html_url": None, "download_url": None,
             "_links": {"self": url, "git": None, "html": None},
         })  # fmt: skip
+
+    def _get_tree(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The tree of a ref from the files set on it (``set_file``); folders are derived.
+        Without ``recursive`` only top-level entries are listed, as GitHub does."""
+        ref = m.group(1)
+        with self.lock:
+            files = dict(self.contents.get(ref, {}))
+            truncated = ref in self.truncated_trees
+        entries: dict[str, dict[str, Any]] = {}
+        for path, data in sorted(files.items()):
+            parts = path.split("/")
+            for depth in range(1, len(parts)):
+                folder = "/".join(parts[:depth])
+                tree_sha = hashlib.sha1(folder.encode()).hexdigest()
+                entries.setdefault(
+                    folder, {"path": folder, "mode": "040000", "type": "tree", "sha": tree_sha}
+                )
+            blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+            entries[path] = {
+                "path": path, "mode": "100644", "type": "blob", "sha": blob, "size": len(data)
+            }  # fmt: skip
+        listed = [e for p, e in sorted(entries.items()) if query.get("recursive") or "/" not in p]
+        if truncated:
+            listed = listed[: len(listed) // 2]
+        url = f"{self.api_url}/repos/{self.repository}/git/trees/{ref}"
+        return _json(200, {"sha": ref, "url": url, "tree": listed, "truncated": truncated})
 
     def _get_compare(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded

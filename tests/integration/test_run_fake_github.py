@@ -366,6 +366,46 @@ def test_apply_incomplete_marker_needs_a_human(tmp_path, fake, sim_factory):
     assert sim.count == 0
 
 
+@pytest.mark.parametrize("marker", ["pkg/.apply/incomplete", "a/b/c/.apply/incomplete"])
+def test_a_nested_apply_incomplete_marker_needs_a_human(tmp_path, fake, sim_factory, marker):
+    setup_pull(fake)
+    fake.set_file(HEAD, marker, "src/calc.py\n")
+    fake.set_file(HEAD, "src/calc.py", "x = 1\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert marker in statuses[-1]["description"]
+    assert result.outputs["reason"] == "apply_incomplete"
+    assert result.code == 3
+    assert sim.count == 0
+    assert "git/get-tree" in ops(fake)
+
+
+def test_a_lookalike_marker_path_does_not_block(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.set_file(HEAD, "docs/x.apply/incomplete", "not a marker\n")
+    fake.set_file(HEAD, ".apply/incomplete.md", "not a marker\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert fake.states(HEAD) == ["pending", "success"]
+    assert result.outputs["reason"] == "reviewer_pass"
+
+
+def test_a_truncated_head_tree_needs_a_human(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    fake.set_file(HEAD, "src/calc.py", "x = 1\n")
+    fake.truncated_trees.add(HEAD)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert "truncated" in statuses[-1]["description"]
+    assert result.outputs["reason"] == "tree_truncated"
+    assert result.code == 3
+    assert sim.count == 0
+
+
 def test_fork_without_credentials_is_an_error_not_a_crash(tmp_path, fake, sim_factory):
     setup_pull(
         fake, head_repo="stranger/hello-world", config="reviewer:\n  api_key_env: REVIEWER_KEY\n"

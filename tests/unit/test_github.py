@@ -121,6 +121,24 @@ def test_path_exists_in_the_head_tree(fake):
     assert client.path_exists(".apply/incomplete", BASE) is False
 
 
+def test_tree_paths_lists_the_head_tree_recursively(fake):
+    fake.set_file(HEAD, "README.md", "hi\n")
+    fake.set_file(HEAD, "pkg/sub/.apply/incomplete", "x\n")
+    listing = client_for(fake).tree_paths(HEAD)
+    assert listing.truncated is False
+    assert "pkg/sub/.apply/incomplete" in listing.paths
+    assert {"README.md", "pkg", "pkg/sub", "pkg/sub/.apply"} <= set(listing.paths)
+    (req,) = calls(fake, "git/get-tree")
+    assert req.path.endswith(f"/git/trees/{HEAD}")
+    assert req.query == "recursive=1"
+
+
+def test_tree_paths_reports_truncation(fake):
+    fake.set_file(HEAD, "a/b.txt", "x\n")
+    fake.truncated_trees.add(HEAD)
+    assert client_for(fake).tree_paths(HEAD).truncated is True
+
+
 def test_diff_is_pinned_to_base_and_head_and_keeps_exact_bytes(fake):
     fetch = client_for(fake).compare_diff(BASE, HEAD)
     assert fetch.source == "diff"
