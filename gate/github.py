@@ -57,7 +57,9 @@ OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 #: comments scanned when looking for the sticky comment
 MAX_COMMENTS_SCANNED = 1000
 
-PULL_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review", "labeled"})
+PULL_ACTIONS = frozenset(
+    {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}
+)
 SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "merge_group", "workflow_dispatch")
 
 T = TypeVar("T")
@@ -164,6 +166,9 @@ class Target:
     sender: str
     label: str | None = None  # the label of a "labeled" event
     pull: PullInfo | None = None  # the payload's pull request, when there is one
+    #: non-empty when the event asks for nothing (an ``edited`` that did not change the
+    #: base): why; the run posts no status and exits 0
+    ignore: str = ""
 
     @property
     def is_merge_group(self) -> bool:
@@ -242,6 +247,12 @@ def _pr_number_from(value: object) -> int | None:
     return int(text)
 
 
+def _base_changed(payload: Mapping[str, Any]) -> bool:
+    """Whether an ``edited`` payload says the base branch changed (``changes.base``)."""
+    changes = payload.get("changes")
+    return isinstance(changes, Mapping) and bool(changes.get("base"))
+
+
 def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:
     """Decide what to review from the event; anything unsupported is a clear UsageError."""
     sender = str((payload.get("sender") or {}).get("login", ""))
@@ -254,6 +265,13 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
             )
         pull = PullInfo.from_json(payload.get("pull_request") or {})
         label = (payload.get("label") or {}).get("name") if action == "labeled" else None
+        ignore = ""
+        if action == "edited" and not _base_changed(payload):
+            changed = ", ".join(sorted(str(k) for k in (payload.get("changes") or {}))) or "none"
+            ignore = (
+                f"{name} edited without a base change (changed: {changed}): the diff and the "
+                "policy are the same, nothing to review; no status posted"
+            )
         return Target(
             event=name,
             action=action,
@@ -263,6 +281,7 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
             sender=sender,
             label=str(label) if label is not None else None,
             pull=pull,
+            ignore=ignore,
         )
     if name == "merge_group":
         group = payload.get("merge_group") or {}

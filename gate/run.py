@@ -183,6 +183,8 @@ def _run_action(
         decision = blocked(State.INCOMPLETE, "internal_error", detail)
         _best_effort_error(run, decision)
         return _finish_safely(run, decision, fail_job, posted=False)
+    if decision is None:
+        return _ignored(run)
     return _finish_safely(run, decision, fail_job, posted=True)
 
 
@@ -201,13 +203,16 @@ def _finish_safely(run: Run, decision: Decision, fail_job: bool, *, posted: bool
 
 def _pipeline(
     run: Run, client_factory: ClientFactory, sleep: Callable[[float], None], throttle: bool
-) -> Decision:
+) -> Decision | None:
+    """The run's decision, or None when the event asks for nothing (no status is posted)."""
     env, inputs = run.env, run.inputs
     run.context = inputs.get("status-context") or "review-gate"
     event_name, payload = read_event(env)
     run.target = target = target_from_event(
         event_name, payload, pr_number=inputs.get("pr-number", "")
     )
+    if target.ignore:
+        return None
     token = inputs.get("token") or env.get("GITHUB_TOKEN", "")
     settings = GitHubSettings.from_env(env, token=token)
     run.settings = settings = replace(settings, throttle=throttle)
@@ -289,6 +294,17 @@ def _pipeline(
                     "superseded",
                     f"superseded: the head moved to {now.head_sha[:12]} while the diff was "
                     "fetched; the run for the new head decides",
+                ),
+            )
+        moved = _base_moved(run, now)
+        if moved:
+            return _post_final(
+                run,
+                blocked(
+                    State.INCOMPLETE,
+                    "superseded",
+                    f"superseded: {moved} while the diff was fetched; the review under the "
+                    "new base decides (re-run the job if none started)",
                 ),
             )
     sections = list(fetch.sections)
@@ -460,7 +476,24 @@ def _post_final(
     description = decision.description
     if run.pull is not None and run.gh is not None and decision.reason != "superseded":
         now = run.gh.get_pull(run.pull.number)
-        if now.head_sha != run.head:
+        moved = _base_moved(run, now)
+        if moved:
+            # same head, other base: a decision made under the old base's diff and config
+            # must not stand for the new base (a success would pass the retargeted PR)
+            run.extra["review_decision"] = decision.to_json()
+            run.extra["base_moved_to"] = {"ref": now.base_ref, "sha": now.base_sha}
+            run.notes.append(
+                f"the base changed during the review ({moved}); the decision under the old "
+                "base is kept in the certificate as review_decision and is not posted"
+            )
+            decision = blocked(
+                State.INCOMPLETE,
+                "superseded",
+                f"superseded: {moved} during the review; the review under the new base "
+                "decides (re-run the job if none started)",
+            )
+            posted, description, state = decision.status, decision.description, None
+        elif now.head_sha != run.head:
             run.extra["superseded_by"] = now.head_sha
             description = describe(f"superseded by {now.head_sha[:7]}", decision.description)
             run.notes.append(
@@ -501,6 +534,41 @@ def _post_final(
         raise
     _record_posted(run, posted, description, state or str(decision.state))
     return decision
+
+
+def _base_moved(run: Run, now: PullInfo) -> str:
+    """How the pull request's base changed since the run read it ("" when it did not)."""
+    first = run.pull
+    if first is None or (now.base_ref == first.base_ref and now.base_sha == run.base):
+        return ""
+    return (
+        f"the base moved from {first.base_ref}@{run.base[:12]} "
+        f"to {now.base_ref}@{now.base_sha[:12]}"
+    )
+
+
+def _ignored(run: Run) -> int:
+    """An event that asks for nothing (an edit of the title or body): say so, post nothing,
+    exit 0 so the workflow does not fail; the outputs read state ``skipped``, status ``none``."""
+    target = run.target
+    message = target.ignore if target is not None else "nothing to review"
+    decision = blocked(State.NEEDS_HUMAN, "not_reviewed_event", message)
+    rep = report.Report(
+        decision=decision,
+        state="skipped",
+        status="none",
+        description=message,
+        context=run.context,
+        subject=run.subject,
+        sha="",
+    )
+    report.emit([f"::notice::{report.escape_data('review-gate: ' + message)}"], run.out)
+    try:
+        report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), report.summary_markdown(rep))
+        report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
+    except OSError as err:
+        report.emit([f"::warning::could not write the summary/outputs: {err}"], run.out)
+    return 0
 
 
 def _record_posted(run: Run, status: Status, description: str, state: str) -> None:

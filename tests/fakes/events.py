@@ -81,6 +81,28 @@ def pull_request_event(
     return payload
 
 
+def pull_request_edited_event(
+    *,
+    repository: str,
+    number: int,
+    head_sha: str,
+    base_sha: str,
+    changes: dict[str, Any],
+    base_ref: str = "main",
+) -> dict[str, Any]:
+    """A ``pull_request`` ``edited`` payload. webhooks-examples has none, so it is GitHub's
+    ``opened`` example with ``action: edited`` and the documented ``changes`` object
+    (``{"base": {"ref": {"from": ...}, "sha": {"from": ...}}}``, ``{"title": {"from": ...}}``,
+    ``{"body": {"from": ...}}``)."""
+    payload = pull_request_event(
+        "opened", repository=repository, number=number, head_sha=head_sha, base_sha=base_sha
+    )
+    payload["action"] = "edited"
+    payload["changes"] = copy.deepcopy(changes)
+    payload["pull_request"]["base"]["ref"] = base_ref
+    return payload
+
+
 def merge_group_event(*, repository: str, head_sha: str, base_sha: str) -> dict[str, Any]:
     payload = examples("merge_group", "checks_requested")[0]
     payload["merge_group"]["head_sha"] = head_sha

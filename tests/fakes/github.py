@@ -222,6 +222,7 @@ class FakeGitHub:
         head_repo: str | None = None,
         labels: tuple[str, ...] = (),
         refuse_diff: bool = False,
+        base_ref: str = "main",
     ) -> dict[str, Any]:
         """Add (or replace) a pull request; ``head_repo`` other than the repository = a fork."""
         head_name = head_repo or self.repository
@@ -239,7 +240,7 @@ class FakeGitHub:
             "labels": [{"id": i + 1, "name": n} for i, n in enumerate(labels)],
             "head": {"label": f"{head_name.split('/')[0]}:topic", "ref": "topic", "sha": head_sha,
                      "user": _user(head_name.split("/")[0]), "repo": self.repo_json(head_name)},
-            "base": {"label": "main", "ref": "main", "sha": base_sha,
+            "base": {"label": base_ref, "ref": base_ref, "sha": base_sha,
                      "user": _user(self.repository.split("/")[0]),
                      "repo": self.repo_json(self.repository)},
             "created_at": EPOCH,
@@ -262,6 +263,14 @@ class FakeGitHub:
         """A push arrives: the pull request's head moves."""
         with self.lock:
             self.pulls[number]["head"]["sha"] = new_sha
+
+    def move_base(self, number: int, new_sha: str, new_ref: str | None = None) -> None:
+        """The pull request is retargeted (``new_ref``) or its base branch moves."""
+        with self.lock:
+            base = self.pulls[number]["base"]
+            base["sha"] = new_sha
+            if new_ref is not None:
+                base["ref"] = base["label"] = new_ref
 
     def set_file(self, ref: str, path: str, data: bytes | str) -> None:
         raw = data.encode() if isinstance(data, str) else data

@@ -20,7 +20,12 @@ import pytest
 from gate.prompt import binding_in
 from gate.run import run_action
 from gate.sim import ReviewerSimulator, SimResponse, extract_prompt
-from tests.fakes.events import merge_group_event, pull_request_event, workflow_dispatch_event
+from tests.fakes.events import (
+    merge_group_event,
+    pull_request_edited_event,
+    pull_request_event,
+    workflow_dispatch_event,
+)
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo-org/hello-world"
@@ -338,6 +343,91 @@ def test_superseded_head_posts_on_the_reviewed_sha(tmp_path, fake, sim_factory):
     assert statuses[-1]["description"].startswith("superseded by 3333333")
     assert fake.status_list(NEW_HEAD) == []
     assert result.certificate["context"]["superseded_by"] == NEW_HEAD
+
+
+STAGING, MAIN = "5" * 40, "6" * 40
+RETARGET = {"base": {"ref": {"from": "staging"}, "sha": {"from": STAGING}}}
+
+
+def test_a_base_change_is_reviewed_again_under_the_new_bases_config(tmp_path, fake, sim_factory):
+    fake.set_file(STAGING, CONFIG_PATH, "min_confidence: 0.5\n")  # a lax base branch
+    fake.set_file(MAIN, CONFIG_PATH, "min_confidence: 0.99\n")  # the protected branch's bar
+    sim = sim_factory(lambda r: verdict_text(r, confidence=0.9))
+    fake.add_pull(7, head_sha=HEAD, base_sha=STAGING, diff=DIFF, base_ref="staging")
+    opened = pull_request_event(
+        "opened", repository=REPO, number=7, head_sha=HEAD, base_sha=STAGING
+    )
+    (tmp_path / "1").mkdir()
+    (tmp_path / "2").mkdir()
+    first = run_gate(tmp_path / "1", fake, sim, opened)
+    assert (first.code, fake.states(HEAD)) == (0, ["pending", "success"])
+    # the author retargets the pull request to main: GitHub sends edited with changes.base
+    fake.move_base(7, MAIN, "main")
+    fake.add_compare(MAIN, HEAD, DIFF)
+    payload = pull_request_edited_event(
+        repository=REPO, number=7, head_sha=HEAD, base_sha=MAIN, changes=RETARGET
+    )
+    second = run_gate(tmp_path / "2", fake, sim, payload)
+    assert fake.states(HEAD) == ["pending", "success", "pending", "failure"]
+    assert second.outputs["reason"] == "low_confidence"
+    assert second.code == 3
+    assert second.certificate["context"]["config"]["ref"] == MAIN
+    assert sim.count == 2
+
+
+@pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
+@pytest.mark.parametrize("changes", [{"title": {"from": "old"}}, {"body": {"from": "old"}}])
+def test_an_edit_without_a_base_change_posts_nothing_and_exits_0(
+    tmp_path, fake, sim_factory, event, changes
+):
+    setup_pull(fake)
+    sim = sim_factory()
+    payload = pull_request_edited_event(
+        repository=REPO, number=7, head_sha=HEAD, base_sha=BASE, changes=changes
+    )
+    result = run_gate(tmp_path, fake, sim, payload, event=event)
+    assert result.code == 0
+    assert fake.requests == []  # not even a read: nothing to review
+    assert fake.statuses == {}
+    assert sim.count == 0
+    assert result.outputs["state"] == "skipped"
+    assert result.outputs["status"] == "none"
+    assert result.outputs["reason"] == "not_reviewed_event"
+    assert "::notice::review-gate:" in result.stdout
+
+
+def test_a_base_change_during_the_review_is_superseded_not_success(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+
+    def retarget_while_reviewing(request: dict[str, Any]) -> str:
+        fake.move_base(7, MAIN, "release")
+        return verdict_text(request)
+
+    sim = sim_factory(retarget_while_reviewing)
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    statuses = fake.status_list(HEAD)
+    assert [s["state"] for s in statuses] == ["pending", "error"]
+    assert statuses[-1]["description"].startswith("incomplete: superseded: the base moved")
+    assert result.outputs["reason"] == "superseded"
+    assert result.code == 3
+    cert = result.certificate
+    assert cert["context"]["review_decision"]["state"] == "pass"  # kept, never posted
+    assert cert["context"]["base_moved_to"] == {"ref": "release", "sha": MAIN}
+
+
+def test_a_base_sha_move_before_the_review_is_superseded(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+
+    def on_request(rec: Any) -> None:
+        if rec.operation == "repos/compare-commits-with-basehead":
+            fake.move_base(7, MAIN)
+
+    fake.on_request = on_request
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert fake.states(HEAD) == ["pending", "error"]
+    assert result.outputs["reason"] == "superseded"
+    assert sim.count == 0
 
 
 def test_draft_is_skipped_with_pending_never_success(tmp_path, fake, sim_factory):

@@ -14,7 +14,7 @@ import pytest
 
 from gate.errors import UsageError
 from gate.github import PULL_ACTIONS, PullInfo, read_event, target_from_event
-from tests.fakes.events import examples
+from tests.fakes.events import examples, pull_request_edited_event
 
 
 def _pull_examples(action: str) -> list[dict]:
@@ -24,7 +24,7 @@ def _pull_examples(action: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
-@pytest.mark.parametrize("action", sorted(PULL_ACTIONS))
+@pytest.mark.parametrize("action", sorted(PULL_ACTIONS - {"edited"}))  # no edited example
 def test_supported_pull_request_actions_from_real_payloads(event, action):
     payloads = examples(event, action) or _pull_examples(action)
     for payload in payloads:
@@ -43,6 +43,39 @@ def test_supported_pull_request_actions_from_real_payloads(event, action):
             assert target.label == payload["label"]["name"]
         else:
             assert target.label is None
+
+
+def _edited(changes: dict) -> dict:
+    return pull_request_edited_event(
+        repository="o/r", number=7, head_sha="a" * 40, base_sha="b" * 40, changes=changes
+    )
+
+
+@pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
+def test_edited_with_a_base_change_is_reviewed(event):
+    changes = {"base": {"ref": {"from": "staging"}, "sha": {"from": "5" * 40}}}
+    target = target_from_event(event, _edited(changes))
+    assert target.action == "edited"
+    assert target.ignore == ""
+    assert (target.pr_number, target.head_sha, target.base_sha) == (7, "a" * 40, "b" * 40)
+
+
+@pytest.mark.parametrize(
+    "changes", [{"title": {"from": "old"}}, {"body": {"from": "old"}}, {}, {"base": {}}]
+)
+def test_edited_without_a_base_change_is_ignored_not_refused(changes):
+    payload = _edited(changes)
+    if not changes:
+        del payload["changes"]
+    target = target_from_event("pull_request", payload)
+    assert target.action == "edited"
+    assert "without a base change" in target.ignore
+    assert "no status posted" in target.ignore
+
+
+def test_other_actions_are_never_ignored():
+    for payload in _pull_examples("opened"):
+        assert target_from_event("pull_request", payload).ignore == ""
 
 
 @pytest.mark.parametrize(
