@@ -195,7 +195,7 @@ def _coverage_md(coverage: Coverage) -> list[str]:
     if not coverage.complete:
         lines += [
             "**Partial coverage**: some changed files were not reviewed "
-            "(binary, no patch from GitHub, or over the byte limit).",
+            "(binary, no patch from GitHub, over the byte limit, or unparseable).",
             "",
         ]
     if coverage.reviewed:
