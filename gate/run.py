@@ -537,9 +537,16 @@ def _post_final(
 
 
 def _base_moved(run: Run, now: PullInfo) -> str:
-    """How the pull request's base changed since the run read it ("" when it did not)."""
+    """How the pull request was retargeted since the run read it ("" when it was not).
+
+    Only a change of base *branch* supersedes the review (its config and its diff
+    belong to another target). New commits on the same base branch move the base
+    SHA all the time in a busy repository; the diff reviewed (base...head) is still
+    the pull request's change, so that alone must not turn every review into an
+    error that nothing re-runs.
+    """
     first = run.pull
-    if first is None or (now.base_ref == first.base_ref and now.base_sha == run.base):
+    if first is None or now.base_ref == first.base_ref:
         return ""
     return (
         f"the base moved from {first.base_ref}@{run.base[:12]} "

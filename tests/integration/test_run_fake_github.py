@@ -415,12 +415,12 @@ def test_a_base_change_during_the_review_is_superseded_not_success(tmp_path, fak
     assert cert["context"]["base_moved_to"] == {"ref": "release", "sha": MAIN}
 
 
-def test_a_base_sha_move_before_the_review_is_superseded(tmp_path, fake, sim_factory):
+def test_a_retarget_before_the_review_is_superseded(tmp_path, fake, sim_factory):
     setup_pull(fake)
 
     def on_request(rec: Any) -> None:
         if rec.operation == "repos/compare-commits-with-basehead":
-            fake.move_base(7, MAIN)
+            fake.move_base(7, MAIN, "release")
 
     fake.on_request = on_request
     sim = sim_factory()
@@ -428,6 +428,20 @@ def test_a_base_sha_move_before_the_review_is_superseded(tmp_path, fake, sim_fac
     assert fake.states(HEAD) == ["pending", "error"]
     assert result.outputs["reason"] == "superseded"
     assert sim.count == 0
+
+
+def test_new_commits_on_the_same_base_branch_do_not_block(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+
+    def on_request(rec: Any) -> None:
+        if rec.operation == "repos/compare-commits-with-basehead":
+            fake.move_base(7, MAIN)  # same branch, new tip
+
+    fake.on_request = on_request
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert fake.states(HEAD) == ["pending", "success"]
+    assert result.outputs["reason"] == "reviewer_pass"
 
 
 def test_draft_is_skipped_with_pending_never_success(tmp_path, fake, sim_factory):

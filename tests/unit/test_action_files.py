@@ -152,6 +152,7 @@ def test_example_workflow_is_complete_and_minimal() -> None:
         "reopened",
         "ready_for_review",
         "labeled",
+        "edited",
     }
     assert workflow["permissions"] == {
         "contents": "read",
