@@ -117,6 +117,48 @@ class Reply:
     retryable: bool = False
     retry_after: float | None = None
 
+    @classmethod
+    def from_exchange(
+        cls,
+        exchange: Exchange,
+        *,
+        provider: str,
+        reason: str,
+        detail: str,
+        end: EndReason,
+        secret: str | None,
+        request_id: str | None,
+        retry: bool = False,
+        envelope: bytes | None = None,
+        content: str = "",
+        finish: FinishReason = FinishReason.NONE,
+        provider_finish: str | None = None,
+        usage: Mapping[str, int] | None = None,
+    ) -> Reply:
+        """The reply of one attempt: the dialect's verdict on the bytes plus the exchange's facts.
+
+        ``complete`` is true exactly when an envelope was sealed.
+        """
+        return cls(
+            provider=provider,
+            complete=envelope is not None,
+            reason=reason,
+            detail=one_line(detail, secret),
+            end_reason=end,
+            finish_reason=finish,
+            provider_finish_reason=provider_finish,
+            http_status=exchange.status,
+            raw=exchange.raw,
+            content=content,
+            envelope=envelope,
+            usage=dict(usage or {}),
+            request_id=request_id,
+            elapsed_s=exchange.elapsed_s,
+            first_byte_s=exchange.first_byte_s,
+            retryable=retry,
+            retry_after=exchange.retry_after,
+        )
+
     @property
     def raw_sha256(self) -> str:
         return hashlib.sha256(self.raw).hexdigest()

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 
-from gate.attempt import EndReason, FinishReason
+from gate.attempt import EndReason
 from gate.envelope import StreamVerifier
 from gate.errors import EnvelopeError, SizeLimitExceeded
-from gate.reviewers.base import Exchange, HttpRequest, Reply, one_line
+from gate.reviewers.base import Exchange, HttpRequest, Reply
 from gate.reviewers.settings import ReviewerSettings
 
 NAME = "mc1"
@@ -64,23 +64,17 @@ class Stream:
             envelope: bytes | None = None,
             content: str = "",
         ) -> Reply:
-            return Reply(
+            return Reply.from_exchange(
+                exchange,
                 provider=NAME,
-                complete=envelope is not None,
                 reason=reason,
-                detail=one_line(detail, self.settings.api_key),
-                end_reason=end,
-                finish_reason=FinishReason.NONE,
-                provider_finish_reason=None,
-                http_status=exchange.status,
-                raw=exchange.raw,
-                content=content,
-                envelope=envelope,
+                detail=detail,
+                end=end,
+                secret=self.settings.api_key,
                 request_id=exchange.header("x-request-id", "request-id"),
-                elapsed_s=exchange.elapsed_s,
-                first_byte_s=exchange.first_byte_s,
-                retryable=retry,
-                retry_after=exchange.retry_after,
+                retry=retry,
+                envelope=envelope,
+                content=content,
             )
 
         if exchange.status is not None and not 200 <= exchange.status < 300:

@@ -160,24 +160,20 @@ class SSEStream:
             retry: bool = False,
             envelope: bytes | None = None,
         ) -> Reply:
-            return Reply(
+            return Reply.from_exchange(
+                exchange,
                 provider=self.PROVIDER,
-                complete=envelope is not None,
                 reason=reason,
-                detail=one_line(detail, secret),
-                end_reason=end,
-                finish_reason=finish,
-                provider_finish_reason=self.finish,
-                http_status=exchange.status,
-                raw=exchange.raw,
-                content=self.content,
-                envelope=envelope,
-                usage=dict(self.usage),
+                detail=detail,
+                end=end,
+                secret=secret,
                 request_id=exchange.header(*self.REQUEST_ID_HEADERS) or self.response_id,
-                elapsed_s=exchange.elapsed_s,
-                first_byte_s=exchange.first_byte_s,
-                retryable=retry,
-                retry_after=exchange.retry_after,
+                retry=retry,
+                envelope=envelope,
+                content=self.content,
+                finish=finish,
+                provider_finish=self.finish,
+                usage=self.usage,
             )
 
         if exchange.status is not None and not 200 <= exchange.status < 300:
