@@ -224,8 +224,9 @@ def test_named_key_variable_must_exist_even_for_a_local_server(
 def test_unreachable_endpoint_names_the_setting(
     capsys: pytest.CaptureFixture[str], diff_file: Path
 ) -> None:
-    with socket.create_server(("127.0.0.1", 0)) as placeholder:
-        port = placeholder.getsockname()[1]
+    placeholder = socket.socket()  # bound, never listening: refused, and kept reserved
+    placeholder.bind(("127.0.0.1", 0))
+    port = placeholder.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
     argv = ["review", "--diff", str(diff_file), "--model", "m", "--base-url", url]
     hint = (
@@ -251,6 +252,7 @@ def test_unreachable_endpoint_names_the_setting(
     assert code == 3
     assert json.loads(out)["reason"] == "connect_error"
     assert err.splitlines()[-1] == hint
+    placeholder.close()
 
 
 def test_config_file_then_options(

@@ -114,10 +114,9 @@ def test_mc1_declared_size_over_the_cap_is_refused_from_the_header() -> None:
 
 
 def test_nothing_listening_is_a_connect_error_retried_within_budget() -> None:
-    probe = socket.socket()
+    probe = socket.socket()  # bound, never listening: refused, and kept reserved
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
-    probe.close()
     sleeps: list[float] = []
     from gate.reviewers import ReviewerSettings
 
@@ -135,3 +134,4 @@ def test_nothing_listening_is_a_connect_error_retried_within_budget() -> None:
     assert all(a.http_status is None for a in outcome.attempts)
     assert "base_url" in outcome.attempts[-1].detail
     assert outcome.envelope is None
+    probe.close()

@@ -189,11 +189,14 @@ def test_once_serves_one_connection_then_refuses(upstream: Upstream) -> None:
 
 
 def test_unreachable_upstream_closes_the_client() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as placeholder:
+    # Bound but never listening: connections are refused, and the port stays
+    # reserved so the proxy's own listener cannot be handed the same port.
+    with socket.socket() as placeholder:
+        placeholder.bind(("127.0.0.1", 0))
         dead = placeholder.getsockname()[:2]
-    with FaultProxy(dead, connect_timeout=1) as proxy:
-        got, end = fetch(proxy.address)
-        assert proxy.wait(5)
+        with FaultProxy(dead, connect_timeout=1) as proxy:
+            got, end = fetch(proxy.address)
+            assert proxy.wait(5)
     assert got == b""
     assert end in ("eof", "reset")
     assert proxy.records[0].outcome == "upstream_unreachable"

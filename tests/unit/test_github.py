@@ -431,13 +431,11 @@ def test_diff_fetch_times_out(silent_server):
 
 
 @pytest.fixture
-def refusing_url() -> str:
-    """A 127.0.0.1 port nothing listens on (bound, then closed): connections are refused."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return f"http://127.0.0.1:{port}"
+def refusing_url() -> Iterator[str]:
+    """A 127.0.0.1 port nothing listens on (bound, never listening): connections are refused."""
+    with socket.socket() as probe:  # bound, never listening: refused, and kept reserved
+        probe.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{probe.getsockname()[1]}"
 
 
 def _refused_client(url: str) -> GitHubClient:
