@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gate.run import run_action
+    from gate.action.run import run_action
 
     del args
     return run_action()

@@ -1,11 +1,11 @@
 """``review-gate demo``: see the gate refuse every broken answer, on this machine, in seconds.
 
-The demo starts a local reviewer (:class:`gate.sim.ReviewerSimulator`, speaking
+The demo starts a local reviewer (:class:`gate.lab.sim.ReviewerSimulator`, speaking
 the OpenAI streaming dialect byte for byte) on 127.0.0.1, whose scripted model
 answers a well-formed verdict bound to the ``diff_sha`` and ``policy_version``
 it reads from the prompt. It reviews a bundled sample diff through
 :func:`gate.pipeline.review_diff` (the same code the action runs), once cleanly
-and then through the fault proxy (:mod:`gate.faults`) with a cut, flipped bytes
+and then through the fault proxy (:mod:`gate.lab.faults`) with a cut, flipped bytes
 and a stall, plus scripted answers that echo an example, reject the change or
 run out of tokens. It prints what was sent, what arrived, the decision and why;
 writes one certificate per case; and exits 0 only if every case got the
@@ -33,10 +33,10 @@ from gate.atomic import atomic_write
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.errors import GateError, UsageError
-from gate.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
+from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
+from gate.lab.sim import ReviewerSimulator, SimResponse
 from gate.pipeline import ReviewResult, binding_for, review_diff
 from gate.prompt import binding_in, build_prompt
-from gate.sim import ReviewerSimulator, SimResponse
 
 NAME = "demo"
 ORDER = 10

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from gate.errors import UsageError
-from gate.faults import ConnectionRecord, Fault, FaultKind, FaultProxy, parse_hostport
+from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy, parse_hostport
 
 NAME = "fault-proxy"
 HELP = "forward a server's response with a cut, a flipped byte or a stall"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gate import hooks
+from gate.apply import precommit as hooks
 from gate.errors import UsageError
 
 NAME = "hooks"

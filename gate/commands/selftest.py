@@ -7,11 +7,11 @@ import json
 import sys
 import time
 
-from gate import selftest
 from gate.commands._io import read_input
 from gate.decision import Binding, State
 from gate.envelope import verify
 from gate.errors import GateError, UsageError
+from gate.lab import selftest
 from gate.verdict import check_shape, extract_fence, strict_loads
 
 NAME = "selftest"

@@ -4,8 +4,8 @@ The image is built from the repository's Dockerfile (``docker build --network ho
 and tagged with the name act gives a local Docker action, so act runs exactly that
 image (``--rebuild=false``). Around it, on 127.0.0.1 (act's containers use host
 networking): the fake GitHub (tests/fakes/github.py, which validates every request
-against GitHub's OpenAPI description), a fake reviewer (gate.sim.ReviewerSimulator,
-OpenAI dialect) and, for the cut case, the fault proxy (gate.faults.FaultProxy).
+against GitHub's OpenAPI description), a fake reviewer (gate.lab.sim.ReviewerSimulator,
+OpenAI dialect) and, for the cut case, the fault proxy (gate.lab.faults.FaultProxy).
 
 Each test reads what the fake GitHub received (the commit statuses, in order), what
 act reported for the step (outputs, job summary, annotations, exit code) and what a
@@ -31,10 +31,10 @@ from typing import Any
 
 import pytest
 
-from gate.faults import Fault, FaultKind, FaultProxy
+from gate.action.report import md
+from gate.lab.faults import Fault, FaultKind, FaultProxy
+from gate.lab.sim import ReviewerSimulator, extract_prompt, wire_for
 from gate.prompt import binding_in
-from gate.report import md
-from gate.sim import ReviewerSimulator, extract_prompt, wire_for
 from tests.fakes.github import FakeGitHub
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]

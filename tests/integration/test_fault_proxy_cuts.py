@@ -17,10 +17,10 @@ import pytest
 
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
-from gate.faults import Fault, FaultKind, FaultProxy
+from gate.lab.faults import Fault, FaultKind, FaultProxy
+from gate.lab.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.pipeline import review_diff
 from gate.prompt import binding_in
-from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
 
 DIFF = b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 

@@ -18,8 +18,8 @@ import pytest
 from gate.cli import build_parser, main
 from gate.commands.review import check_output_path, load
 from gate.errors import UsageError
+from gate.lab.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.prompt import binding_in
-from gate.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
 
 REPO = Path(__file__).resolve().parents[2]
 DIFF = (

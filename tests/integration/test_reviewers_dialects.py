@@ -9,8 +9,15 @@ import pytest
 
 from gate.attempt import EndReason, FinishReason, ReviewOutcome
 from gate.envelope import verify
+from gate.lab.sim import (
+    DIALECTS,
+    ReviewerSimulator,
+    SimRequest,
+    SimResponse,
+    render_events,
+    wire_for,
+)
 from gate.reviewers import review
-from gate.sim import DIALECTS, ReviewerSimulator, SimRequest, SimResponse, render_events, wire_for
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,8 +7,8 @@ import socket
 import pytest
 
 from gate.attempt import EndReason
+from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 from gate.reviewers import review
-from gate.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -6,8 +6,8 @@ import pytest
 
 from gate.attempt import EndReason, FinishReason, ReviewOutcome
 from gate.envelope import verify
+from gate.lab.sim import ReviewerSimulator, SimRequest, SimResponse
 from gate.reviewers import review
-from gate.sim import ReviewerSimulator, SimRequest, SimResponse
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,8 +8,8 @@ import pytest
 
 from gate.attempt import EndReason
 from gate.envelope import verify
+from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
 from gate.reviewers import review
-from gate.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -14,8 +14,8 @@ import hashlib
 import pytest
 
 from gate.envelope import verify
+from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 from gate.reviewers import call_once
-from gate.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 
 # a short answer keeps the walk bounded (a few hundred offsets per dialect) while it
 # still spans several events, a multi-byte character and the end marker

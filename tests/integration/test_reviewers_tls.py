@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from gate.envelope import verify
+from gate.lab.sim import ReviewerSimulator, SimResponse
 from gate.reviewers import base, review
-from gate.sim import ReviewerSimulator, SimResponse
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""The whole action pipeline (gate.run) against the fake GitHub and the reviewer simulator.
+"""The whole action pipeline (gate.action.run) against the fake GitHub and the reviewer simulator.
 
 Real sockets on 127.0.0.1: the fake GitHub validates every request against GitHub's OpenAPI
 description (a violation fails the test), the simulator speaks the OpenAI streaming dialect.
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from gate.action.run import run_action
+from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
 from gate.prompt import binding_in
-from gate.run import run_action
-from gate.sim import ReviewerSimulator, SimResponse, extract_prompt
 from tests.fakes.events import (
     merge_group_event,
     pull_request_edited_event,
@@ -823,7 +823,7 @@ def test_files_github_did_not_list_make_coverage_partial(tmp_path, fake, sim_fac
 
 
 def test_an_unexpected_exception_is_an_error_status_never_a_pass(tmp_path, fake, sim_factory):
-    from gate.github import GitHubClient
+    from gate.action.github import GitHubClient
 
     class Broken(GitHubClient):
         def compare_diff(self, base, head):
@@ -917,12 +917,12 @@ def test_a_refused_success_status_with_fail_job_false_still_says_why(tmp_path, f
 def test_an_unexpected_error_writing_the_certificate_is_never_a_pass(
     tmp_path, fake, sim_factory, monkeypatch
 ):
-    import gate.run
+    import gate.action.run
 
     def broken(*_a: Any, **_k: Any) -> Any:
         raise TypeError("unexpected")
 
-    monkeypatch.setattr(gate.run.certificate, "write", broken)
+    monkeypatch.setattr(gate.action.run.certificate, "write", broken)
     setup_pull(fake)
     result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
     assert fake.states(HEAD) == ["pending", "error"]

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gate import cli, report
+from gate import cli
+from gate.action import report
 from gate.config import ACTION_INPUTS
 
 ROOT = Path(__file__).resolve().parents[2]

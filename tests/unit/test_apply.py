@@ -1,4 +1,4 @@
-"""Unit tests for gate/apply.py: the apply decision table, the marker, paths, the CLI."""
+"""Unit tests for gate/apply/__init__.py: the apply decision table, the marker, paths, the CLI."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gate.apply as apply_mod
-import gate.apply_marker
-import gate.apply_write
+import gate.apply.marker
+import gate.apply.write
 import gate.atomic
 import gate.envelope
 from gate.apply import (
@@ -553,7 +553,7 @@ def test_a_bad_read_back_after_the_rename_is_corrupt(
         seen.append(path)
         return "0" * 64 if path.name == "mod.py" and len(seen) == 2 else real(path)
 
-    monkeypatch.setattr(gate.apply_write, "file_sha256", lying)
+    monkeypatch.setattr(gate.apply.write, "file_sha256", lying)
     result = run(write_result(NEW), root)
     assert (result.outcome, result.reason) == (Outcome.CORRUPT, "readback_mismatch")
     assert read_marker(root)[0].path == "pkg/mod.py"
@@ -562,7 +562,7 @@ def test_a_bad_read_back_after_the_rename_is_corrupt(
 def test_a_held_lock_is_a_bounded_wait_then_busy(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gate.apply_marker, "LOCK_WAIT_S", 0.2)
+    monkeypatch.setattr(gate.apply.marker, "LOCK_WAIT_S", 0.2)
     (root / ".apply").mkdir()
     fd = os.open(root / ".apply" / "lock", os.O_RDWR | os.O_CREAT)
     try:

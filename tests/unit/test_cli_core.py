@@ -189,9 +189,9 @@ def test_selftest_on_a_given_response(tmp_path: Path) -> None:
 def test_selftest_detects_a_broken_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop can fail: with a verifier that ignores the digest, flips pass."""
     from gate import decision as decision_module
-    from gate import selftest
     from gate.envelope import Envelope
     from gate.errors import BadEncoding
+    from gate.lab import selftest
 
     def lax(raw: bytes, *, max_size: int | None = None) -> Envelope:
         body = raw.split(b"\n", 1)[-1]

@@ -12,8 +12,8 @@ import json
 
 import pytest
 
+from gate.action.github import PULL_ACTIONS, PullInfo, read_event, target_from_event
 from gate.errors import UsageError
-from gate.github import PULL_ACTIONS, PullInfo, read_event, target_from_event
 from tests.fakes.events import examples, pull_request_edited_event
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gate.errors import UsageError
-from gate.faults import Fault, FaultKind, FaultProxy, parse_hostport
+from gate.lab.faults import Fault, FaultKind, FaultProxy, parse_hostport
 
 REPO = Path(__file__).resolve().parents[2]
 REQUEST = b"GET /thing HTTP/1.1\r\nHost: upstream\r\n\r\n"

@@ -1,4 +1,4 @@
-"""gate.github against the fake GitHub (real HTTP on 127.0.0.1), plus the contract itself.
+"""gate.action.github against the fake GitHub (real HTTP on 127.0.0.1), plus the contract itself.
 
 Every request the adapter sends is validated by the fake against GitHub's official OpenAPI
 description (npm @octokit/openapi); the ``fake`` fixture fails the test on any violation.
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from gate.action.github import DIFF_MEDIA_TYPE, GitHubClient, GitHubSettings
 from gate.errors import GitHubError, UsageError
-from gate.github import DIFF_MEDIA_TYPE, GitHubClient, GitHubSettings
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo-org/hello-world"

@@ -1,4 +1,4 @@
-"""Unit tests for gate/hooks.py: the hook text, install/chain/uninstall, the check.
+"""Unit tests for gate/apply/precommit.py: the hook text, install/chain/uninstall, the check.
 
 Each test uses a real ``git init`` repository in a temporary folder and real
 ``git commit`` runs of the installed hook.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate import hooks
+from gate.apply import precommit as hooks
 from gate.cli import build_parser, main
 from gate.errors import UsageError
 

@@ -12,6 +12,7 @@ from gate.certificate import envelope_from
 from gate.config import Config, ReviewerConfig
 from gate.decision import State, decide
 from gate.errors import ConfigError, GateError, UsageError
+from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.pipeline import (
     binding_for,
     blocked_certificate,
@@ -23,7 +24,6 @@ from gate.pipeline import (
     select_diff,
 )
 from gate.prompt import binding_in, build_prompt
-from gate.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 
 DIFF = b"+print('hello')\n"
 KEY = "sk-unit-test-key-not-real"

@@ -1,4 +1,4 @@
-"""gate.report: summary, annotations, outputs with random delimiters, masks, comment body."""
+"""gate.action.report: summary, annotations, outputs with random delimiters, masks, comment body."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import report
+from gate.action import report
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.decision import Decision, State, Status, blocked
 from gate.diff import Coverage, SkippedFile, SkipWhy

@@ -7,10 +7,7 @@ import threading
 import httpx
 import pytest
 
-from gate.reviewers import review
-from gate.reviewers.gemini import build_request as gemini_request
-from gate.reviewers.openai import build_request as openai_request
-from gate.sim import (
+from gate.lab.sim import (
     DIALECTS,
     ReviewerSimulator,
     SimResponse,
@@ -18,6 +15,9 @@ from gate.sim import (
     render_events,
     wire_for,
 )
+from gate.reviewers import review
+from gate.reviewers.gemini import build_request as gemini_request
+from gate.reviewers.openai import build_request as openai_request
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,10 +10,10 @@ import pytest
 from gate.attempt import EndReason, FinishReason
 from gate.envelope import seal, verify
 from gate.errors import TransportError
+from gate.lab.sim import SimResponse, render_events
 from gate.reviewers import ReviewerSettings, anthropic, gemini, mc1, openai
 from gate.reviewers.base import Exchange, Reply
 from gate.reviewers.stream import load_object
-from gate.sim import SimResponse, render_events
 
 
 def settings(provider: str) -> ReviewerSettings:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.apply_parse import WriteFile
+from gate.apply.parse import WriteFile
 from gate.atomic import TEMP_SUFFIX, file_sha256, fsync_dir, temp_path_for
 
 WRITE_CHUNK = 1 << 20

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from gate.apply_parse import refuse
+from gate.apply.parse import refuse
 from gate.errors import UsageError
 
 MARKER_DIR = ".apply"

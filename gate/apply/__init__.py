@@ -4,10 +4,10 @@ An agent's write tool result is applied only when it is provably whole. This
 module owns the decision table of DESIGN.md (``ok`` / ``incomplete`` /
 ``corrupt`` / ``refused``), the :class:`ApplyResult` it reports (hint lines,
 log line, JSON record), and :func:`apply_tool_result`, which strings the
-parts together: parsing (:mod:`gate.apply_parse`), confinement
-(:mod:`gate.apply_paths`), the verified write (:mod:`gate.apply_write`) and
+parts together: parsing (:mod:`gate.apply.parse`), confinement
+(:mod:`gate.apply.paths`), the verified write (:mod:`gate.apply.write`) and
 the incomplete marker with the delete refusal it implies
-(:mod:`gate.apply_marker`).
+(:mod:`gate.apply.marker`).
 
 Length and digest are checked on the decoded bytes before the disk is
 touched, so a partial or corrupt payload never creates a temporary file; the
@@ -28,7 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from gate.apply_marker import (
+from gate.apply.marker import (
     MarkerEntry,
     adopt,
     clear,
@@ -39,9 +39,9 @@ from gate.apply_marker import (
     read_marker,
     record,
 )
-from gate.apply_parse import DeletePath, WriteFile, parse_tool_result
-from gate.apply_paths import MARKER_DIR, confine, resolve_root, state_top
-from gate.apply_write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
+from gate.apply.parse import DeletePath, WriteFile, parse_tool_result
+from gate.apply.paths import MARKER_DIR, confine, resolve_root, state_top
+from gate.apply.write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
 from gate.atomic import fsync_dir, sha256_hex
 from gate.attempt import EndReason
 from gate.errors import ApplyError, AtomicWriteError

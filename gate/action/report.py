@@ -2,7 +2,7 @@
 
 Pure renderers plus three tiny writers (append to ``GITHUB_STEP_SUMMARY``,
 append to ``GITHUB_OUTPUT``, print workflow commands). Nothing here talks to
-GitHub's API (that is :mod:`gate.github`) or decides anything (that is
+GitHub's API (that is :mod:`gate.action.github`) or decides anything (that is
 :mod:`gate.decision`); it renders a :class:`Report`.
 
 Safety rules this module keeps:

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.apply_parse import refuse
-from gate.apply_paths import MARKER_DIR
+from gate.apply.parse import refuse
+from gate.apply.paths import MARKER_DIR
 from gate.atomic import atomic_write, fsync_dir
 from gate.errors import ApplyError, AtomicWriteError
 

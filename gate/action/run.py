@@ -15,7 +15,7 @@ One run, in one direction (DESIGN.md)::
       -> job summary, annotations, step outputs -> exit code
 
 This module reads the environment and decides the exit code; every GitHub call
-is in :mod:`gate.github`, every rendering in :mod:`gate.report`, every decision
+is in :mod:`gate.action.github`, every rendering in :mod:`gate.action.report`, every decision
 in :mod:`gate.decision`/:mod:`gate.pipeline`. Nothing here turns an error into
 a pass: the only ``success`` statuses come from :func:`gate.decision.decide`
 (through :func:`gate.pipeline.review_diff`) or from a verified human override.
@@ -33,7 +33,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, report
+from gate import certificate
+from gate.action import report
+from gate.action.github import (
+    OVERRIDE_PERMISSIONS,
+    GitHubClient,
+    GitHubSettings,
+    PullInfo,
+    Target,
+    read_event,
+    target_from_event,
+)
 from gate.atomic import atomic_write
 from gate.config import (
     DEFAULT_KEY_ENV,
@@ -46,15 +56,6 @@ from gate.config import (
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import Coverage, file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, GateError, GitHubError, UsageError
-from gate.github import (
-    OVERRIDE_PERMISSIONS,
-    GitHubClient,
-    GitHubSettings,
-    PullInfo,
-    Target,
-    read_event,
-    target_from_event,
-)
 from gate.pipeline import (
     ReviewResult,
     config_sha256,
