@@ -19,8 +19,11 @@ cause and, where there is one, the fix::
     │   └── BadEncoding            content is not strict UTF-8
     ├── VerdictError               complete content, but not a valid verdict
     │   ├── FenceError             not exactly one ```json fence
+    │   │   └── FenceAmbiguous     the gate's and GitHub's renderer's fence counts differ
     │   ├── StrictJSONError        duplicate keys, NaN, depth, not an object...
+    │   │   └── LoneSurrogate      a string that is not Unicode scalar values
     │   ├── ShapeError             keys, types, enum, range
+    │   │   └── InvisibleReason    a reason with no visible character
     │   └── BindingError           diff_sha / policy_version differ
     ├── TransportError             the reviewer's bytes did not all arrive
     │   └── ReviewerUnreachable    could not connect / HTTP error after budget
@@ -120,12 +123,30 @@ class FenceError(VerdictError):
     reason = "fence_count"
 
 
+class FenceAmbiguous(FenceError):
+    """One fence by the gate's count, but not by GitHub's renderer or every line break."""
+
+    reason = "fence_ambiguous"
+
+
 class StrictJSONError(VerdictError):
     reason = "json_invalid"
 
 
+class LoneSurrogate(StrictJSONError):
+    """A ``\\uD800``-``\\uDFFF`` escape without its pair: not a Unicode scalar value."""
+
+    reason = "lone_surrogate"
+
+
 class ShapeError(VerdictError):
     reason = "shape_invalid"
+
+
+class InvisibleReason(ShapeError):
+    """A reason without one letter, digit, punctuation mark or symbol a reader can see."""
+
+    reason = "invisible_reason"
 
 
 class BindingError(VerdictError):

@@ -1,24 +1,42 @@
 """The verdict contract: one fence, strict JSON, exact shape, binding.
 
-:func:`extract_fence` finds exactly one ```` ```json ```` block (any other fence
-line anywhere makes the count wrong); :func:`strict_loads` parses JSON with
-duplicate keys, ``NaN``/``Infinity``, excessive depth and non-object tops
-refused; :func:`check_shape` and :func:`check_binding` enforce the exact key
-set, types, enum, range and the ``diff_sha``/``policy_version`` the gate sent.
-Every failure raises a :class:`~gate.errors.VerdictError` subclass with a
+:func:`extract_fence` finds exactly one ```` ```json ```` block, by two counts
+that must agree: the gate's own (:func:`fence_by_lines`: lines split at every
+CommonMark line ending, any other fence line anywhere makes the count wrong,
+and no reader that breaks lines elsewhere may see another fence) and GitHub's
+renderer's (:func:`rendered_code_blocks`: cmark-gfm, through cmarkgfm, must
+draw exactly one code block, a ``json`` one holding the same text).
+:func:`strict_loads` parses JSON with duplicate keys, ``NaN``/``Infinity``,
+excessive depth, lone surrogates and non-object tops refused;
+:func:`check_shape` and :func:`check_binding` enforce the exact key set, types,
+enum, range, visible reasons and the ``diff_sha``/``policy_version`` the gate
+sent. Every failure raises a :class:`~gate.errors.VerdictError` subclass with a
 specific ``reason`` code. Nothing here scans raw text for keywords.
+docs/verdict.md describes the format.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gate.errors import BindingError, FenceError, ShapeError, StrictJSONError
+import cmarkgfm  # type: ignore[import-untyped]
+
+from gate.errors import (
+    BindingError,
+    FenceAmbiguous,
+    FenceError,
+    InvisibleReason,
+    LoneSurrogate,
+    ShapeError,
+    StrictJSONError,
+)
 
 KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version")
 VERDICTS = ("pass", "fail")
@@ -29,6 +47,22 @@ OPEN_FENCE = "```json"
 # markers (``>``) or list markers (``-``, ``*``, ``+``, ``1.``, ``1)``). A
 # generous count can only make the gate stricter.
 _FENCE_LINE = re.compile("^[\\s>*+\\-.)0-9\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
+# CommonMark (0.31.2, section 2.1) and cmark-gfm end a line at LF, CRLF and a bare CR,
+# and nowhere else: not at VT, FF, U+0085, U+2028 or U+2029 (see docs/verdict.md).
+_LINE_ENDING = re.compile("\r\n|\r|\n")
+# GitHub's renderer draws every code block, fenced or indented, as <pre>: with an info
+# string, <pre lang="FIRST-WORD">. Safe mode (no CMARK_OPT_UNSAFE) omits raw HTML, and
+# text is HTML-escaped, so "<pre" is written for code blocks only, each matching this.
+_RENDERED_BLOCK = re.compile(r'<pre(?: lang="([^"<>]*)")?><code>([^<]*)</code></pre>')
+# Letters, numbers, punctuation and symbols are what a reader sees (Unicode general
+# categories L, N, P, S); marks, separators and "other" (Cc, Cf, Cs, Co, Cn) are not.
+_VISIBLE_CATEGORIES = frozenset("LNPS")
+# ...except these letters and symbols, which draw nothing: the Hangul fillers (Lo, yet
+# Default_Ignorable_Code_Point), the blank Braille pattern, the ideographic half fill
+# space and the musical null notehead (So).
+_BLANK_GRAPHICS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u303f\U0001d159")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PLAIN_KEY = re.compile("[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -51,9 +85,19 @@ class Verdict:
         }
 
 
-def extract_fence(content: str) -> str:
-    """Return the text inside the one ```` ```json ```` fence, or raise FenceError."""
-    lines = content.split("\n")
+def split_lines(content: str) -> list[str]:
+    """The lines of ``content`` as CommonMark reads them (LF, CRLF or a bare CR ends one)."""
+    return _LINE_ENDING.split(content)
+
+
+def fence_by_lines(content: str) -> list[str]:
+    """The gate's own count: the lines inside the one ```` ```json ```` fence, or FenceError.
+
+    Fence lines are counted in the CommonMark lines; a reader that also ends a line at
+    VT, FF, U+001C-U+001E, U+0085, U+2028 or U+2029 (Python's ``str.splitlines``,
+    Unicode's mandatory breaks) must not see more of them (``fence_ambiguous``).
+    """
+    lines = split_lines(content)
     fences = [(i, line) for i, line in enumerate(lines) if _FENCE_LINE.match(line)]
     if not fences:
         raise FenceError(
@@ -86,7 +130,69 @@ def extract_fence(content: str) -> str:
             "where the ```json block should close",
             reason="multiple_fences",
         )
-    return "\n".join(lines[opening_index + 1 : closing_index])
+    broken = sum(1 for line in content.splitlines() if _FENCE_LINE.match(line))
+    if broken != len(fences):
+        raise FenceAmbiguous(
+            f"{broken} fence lines where a reader also ends lines at VT, FF, U+0085, U+2028 "
+            "or U+2029, but 2 where only CommonMark's line endings count: a fence hidden "
+            "behind a character that is no CommonMark line ending; send plain LF line endings",
+        )
+    return lines[opening_index + 1 : closing_index]
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A code block as GitHub's renderer draws it."""
+
+    language: str  # the first word of a fence's info string; "" for none (or indented)
+    text: str  # its text, each line ended by LF
+
+
+def rendered_code_blocks(content: str) -> list[CodeBlock]:
+    """Every code block, fenced or indented, that GitHub's renderer (cmark-gfm) draws."""
+    try:
+        rendered: str = cmarkgfm.github_flavored_markdown_to_html(content)
+    except ValueError as err:  # text that is not UTF-8 (lone surrogates), or cmark gave up
+        raise FenceAmbiguous(
+            f"GitHub's renderer (cmark-gfm) cannot read the answer ({type(err).__name__}), "
+            "so its fences cannot be counted"
+        ) from None
+    blocks = [
+        CodeBlock(language=html.unescape(lang), text=html.unescape(text))
+        for lang, text in _RENDERED_BLOCK.findall(rendered)
+    ]
+    if rendered.count("<pre") != len(blocks):
+        raise FenceAmbiguous(
+            "GitHub's renderer (cmark-gfm) drew a code block in a form this gate does not "
+            "know, so its fences cannot be counted"
+        )
+    return blocks
+
+
+def extract_fence(content: str) -> str:
+    """Return the text inside the one ```` ```json ```` fence, or raise FenceError.
+
+    Exactly one fence by both counts: the gate's own (:func:`fence_by_lines`) and
+    GitHub's renderer's (:func:`rendered_code_blocks`), which must draw exactly one
+    code block of any kind, a ``json`` one, holding the very lines the gate read.
+    Any disagreement is :class:`~gate.errors.FenceAmbiguous` (``fence_ambiguous``).
+    """
+    body = fence_by_lines(content)
+    blocks = rendered_code_blocks(content)
+    json_blocks = sum(1 for block in blocks if block.language == "json")
+    if len(blocks) != 1 or json_blocks != 1:
+        raise FenceAmbiguous(
+            f"the gate counts one ```json fence, but GitHub's renderer (cmark-gfm) draws "
+            f"{len(blocks)} code block(s), {json_blocks} of them json (a fence hidden in "
+            "HTML or behind a line ending, or an indented code block); send exactly one "
+            "```json fence and no other code block"
+        )
+    if blocks[0].text != "".join(line + "\n" for line in body):
+        raise FenceAmbiguous(
+            "the gate and GitHub's renderer (cmark-gfm) read different text in the one "
+            "```json fence (a NUL byte, or the fence is not where the gate sees it)"
+        )
+    return "\n".join(body)
 
 
 def _max_depth(text: str) -> int:
@@ -147,7 +253,28 @@ def strict_loads(text: str) -> dict[str, Any]:
         raise StrictJSONError(
             f"the fenced JSON is a {type(value).__name__}, not an object", reason="not_object"
         )
+    _no_surrogates(value)
     return value
+
+
+def _no_surrogates(value: Any, where: str = "") -> None:
+    """Raise LoneSurrogate if a key or string in ``value`` holds a lone surrogate."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        if found is not None:
+            raise LoneSurrogate(
+                f"{where or 'the verdict'} holds U+{ord(found.group()):04X} at character "
+                f"{found.start() + 1}, a lone surrogate (a \\uD800-\\uDFFF escape without its "
+                "pair): not a Unicode scalar value, so it cannot be shown or stored as text"
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _no_surrogates(key, f"a key in {where or 'the verdict'}")
+            name = key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)
+            _no_surrogates(item, f"{where}.{name}" if where else name)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _no_surrogates(item, f"{where}[{index}]")
 
 
 def check_shape(obj: Mapping[str, Any]) -> Verdict:
@@ -173,6 +300,11 @@ def check_shape(obj: Mapping[str, Any]) -> Verdict:
                 f"reasons[{index}] must be a non-empty string, got {_show(item)}",
                 reason="bad_reasons",
             )
+        if not visible(item):
+            raise InvisibleReason(
+                f"reasons[{index}] has no visible character (a letter, digit, punctuation "
+                f"mark or symbol), only {_show(item)}: a reason must say something"
+            )
     confidence = obj["confidence"]
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         raise ShapeError(
@@ -191,6 +323,14 @@ def check_shape(obj: Mapping[str, Any]) -> Verdict:
         confidence=float(confidence),
         diff_sha=obj["diff_sha"],
         policy_version=obj["policy_version"],
+    )
+
+
+def visible(text: str) -> bool:
+    """True if ``text`` holds a letter, number, punctuation mark or symbol that draws ink."""
+    return any(
+        unicodedata.category(char)[0] in _VISIBLE_CATEGORIES and char not in _BLANK_GRAPHICS
+        for char in text
     )
 
 
