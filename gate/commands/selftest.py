@@ -26,7 +26,9 @@ RESPONSE), it decides on:
   - every single-byte flip (each bit of each byte; --all-values tries all
     255 other values of each byte);
   - forgeries: the END sentinel removed with length and digest fixed, a byte
-    appended, the envelope repeated, a CRLF header.
+    appended, the envelope repeated, a CRLF header; and resealed answers: a
+    fail fence hidden behind bare CRs, U+2028 or U+0085 before the verdict, the
+    verdict inside an HTML comment, invisible reasons, a lone surrogate.
 
 None may pass. Prints the counts and the reasons seen; exits 1 if any
 mutation passed, 2 if RESPONSE itself does not pass.

@@ -1,18 +1,24 @@
 """The exhaustive fail-closed loop behind ``review-gate selftest``.
 
 Takes a valid, passing envelope and checks that every truncation, every
-single-byte substitution and a few structural forgeries (sentinel removed and
-resealed, a byte appended) are *not* a pass. Pure: no I/O.
+single-byte substitution and a few forgeries (sentinel removed and resealed, a
+byte appended; resealed answers with a fail fence hidden behind bare CRs or
+U+2028, the verdict hidden in an HTML comment, invisible reasons, a lone
+surrogate) are *not* a pass. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from gate.decision import Binding, Decision, State, decide
-from gate.envelope import SENTINEL, seal
+from gate.envelope import SENTINEL, seal, verify
+from gate.errors import GateError
+from gate.verdict import extract_fence, strict_loads
 
 BUILTIN_DIFF = b"""diff --git a/app/util.py b/app/util.py
 --- a/app/util.py
@@ -92,6 +98,32 @@ def forgeries(raw: bytes) -> Iterator[tuple[str, bytes]]:
     yield "one byte appended", raw + b"\n"
     yield "envelope repeated", raw + raw
     yield "CRLF header", raw.replace(b"\n", b"\r\n", 1)
+    yield from verdict_forgeries(raw)
+
+
+def verdict_forgeries(raw: bytes) -> Iterator[tuple[str, bytes]]:
+    """Resealed answers around the verdict that a reader could see otherwise (issue 8)."""
+    try:
+        content = verify(raw).decode("utf-8")
+        obj = strict_loads(extract_fence(content))
+    except (GateError, UnicodeDecodeError):
+        return  # not a verdict to forge from: the baseline says so
+
+    def answer(value: dict[str, Any]) -> str:
+        return f"```json\n{json.dumps(value)}\n```\n"
+
+    fail = answer(dict(obj, verdict="fail"))
+    for name, ending in (("bare CR", "\r"), ("U+2028", "\u2028"), ("U+0085", "\x85")):
+        hidden = "My real verdict:" + ending + fail.replace("\n", ending)
+        yield f"fail fence behind {name} before the verdict", seal((hidden + content).encode())
+    if "-->" not in content:
+        hidden = f"<!--\n{content}\n-->\n"
+        yield "verdict inside an HTML comment", seal(hidden.encode())
+    for invisible in ("\u200b", "\u2800", "\u3164", "\ufeff"):
+        forged = answer(dict(obj, reasons=[invisible]))
+        yield f"reasons made {invisible!a}", seal(forged.encode())
+    forged = answer(dict(obj, reasons=["fine \ud800"]))  # json.dumps writes the escape
+    yield "lone surrogate in a reason", seal(forged.encode())
 
 
 def run(
