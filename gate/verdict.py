@@ -44,16 +44,21 @@ MAX_DEPTH = 16
 OPEN_FENCE = "```json"
 # Any line that could open or close a fence in any Markdown reader, counted
 # generously: after indentation, a BOM or zero-width characters, blockquote
-# markers (``>``) or list markers (``-``, ``*``, ``+``, ``1.``, ``1)``). A
-# generous count can only make the gate stricter.
-_FENCE_LINE = re.compile("^[\\s>*+\\-.)0-9\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
+# markers (``>``), list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) or footnote
+# labels (``[^1]:``, GitHub's footnotes). A generous count can only make the gate stricter.
+_FENCE_LINE = re.compile(
+    "^(?:[\\s>*+\\-.)0-9\ufeff\u200b\u200c\u200d\u2060]|\\[\\^[^\\]]*\\]:)*(`{3,}|~{3,})"
+)
 # CommonMark (0.31.2, section 2.1) and cmark-gfm end a line at LF, CRLF and a bare CR,
 # and nowhere else: not at VT, FF, U+0085, U+2028 or U+2029 (see docs/verdict.md).
 _LINE_ENDING = re.compile("\r\n|\r|\n")
 # GitHub's renderer draws every code block, fenced or indented, as <pre>: with an info
-# string, <pre lang="FIRST-WORD">. Safe mode (no CMARK_OPT_UNSAFE) omits raw HTML, and
-# text is HTML-escaped, so "<pre" is written for code blocks only, each matching this.
+# string, <pre lang="FIRST-WORD">; text is HTML-escaped. Raw HTML is kept (the HTML is
+# only counted, never shown), so a <pre> written as HTML counts as a code block too.
 _RENDERED_BLOCK = re.compile(r'<pre(?: lang="([^"<>]*)")?><code>([^<]*)</code></pre>')
+_ANY_PRE = re.compile("<pre", re.IGNORECASE)
+# As github.com: footnotes (a fence in a footnote is drawn at the end), raw HTML.
+_RENDER_OPTIONS = cmarkgfm.Options.CMARK_OPT_FOOTNOTES | cmarkgfm.Options.CMARK_OPT_UNSAFE
 # Letters, numbers, punctuation and symbols are what a reader sees (Unicode general
 # categories L, N, P, S); marks, separators and "other" (Cc, Cf, Cs, Co, Cn) are not.
 _VISIBLE_CATEGORIES = frozenset("LNPS")
@@ -151,7 +156,7 @@ class CodeBlock:
 def rendered_code_blocks(content: str) -> list[CodeBlock]:
     """Every code block, fenced or indented, that GitHub's renderer (cmark-gfm) draws."""
     try:
-        rendered: str = cmarkgfm.github_flavored_markdown_to_html(content)
+        rendered: str = cmarkgfm.github_flavored_markdown_to_html(content, _RENDER_OPTIONS)
     except ValueError as err:  # text that is not UTF-8 (lone surrogates), or cmark gave up
         raise FenceAmbiguous(
             f"GitHub's renderer (cmark-gfm) cannot read the answer ({type(err).__name__}), "
@@ -161,10 +166,11 @@ def rendered_code_blocks(content: str) -> list[CodeBlock]:
         CodeBlock(language=html.unescape(lang), text=html.unescape(text))
         for lang, text in _RENDERED_BLOCK.findall(rendered)
     ]
-    if rendered.count("<pre") != len(blocks):
+    if len(_ANY_PRE.findall(rendered)) != len(blocks):
         raise FenceAmbiguous(
-            "GitHub's renderer (cmark-gfm) drew a code block in a form this gate does not "
-            "know, so its fences cannot be counted"
+            "GitHub's renderer (cmark-gfm) shows preformatted text this gate cannot read as "
+            "a code block (a <pre> written as HTML?); send exactly one ```json fence and no "
+            "other code block"
         )
     return blocks
 

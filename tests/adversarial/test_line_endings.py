@@ -91,13 +91,17 @@ class Rendered:
 
 
 def rendered(answer: str) -> Rendered:
-    gfm = cmarkgfm.github_flavored_markdown_to_html(answer)
-    plain = cmarkgfm.markdown_to_html(answer)
+    """As github.com draws it (footnotes, raw HTML shown), and as plain CommonMark."""
+    unsafe = cmarkgfm.Options.CMARK_OPT_UNSAFE
+    gfm = cmarkgfm.github_flavored_markdown_to_html(
+        answer, unsafe | cmarkgfm.Options.CMARK_OPT_FOOTNOTES
+    )
+    plain = cmarkgfm.markdown_to_html(answer, unsafe)
     return Rendered(
-        gfm_json=len(re.findall(r'<pre lang="json">', gfm)),
-        gfm_all=gfm.count("<pre"),
+        gfm_json=gfm.count('<pre lang="json">'),
+        gfm_all=len(re.findall("<pre", gfm, re.IGNORECASE)),
         commonmark_json=plain.count('<pre><code class="language-json">'),
-        commonmark_all=plain.count("<pre"),
+        commonmark_all=len(re.findall("<pre", plain, re.IGNORECASE)),
     )
 
 
@@ -197,10 +201,13 @@ def test_grid_never_passes_unless_both_counts_say_one() -> None:
     assert outcomes == {"reviewer_pass": 12, "reviewer_fail": 12, "multiple_fences": 1008}
 
 
+_PRE_FIX_FENCE_LINE = re.compile("^[\\s>*+\\-.)0-9\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
+
+
 def _pre_fix_fence_by_lines(content: str) -> list[str]:
     """The gate's count before the fix: split at LF only (the hole), nothing else checked."""
     lines = content.split("\n")
-    fences = [i for i, line in enumerate(lines) if verdict_module._FENCE_LINE.match(line)]
+    fences = [i for i, line in enumerate(lines) if _PRE_FIX_FENCE_LINE.match(line)]
     if len(fences) != 2 or lines[fences[0]].rstrip(" \t") != "```json":
         raise FenceError("not one fence (pre-fix count)", reason="multiple_fences")
     if lines[fences[1]].rstrip(" \t") != "```":
@@ -266,6 +273,9 @@ HTML_WRAPPERS = [
 ]
 
 
+RAW_PRE = ["<pre>{fail}</pre>", "<PRE class=x>{fail}</PRE>", "Note: <pre>{fail}</pre> above."]
+
+
 def hidden_in_html() -> Iterator[tuple[str, str, tuple[str, ...]]]:
     for (start, end), ending in itertools.product(HTML_WRAPPERS, ENDINGS):
         fence = "".join(line + ending for line in fence_lines("pass"))
@@ -274,6 +284,9 @@ def hidden_in_html() -> Iterator[tuple[str, str, tuple[str, ...]]]:
         fence = "".join(line + ending for line in fence_lines("pass"))
         indented = ending.join(["    indented code", "", ""])
         yield f"indented block {ending!r}", indented + fence, ("pass",)
+        for index, raw in enumerate(RAW_PRE):  # preformatted text written as HTML
+            before = raw.format(fail=verdict_json("fail")) + ending + ending
+            yield f"raw pre {index} {ending!r}", before + fence, ("fail", "pass")
 
 
 HIDDEN = list(hidden_in_html())
@@ -287,6 +300,33 @@ def test_a_fence_the_renderer_does_not_draw_is_fence_ambiguous(
     assert not rendered(answer).exactly_one_json  # ... but GitHub does not show one json block
     decision = judge(answer)
     assert (decision.state, decision.reason) == (State.NEEDS_HUMAN, "fence_ambiguous"), label
+
+
+def in_footnotes() -> Iterator[tuple[str, str]]:
+    """A fail fence in a GitHub footnote (drawn at the end), the pass fence in the text."""
+    for ending, first in itertools.product(ENDINGS, ["pass", "fail"]):
+        fail = verdict_json("fail")
+        footnote = ending.join(["See[^1].", "", "[^1]: ```json", f"    {fail}", "", ""])
+        fence = "".join(line + ending for line in fence_lines("pass"))
+        answer = footnote + fence if first == "fail" else fence + ending + footnote
+        yield f"footnote {first} first {ending!r}", answer
+
+
+FOOTNOTES = list(in_footnotes())
+
+
+@pytest.mark.parametrize(("label", "answer"), FOOTNOTES, ids=[f[0] for f in FOOTNOTES])
+def test_a_fence_in_a_footnote_is_counted_by_both(
+    label: str, answer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert rendered(answer).gfm_json == 2  # github.com draws both blocks
+    decision = check_variant(answer, ("fail", "pass"))
+    assert decision.reason in {"multiple_fences", "bad_fence_info"}, label
+    monkeypatch.setattr(verdict_module, "fence_by_lines", _pre_fix_fence_by_lines)
+    decision = judge(answer)
+    assert decision.state is State.NEEDS_HUMAN, label
+    if "\r" not in answer:  # the pre-fix count saw one fence here; the renderer did not
+        assert decision.reason == "fence_ambiguous", label
 
 
 # --- the non-endings: U+2028, U+2029, U+0085, FF, VT -------------------------------------------

@@ -174,6 +174,9 @@ def test_selftest_builtin_passes_and_counts() -> None:
     assert result["byte_flips"]["checked"] == 8 * size
     assert result["byte_flips"]["passed"] == 0
     assert result["forgeries"]["reasons"]["missing_sentinel"] == 1
+    assert result["forgeries"]["passed"] == 0
+    for reason in ("multiple_fences", "fence_ambiguous", "invisible_reason", "lone_surrogate"):
+        assert result["forgeries"]["reasons"][reason] >= 1  # resealed answers (issue 8)
 
 
 def test_selftest_on_a_given_response(tmp_path: Path) -> None:
