@@ -12,11 +12,13 @@ GitHub's renderer (cmark-gfm through cmarkgfm) must draw exactly one code block,
 holding the same text. Any disagreement is ``needs_human`` (``fence_ambiguous``).
 
 Variants (generated): every order of one to three pass/fail fences under every assignment of
-LF, CRLF or CR per fence and after an optional intro (the grid), the same grid judged by the
-pre-fix line splitter with only the renderer as a check, random per-line mixes of every line
-ending and non-ending (Hypothesis), fences hidden in HTML blocks, and the non-endings in
-place of the issue's bare CRs. The oracle is cmarkgfm itself, read independently here (the
-GitHub-flavoured HTML and plain CommonMark HTML).
+LF, CRLF or CR inside each fence, after the fences and after an optional intro (the grid, 3096
+answers, the issue's example among them), the same grid judged by the pre-fix line splitter
+with only the renderer as a check, random per-line mixes of every line ending and non-ending
+(Hypothesis), fences hidden in HTML blocks or footnotes and beside a raw ``<pre>`` or an
+indented block, and the non-endings in place of the issue's bare CRs. The oracle is cmarkgfm
+itself, read independently here (GitHub-flavoured HTML as github.com shows it, and plain
+CommonMark HTML).
 """
 
 from __future__ import annotations
@@ -168,24 +170,26 @@ def test_the_issue_example_through_the_cli_is_exit_3(
 
 
 def grid() -> Iterator[tuple[str, str, tuple[str, ...]]]:
-    """(label, answer, kinds): 1-3 fences, each with one ending for all its lines."""
+    """(label, answer, kinds): 1-3 fences, each with its own ending inside, then one after."""
     for count in (1, 2, 3):
         for kinds in itertools.product(("pass", "fail"), repeat=count):
-            for intro in (None, *ENDINGS):
+            for intro, after in itertools.product((None, *ENDINGS), ENDINGS):
                 for endings in itertools.product(ENDINGS, repeat=count):
                     answer = "" if intro is None else INTRO + intro
                     for kind, ending in zip(kinds, endings, strict=True):
-                        answer += "".join(line + ending for line in fence_lines(kind))
-                    label = f"{'-'.join(kinds)} intro={intro!r} endings={endings!r}"
+                        answer += ending.join(fence_lines(kind)) + after
+                    label = f"{'-'.join(kinds)} intro={intro!r} inside={endings!r} {after=}"
                     yield label, answer, kinds
 
 
 GRID = list(grid())
 
 
-def test_grid_size() -> None:
-    # 14 orders of 1-3 fences; 4 intros (none, LF, CRLF, CR); 3**n endings per order.
-    assert len(GRID) == 4 * (2 * 3 + 4 * 9 + 8 * 27) == 1032
+def test_grid_size_and_the_issue_example_in_it() -> None:
+    # 14 orders of 1-3 fences; 4 intros (none, LF, CRLF, CR) x 3 endings after each fence;
+    # 3**n endings inside the n fences.
+    assert len(GRID) == 4 * 3 * (2 * 3 + 4 * 9 + 8 * 27) == 3096
+    assert ISSUE_EXAMPLE in {answer for _, answer, _ in GRID}
 
 
 def test_grid_never_passes_unless_both_counts_say_one() -> None:
@@ -198,7 +202,7 @@ def test_grid_never_passes_unless_both_counts_say_one() -> None:
         else:
             assert decision.reason == "multiple_fences", (label, decision.reason)
         outcomes[decision.reason] = outcomes.get(decision.reason, 0) + 1
-    assert outcomes == {"reviewer_pass": 12, "reviewer_fail": 12, "multiple_fences": 1008}
+    assert outcomes == {"reviewer_pass": 36, "reviewer_fail": 36, "multiple_fences": 3024}
 
 
 _PRE_FIX_FENCE_LINE = re.compile("^[\\s>*+\\-.)0-9\ufeff\u200b\u200c\u200d\u2060]*(`{3,}|~{3,})")
