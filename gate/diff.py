@@ -13,10 +13,21 @@ Why a file is not reviewed (:class:`SkipWhy`):
 - ``binary``: a binary change the reviewer cannot read;
 - ``no_patch``: GitHub sent no patch for it (too large, or binary);
 - ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
-- ``unparseable``: a hunk header whose line counts cannot be read (fail closed).
+- ``unparseable``: a hunk header whose line counts cannot be read (fail closed);
+- ``undecodable``: the section is not strict UTF-8 (see below).
 
 All but ``filtered`` make coverage partial, which blocks unless the configuration
 allows partial coverage.
+
+The reviewer must be shown the bytes ``diff_sha`` names, so a file section that is
+not strict UTF-8 (a GBK, Shift-JIS or Latin-1 file, a lone continuation byte, an
+overlong form, a UTF-8-encoded surrogate, a sequence cut at the end) is not sent and
+is counted as unreviewed (``undecodable``). Showing it with replacement characters
+hid what the bytes say (in GBK, ``0x81 0x5C`` is one character whose second byte is
+a backslash: the reviewer saw one string literal where Python sees a closed string
+and a call). Showing the bytes losslessly (escaped) would still not show what the
+file's own encoding makes of them, which is exactly where such an attack lives; so
+the gate does not pretend the file was reviewed, and a person looks at it.
 """
 
 from __future__ import annotations
@@ -36,11 +47,18 @@ class SkipWhy(StrEnum):
     NO_PATCH = "no_patch"
     OVER_BYTE_LIMIT = "over_byte_limit"
     UNPARSEABLE = "unparseable"
+    UNDECODABLE = "undecodable"
 
 
 #: skip reasons that leave part of the change unreviewed
 PARTIAL_REASONS = frozenset(
-    {SkipWhy.BINARY, SkipWhy.NO_PATCH, SkipWhy.OVER_BYTE_LIMIT, SkipWhy.UNPARSEABLE}
+    {
+        SkipWhy.BINARY,
+        SkipWhy.NO_PATCH,
+        SkipWhy.OVER_BYTE_LIMIT,
+        SkipWhy.UNPARSEABLE,
+        SkipWhy.UNDECODABLE,
+    }
 )
 
 
@@ -341,7 +359,10 @@ def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
         text = f"{head}--- {src}\n+++ {dst}\n{patch}"
         if not text.endswith("\n"):
             text += "\n"
-        out.append(FileSection(path=path, data=text.encode("utf-8", "replace"), old_path=other))
+        # a lone surrogate (JSON "\ud800") keeps its bytes, so the section is
+        # undecodable (never reviewed) instead of silently showing "?"
+        data = text.encode("utf-8", "surrogatepass")
+        out.append(FileSection(path=path, data=data, old_path=other))
     return out
 
 
@@ -356,6 +377,15 @@ def possibly_unlisted(cap: int) -> FileSection:
     return FileSection(
         path=f"(possibly more changed files: GitHub lists at most {cap})", data=b"", no_patch=True
     )
+
+
+def decodable(data: bytes) -> bool:
+    """Whether ``data`` is strict UTF-8 (no overlong form, surrogate or cut sequence)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def file_count(sections: Sequence[FileSection]) -> int:
@@ -530,6 +560,9 @@ def select(
     for sec in sections:
         if sec.path == "" and not sec.no_patch:
             # stray bytes before the first header: keep them with the diff (never drop bytes)
+            if not decodable(sec.data):
+                skipped.append(SkippedFile("(preamble)", SkipWhy.UNDECODABLE, len(sec.data)))
+                continue
             if size + len(sec.data) > max_bytes:
                 skipped.append(SkippedFile("(preamble)", SkipWhy.OVER_BYTE_LIMIT, len(sec.data)))
                 continue
@@ -545,6 +578,8 @@ def select(
             skipped.append(SkippedFile(sec.path, SkipWhy.NO_PATCH, 0))
         elif sec.binary:
             skipped.append(SkippedFile(sec.path, SkipWhy.BINARY, len(sec.data)))
+        elif not decodable(sec.data):
+            skipped.append(SkippedFile(sec.path, SkipWhy.UNDECODABLE, len(sec.data)))
         elif size + len(sec.data) > max_bytes:
             skipped.append(SkippedFile(sec.path, SkipWhy.OVER_BYTE_LIMIT, len(sec.data)))
         else:
