@@ -20,7 +20,6 @@ stable code and whose message names the call, the HTTP status and the fix.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -704,8 +703,8 @@ def _iter(items: Any) -> Iterator[Any]:
 
 def _error_message(body: bytes) -> str:
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = strictjson.loads(body, what="the error body", error=GitHubError)
+    except GitHubError:
         return body[:200].decode("utf-8", "replace")
     if isinstance(data, dict) and "message" in data:
         return str(data["message"])

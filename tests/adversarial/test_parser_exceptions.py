@@ -51,6 +51,7 @@ from hypothesis import strategies as st
 from gate import cli
 from gate.action.github import read_event, target_from_event
 from gate.action.run import run_action
+from gate.apply.marker import marker_path, read_marker
 from gate.attempt import EndReason
 from gate.certificate import build, dumps
 from gate.config import Config, ConfigError, apply_inputs, default_config, load_config
@@ -657,6 +658,33 @@ def test_the_issue_case_an_integer_of_4400_digits_is_refused_not_json() -> None:
     assert "apply.reason=not_json" in out
     shutil.rmtree(root)
     shutil.rmtree(root2)
+
+
+MARKER = {
+    "version": 1,
+    "entries": [{"apply_id": "a1", "path": "src/x.py", "reason": "length_short", "time": "t"}],
+}
+
+
+@FUZZ
+@given(
+    raw=st.binary(max_size=120)
+    | mutated(json.dumps(MARKER).encode())
+    | mutated_json(MARKER, [("entries",), ("entries", 0), ("entries", 0, "path")], text=True)
+)
+@example(raw=b'{"entries": ' + b"[" * 5000 + b"]" * 5000 + b"}")
+def test_the_apply_marker_is_read_or_refused_as_unreadable(raw: bytes) -> None:
+    root = Path(tempfile.mkdtemp())
+    try:
+        marker_path(root).parent.mkdir()
+        marker_path(root).write_bytes(raw)
+        entries = outcome(lambda: read_marker(root))
+        if isinstance(entries, GateError):
+            assert entries.reason == "marker_unreadable"
+        else:
+            assert all(isinstance(entry.path, str) for entry in entries)
+    finally:
+        shutil.rmtree(root)
 
 
 # --- 6. config ----------------------------------------------------------------------------------
