@@ -19,7 +19,8 @@ import difflib
 import json
 import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
@@ -31,13 +32,15 @@ import yaml
 from gate.errors import ConfigError
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
     from gate.reviewers import ReviewerSettings
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
+#: deepest YAML nesting read (a config needs two levels)
+MAX_YAML_DEPTH = 8
 
 PROVIDERS = ("openai", "anthropic", "gemini", "mc1")
 DEFAULT_KEY_ENV: dict[str, str] = {
@@ -312,11 +315,7 @@ def parse_config(text: str, *, source: str) -> Config:
             f"{source}: config is larger than {MAX_CONFIG_BYTES} bytes; fix: shorten it",
             reason="config_too_large",
         )
-    try:
-        _refuse_aliases(text, source)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as err:
-        raise ConfigError(_yaml_error(err, source), reason="config_yaml") from err
+    node = compose_yaml(text, source=source)
     if node is None:
         return default_config()
     lines: dict[tuple[str | int, ...], int] = {}
@@ -346,18 +345,59 @@ def _yaml_error(err: yaml.YAMLError, source: str) -> str:
     )
 
 
-def _refuse_aliases(text: str, source: str) -> None:
-    """Aliases (``*name``, ``<<: *name``) can expand exponentially; a config needs none."""
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.AliasEvent):
+def compose_yaml(text: str, *, source: str) -> yaml.Node | None:
+    """The one YAML loader of the gate: the composed node tree, or a ConfigError naming the line.
+
+    Before composing, the event stream is read once (PyYAML's parser does not recurse) and
+    refused at the first alias, explicit tag or nesting deeper than :data:`MAX_YAML_DEPTH`:
+    aliases (``*name``, ``<<: *name``) can expand exponentially, a tag (``!!float "0.5"``,
+    ``!!bool "yes"``, ``!``) changes what a value is read as behind the reader's back, and
+    the composer recurses once per level (a deep file would raise ``RecursionError``). A
+    config needs none of them. Every YAML error (and, should one occur anyway, a
+    ``RecursionError``) is a ConfigError.
+    """
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
             line = event.start_mark.line + 1 if event.start_mark is not None else 0
-            raise ConfigError(
-                f"{source} line {line}: YAML alias *{event.anchor} is not "
-                "supported; fix: write the value out instead of referring to an anchor",
-                reason="config_yaml",
-            )
+            if isinstance(event, yaml.AliasEvent):
+                raise ConfigError(
+                    f"{source} line {line}: YAML alias *{event.anchor} is not "
+                    "supported; fix: write the value out instead of referring to an anchor",
+                    reason="config_yaml",
+                )
+            if (
+                isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent)
+                and event.tag is not None
+            ):
+                shown = event.tag.replace("tag:yaml.org,2002:", "!!", 1)
+                raise ConfigError(
+                    f"{source} line {line}: the value has the YAML tag {shown} (tags are "
+                    "refused); fix: remove the tag and write the value plainly (quote text, "
+                    "leave numbers and true/false unquoted)",
+                    reason="config_yaml",
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise ConfigError(
+                        f"{source} line {line}: nesting deeper than {MAX_YAML_DEPTH} levels; "
+                        "fix: a config has at most two levels (reviewer: and its keys)",
+                        reason="config_yaml",
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        raise ConfigError(_yaml_error(err, source), reason="config_yaml") from err
+    except RecursionError as err:  # not expected after the depth check; never a crash
+        raise ConfigError(
+            f"{source}: nesting too deep to read; fix: a config has at most two levels",
+            reason="config_yaml",
+        ) from err
 
 
+_YAML_KINDS = {"int": "an integer", "float": "a number", "timestamp": "a date"}
 _PLAIN_TAGS: dict[type[yaml.Node], str] = {
     yaml.MappingNode: "tag:yaml.org,2002:map",
     yaml.SequenceNode: "tag:yaml.org,2002:seq",
@@ -414,7 +454,19 @@ def _construct(
             for index, item in enumerate(node.value)
         ]
     assert isinstance(node, yaml.ScalarNode)
-    value = yaml.SafeLoader("").construct_object(node)
+    try:
+        value = yaml.SafeLoader("").construct_object(node)
+    except (ValueError, OverflowError) as err:
+        # a plain scalar YAML reads as a number or date it cannot build: an int of more
+        # than 4300 digits, a date like 2001-13-45
+        kind = node.tag.rsplit(":", 1)[-1]
+        raise ConfigError(
+            f"{source} line {node.start_mark.line + 1}: {_dotted(path) or 'the file'} is "
+            f"{node.value[:40]!r}, which YAML reads as {_YAML_KINDS.get(kind, kind)} but "
+            f"cannot build ({str(err).split(';')[0]}); fix: quote it if it is text, or "
+            "correct the value",
+            reason="config_invalid",
+        ) from err
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(
             f"{source} line {node.start_mark.line + 1}: {_dotted(path)} is {node.value}, which "
@@ -435,13 +487,88 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
+#: ECMA-262 WhiteSpace and LineTerminator, what ``\s`` means in a JSON Schema pattern
+_ECMA_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_ECMA_OUTSIDE = {
+    "$": r"\Z",
+    ".": "[^\n\r\u2028\u2029]",
+    "\\s": f"[{_ECMA_SPACE}]",
+    "\\S": f"[^{_ECMA_SPACE}]",
+}
+
+
 @cache
-def _validator() -> Draft202012Validator:
+def schema_regex(pattern: str) -> re.Pattern[str]:
+    """A JSON Schema ``pattern`` (an ECMA-262 regular expression) as a Python regex.
+
+    JSON Schema patterns are ECMA-262, where ``$`` matches only at the very end; in
+    Python ``$`` also matches before a final newline, so ``^[a-z]+$`` would accept
+    ``"abc\\n"``. Every pattern of the shipped schemas is checked through this
+    translation (the schemas stay standard for editors): ``$`` becomes ``\\Z``, ``.``
+    excludes every ECMA line terminator, ``\\s``/``\\S`` are ECMA's white space, and
+    ``\\d``, ``\\w``, ``\\b`` are ASCII (``re.ASCII``), as in ECMA-262. A construct
+    this does not translate (``\\S`` inside a class) raises ValueError.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        pair = pattern[i : i + 2]
+        if char == "\\":
+            if in_class and pair == "\\s":
+                out.append(_ECMA_SPACE)
+            elif in_class and pair in ("\\S", "\\D", "\\W"):
+                raise ValueError(f"pattern {pattern!r}: {pair} inside a class is not supported")
+            else:
+                out.append(_ECMA_OUTSIDE.get(pair, pair) if not in_class else pair)
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if pattern.startswith("[^]", i) or pattern.startswith("[]", i):
+                raise ValueError(f"pattern {pattern!r}: an empty class is not supported")
+        else:
+            char = _ECMA_OUTSIDE.get(char, char)
+        out.append(char)
+        i += 1
+    return re.compile("".join(out), re.ASCII)
+
+
+@cache
+def _validator() -> Validator:
     # imported here: jsonschema costs ~0.2 s to import, paid only when validating
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import ValidationError
+
+    def pattern(
+        validator: Validator, pattern: str, instance: Any, _schema: Any
+    ) -> Iterator[ValidationError]:
+        if validator.is_type(instance, "string") and not schema_regex(pattern).search(instance):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
     Draft202012Validator.check_schema(schema())
-    return Draft202012Validator(schema())
+    for found in _patterns(schema()):
+        schema_regex(found)  # a pattern the translation cannot read fails here, at once
+    # jsonschema's extend() carries no annotations
+    strict: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {"pattern": pattern}
+    )
+    return strict(schema())
+
+
+def _patterns(node: Any) -> Iterator[str]:
+    """Every ``pattern`` in a schema."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            else:
+                yield from _patterns(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _patterns(item)
 
 
 def _schema_at(path: tuple[str | int, ...]) -> dict[str, Any]:

@@ -13,10 +13,21 @@ Why a file is not reviewed (:class:`SkipWhy`):
 - ``binary``: a binary change the reviewer cannot read;
 - ``no_patch``: GitHub sent no patch for it (too large, or binary);
 - ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
-- ``unparseable``: a hunk header whose line counts cannot be read (fail closed).
+- ``unparseable``: a hunk header whose line counts cannot be read (fail closed);
+- ``undecodable``: the section is not strict UTF-8 (see below).
 
 All but ``filtered`` make coverage partial, which blocks unless the configuration
 allows partial coverage.
+
+The reviewer must be shown the bytes ``diff_sha`` names, so a file section that is
+not strict UTF-8 (a GBK, Shift-JIS or Latin-1 file, a lone continuation byte, an
+overlong form, a UTF-8-encoded surrogate, a sequence cut at the end) is not sent and
+is counted as unreviewed (``undecodable``). Showing it with replacement characters
+hid what the bytes say (in GBK, ``0x81 0x5C`` is one character whose second byte is
+a backslash: the reviewer saw one string literal where Python sees a closed string
+and a call). Showing the bytes losslessly (escaped) would still not show what the
+file's own encoding makes of them, which is exactly where such an attack lives; so
+the gate does not pretend the file was reviewed, and a person looks at it.
 """
 
 from __future__ import annotations
@@ -36,11 +47,18 @@ class SkipWhy(StrEnum):
     NO_PATCH = "no_patch"
     OVER_BYTE_LIMIT = "over_byte_limit"
     UNPARSEABLE = "unparseable"
+    UNDECODABLE = "undecodable"
 
 
 #: skip reasons that leave part of the change unreviewed
 PARTIAL_REASONS = frozenset(
-    {SkipWhy.BINARY, SkipWhy.NO_PATCH, SkipWhy.OVER_BYTE_LIMIT, SkipWhy.UNPARSEABLE}
+    {
+        SkipWhy.BINARY,
+        SkipWhy.NO_PATCH,
+        SkipWhy.OVER_BYTE_LIMIT,
+        SkipWhy.UNPARSEABLE,
+        SkipWhy.UNDECODABLE,
+    }
 )
 
 
@@ -341,7 +359,10 @@ def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
         text = f"{head}--- {src}\n+++ {dst}\n{patch}"
         if not text.endswith("\n"):
             text += "\n"
-        out.append(FileSection(path=path, data=text.encode("utf-8", "replace"), old_path=other))
+        # a lone surrogate (JSON "\ud800") keeps its bytes, so the section is
+        # undecodable (never reviewed) instead of silently showing "?"
+        data = text.encode("utf-8", "surrogatepass")
+        out.append(FileSection(path=path, data=data, old_path=other))
     return out
 
 
@@ -358,6 +379,15 @@ def possibly_unlisted(cap: int) -> FileSection:
     )
 
 
+def decodable(data: bytes) -> bool:
+    """Whether ``data`` is strict UTF-8 (no overlong form, surrogate or cut sequence)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def file_count(sections: Sequence[FileSection]) -> int:
     return sum(1 for sec in sections if sec.path or sec.no_patch)
 
@@ -365,35 +395,135 @@ def file_count(sections: Sequence[FileSection]) -> int:
 # --- filters ---------------------------------------------------------------------
 
 
+# Glob tokens. ``**/`` is the three tokens OPT2 DSTAR "/": an optional "anything, then a
+# slash" (the regex ``(?:.*/)?``); OPT2 consumes nothing and may skip the two after it.
+_LIT, _ANY, _STAR, _DSTAR, _OPT2 = range(5)
+#: a glob's cached automaton is dropped and rebuilt past this many states (memory bound)
+MAX_GLOB_STATES = 4096
+
+
+class Glob:
+    """A path glob, matched in time linear in the path's length.
+
+    ``**`` matches anything (``/`` included), ``**/`` any number of whole directories
+    (none included), ``*`` anything within one segment, ``?`` one character other than
+    ``/``; the whole path must match. A backtracking regex (``[^/]*`` per ``*``) takes
+    time polynomial in the path's length with the number of stars as the exponent:
+    ``**/*-*-*-*-*.lock`` took 1.7 s per 254-character name. Here the glob is a
+    nondeterministic automaton (one state per token) run on all its states at once,
+    one character at a time, and the set-of-states transitions are cached (a DFA built
+    lazily): each character costs one dictionary look-up, or, the first time a
+    (states, character) pair is met, one pass over the tokens. So a match does at most
+    ``len(path) * (len(tokens) + 1)`` steps, whatever the pattern; :attr:`steps`
+    counts them.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        tokens: list[tuple[int, str]] = []
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                tokens += [(_OPT2, ""), (_DSTAR, ""), (_LIT, "/")]
+                i += 3
+            elif pattern.startswith("**", i):
+                tokens.append((_DSTAR, ""))
+                i += 2
+            elif pattern[i] == "*":
+                tokens.append((_STAR, ""))
+                i += 1
+            elif pattern[i] == "?":
+                tokens.append((_ANY, ""))
+                i += 1
+            else:
+                tokens.append((_LIT, pattern[i]))
+                i += 1
+        self.tokens = tuple(tokens)
+        self._final = 1 << len(tokens)
+        self.steps = 0  # bound on the work done: path characters + tokens visited on misses
+        self._reset()
+
+    def _reset(self) -> None:
+        # A DFA state is a plain dict from a character to the next state (the fastest
+        # look-up CPython has); its set of automaton states is kept by the dict's id.
+        self._states: list[dict[str, Any]] = []
+        self._sets: dict[int, int] = {}  # id(state) -> set of automaton states (bits)
+        self._by_set: dict[int, dict[str, Any]] = {}
+        self._dead = self._intern(0)
+        self._start = self._intern(self._closure(1))
+
+    def _intern(self, states: int) -> dict[str, Any]:
+        found = self._by_set.get(states)
+        if found is None:
+            found = self._by_set[states] = {}
+            self._states.append(found)
+            self._sets[id(found)] = states
+        return found
+
+    def _closure(self, states: int) -> int:
+        """Add the states reachable without reading (edges only go forward: one pass)."""
+        for index, (kind, _) in enumerate(self.tokens):
+            if states >> index & 1:
+                if kind in (_STAR, _DSTAR):
+                    states |= 2 << index
+                elif kind == _OPT2:
+                    states |= (2 << index) | (8 << index)
+        return states
+
+    def _advance(self, current: dict[str, Any], char: str) -> dict[str, Any]:
+        """The DFA state after ``char`` (computed once per state and character)."""
+        states, out = self._sets[id(current)], 0
+        self.steps += len(self.tokens)
+        for index, (kind, literal) in enumerate(self.tokens):
+            if not states >> index & 1:
+                continue
+            if kind == _LIT:
+                if char == literal:
+                    out |= 2 << index
+            elif kind == _ANY:
+                if char != "/":
+                    out |= 2 << index
+            elif kind == _STAR:
+                if char != "/":
+                    out |= 1 << index
+            elif kind == _DSTAR:
+                out |= 1 << index
+        out = self._closure(out)
+        if len(self._states) >= MAX_GLOB_STATES:
+            self._reset()  # bounded memory; the work per character stays bounded too
+            current = self._intern(states)
+        nxt = self._intern(out)
+        current[char] = nxt
+        return nxt
+
+    def match(self, path: str) -> bool:
+        """Whether the whole of ``path`` matches."""
+        self.steps += len(path)  # at most one look-up per character
+        state, dead = self._start, self._dead
+        for char in path:
+            nxt = state.get(char)
+            if nxt is None:
+                nxt = self._advance(state, char)
+                dead = self._dead  # _advance may have rebuilt the tables
+            if nxt is dead:  # no automaton state left: nothing after this can match
+                return False
+            state = nxt
+        return bool(self._sets[id(state)] & self._final)
+
+
 @lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a path glob: ``**`` any depth, ``*`` within a segment, ``?`` one char."""
-    i, out = 0, []
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+def compile_glob(pattern: str) -> Glob:
+    """The compiled glob of ``pattern`` (cached: each filter pattern is compiled once)."""
+    return Glob(pattern)
 
 
 def glob_match(path: str, pattern: str) -> bool:
     """Whether ``path`` matches ``pattern`` (a pattern without ``/`` also matches basenames)."""
     pattern = pattern.removeprefix("./").removeprefix("/")
-    if _glob_regex(pattern).match(path):
+    glob = compile_glob(pattern)
+    if glob.match(path):
         return True
-    return "/" not in pattern and bool(_glob_regex(pattern).match(path.rsplit("/", 1)[-1]))
+    return "/" not in pattern and glob.match(path.rsplit("/", 1)[-1])
 
 
 def path_selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
@@ -430,6 +560,9 @@ def select(
     for sec in sections:
         if sec.path == "" and not sec.no_patch:
             # stray bytes before the first header: keep them with the diff (never drop bytes)
+            if not decodable(sec.data):
+                skipped.append(SkippedFile("(preamble)", SkipWhy.UNDECODABLE, len(sec.data)))
+                continue
             if size + len(sec.data) > max_bytes:
                 skipped.append(SkippedFile("(preamble)", SkipWhy.OVER_BYTE_LIMIT, len(sec.data)))
                 continue
@@ -445,6 +578,8 @@ def select(
             skipped.append(SkippedFile(sec.path, SkipWhy.NO_PATCH, 0))
         elif sec.binary:
             skipped.append(SkippedFile(sec.path, SkipWhy.BINARY, len(sec.data)))
+        elif not decodable(sec.data):
+            skipped.append(SkippedFile(sec.path, SkipWhy.UNDECODABLE, len(sec.data)))
         elif size + len(sec.data) > max_bytes:
             skipped.append(SkippedFile(sec.path, SkipWhy.OVER_BYTE_LIMIT, len(sec.data)))
         else:

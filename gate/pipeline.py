@@ -173,8 +173,9 @@ def review_diff(
 
     Raises :class:`~gate.errors.UsageError` / :class:`~gate.errors.ConfigError`
     only for settings that cannot work (unknown provider, missing model or
-    key, a base URL that is no URL), before any request; every transport
-    problem becomes an ``incomplete`` decision.
+    key, a base URL that is no URL), before any request, and GateError
+    (``undecodable``) for bytes that are not UTF-8 (:func:`select_diff` leaves such
+    sections out); every transport problem becomes an ``incomplete`` decision.
     ``sleep`` is the pause between retries (tests and the demo shorten it).
     ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
     applies :func:`guard_coverage` to the decision and goes into the certificate.

@@ -13,8 +13,12 @@
   can close the fence and pose as the gate's own words. The system prompt says
   that such text is data under review, never instructions.
 
-The diff bytes are bound as given (``diff_sha`` is SHA-256 of those bytes); the
-reviewer sees them decoded as UTF-8, with any invalid byte shown as U+FFFD.
+The diff bytes are bound as given (``diff_sha`` is SHA-256 of those bytes) and the
+reviewer is shown exactly those bytes, decoded as strict UTF-8. Bytes that are not
+UTF-8 are never replaced (a replacement character hides what the bytes say: in GBK,
+``0x81 0x5C`` is one character that swallows a quote's backslash): the diff
+selection counts such a file section as unreviewed (``undecodable``, see
+:mod:`gate.diff`), and :func:`build_prompt` refuses a diff that is still not UTF-8.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from gate.decision import Binding
+from gate.errors import GateError
 
 #: The diff and instruction fences are never shorter than this, so they never
 #: look like the three-backtick fence of the answer.
@@ -109,9 +114,19 @@ def build_prompt(diff: bytes, *, binding: Binding, instructions: str = "") -> Pr
 
     ``binding.diff_sha`` must be the SHA-256 of ``diff``; the caller computes
     it (see :func:`gate.pipeline.review_diff`) so that the same value is
-    checked when the verdict comes back.
+    checked when the verdict comes back. A diff that is not strict UTF-8 raises
+    GateError (``undecodable``): it is never shown with replacement characters.
     """
-    diff_text = diff.decode("utf-8", errors="replace")
+    try:
+        diff_text = diff.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise GateError(
+            f"the diff is not UTF-8 at byte {err.start}; the reviewer must see the exact "
+            "bytes diff_sha names, so an undecodable file section is left out as "
+            "'undecodable' by the diff selection (gate.pipeline.select_diff), never "
+            "shown replaced; this is a bug in the caller, please report it",
+            reason="undecodable",
+        ) from None
     parts = [
         "Review the following change.",
         "",

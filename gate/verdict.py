@@ -28,6 +28,7 @@ from typing import Any
 
 import cmarkgfm  # type: ignore[import-untyped]
 
+from gate import strictjson
 from gate.errors import (
     BindingError,
     FenceAmbiguous,
@@ -201,60 +202,11 @@ def extract_fence(content: str) -> str:
     return "\n".join(body)
 
 
-def _max_depth(text: str) -> int:
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise StrictJSONError(
-                f"duplicate key {key!r} in the verdict JSON", reason="duplicate_key"
-            )
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> Any:
-    raise StrictJSONError(f"non-finite number {name} in the verdict JSON", reason="non_finite")
-
-
 def strict_loads(text: str) -> dict[str, Any]:
-    """Parse one JSON object strictly, or raise StrictJSONError."""
-    depth = _max_depth(text)
-    if depth > MAX_DEPTH:
-        raise StrictJSONError(f"JSON nesting depth {depth} exceeds {MAX_DEPTH}", reason="too_deep")
-    try:
-        value = json.loads(
-            text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, strict=True
-        )
-    except json.JSONDecodeError as err:
-        raise StrictJSONError(
-            f"invalid JSON in the fence at line {err.lineno} column {err.colno}: {err.msg}",
-            reason="json_syntax",
-        ) from None
-    except ValueError as err:  # e.g. an integer of more than 4300 digits
-        raise StrictJSONError(
-            f"unparseable number in the verdict JSON: {err}", reason="bad_number"
-        ) from None
+    """Parse one JSON object strictly (:func:`gate.strictjson.loads`), or raise StrictJSONError."""
+    value = strictjson.loads(
+        text, what="the verdict JSON", error=StrictJSONError, max_depth=MAX_DEPTH
+    )
     if not isinstance(value, dict):
         raise StrictJSONError(
             f"the fenced JSON is a {type(value).__name__}, not an object", reason="not_object"

@@ -20,7 +20,6 @@ stable code and whose message names the call, the HTTP status and the fix.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,7 +33,7 @@ import requests
 from github import Auth, Github, GithubException
 from urllib3.util.retry import Retry
 
-from gate import __version__
+from gate import __version__, strictjson
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
 
@@ -147,7 +146,7 @@ class PullInfo:
                     int(data["changed_files"]) if data.get("changed_files") is not None else None
                 ),
             )
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise GitHubError(
                 f"the pull request object lacks a field the gate needs ({err!r})",
                 reason="github_bad_payload",
@@ -228,11 +227,10 @@ def read_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
             "review-gate action runs inside a GitHub Actions job"
         )
     try:
-        payload = json.loads(Path(path).read_bytes())
+        raw = Path(path).read_bytes()
     except OSError as err:
         raise UsageError(f"cannot read the event payload {path}: {err.strerror}") from err
-    except ValueError as err:
-        raise UsageError(f"the event payload {path} is not JSON: {err}") from err
+    payload = strictjson.loads(raw, what=f"the event payload {path}", error=UsageError)
     if not isinstance(payload, dict):
         raise UsageError(f"the event payload {path} is not a JSON object")
     return name, payload
@@ -242,9 +240,21 @@ def _pr_number_from(value: object) -> int | None:
     text = str(value).strip().lstrip("#") if value is not None else ""
     if not text:
         return None
-    if not text.isdigit() or int(text) <= 0:
+    # ASCII digits only: str.isdigit() also accepts superscripts, which int() refuses;
+    # and a bounded length, as int() refuses more than 4300 digits
+    if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) <= 0:
         raise UsageError(f"pull request number {value!r} is not a positive integer")
     return int(text)
+
+
+def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``payload[key]`` as an object: empty when absent or null; a UsageError when another type."""
+    value = payload.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UsageError(f"the event payload's {key!r} is a {type(value).__name__}, not an object")
+    return value
 
 
 def _base_changed(payload: Mapping[str, Any]) -> bool:
@@ -255,7 +265,7 @@ def _base_changed(payload: Mapping[str, Any]) -> bool:
 
 def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:
     """Decide what to review from the event; anything unsupported is a clear UsageError."""
-    sender = str((payload.get("sender") or {}).get("login", ""))
+    sender = str(_object(payload, "sender").get("login", ""))
     if name in ("pull_request", "pull_request_target"):
         action = str(payload.get("action", ""))
         if action not in PULL_ACTIONS:
@@ -263,11 +273,11 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
                 f"{name} action {action!r} is not reviewed; trigger review-gate on "
                 f"types: [{', '.join(sorted(PULL_ACTIONS))}]"
             )
-        pull = PullInfo.from_json(payload.get("pull_request") or {})
-        label = (payload.get("label") or {}).get("name") if action == "labeled" else None
+        pull = PullInfo.from_json(_object(payload, "pull_request"))
+        label = _object(payload, "label").get("name") if action == "labeled" else None
         ignore = ""
         if action == "edited" and not _base_changed(payload):
-            changed = ", ".join(sorted(str(k) for k in (payload.get("changes") or {}))) or "none"
+            changed = ", ".join(sorted(str(k) for k in _object(payload, "changes"))) or "none"
             ignore = (
                 f"{name} edited without a base change (changed: {changed}): the diff and the "
                 "policy are the same, nothing to review; no status posted"
@@ -284,7 +294,7 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
             ignore=ignore,
         )
     if name == "merge_group":
-        group = payload.get("merge_group") or {}
+        group = _object(payload, "merge_group")
         action = str(payload.get("action", ""))
         if action != "checks_requested":
             raise UsageError(f"merge_group action {action!r} is not reviewed (checks_requested)")
@@ -296,7 +306,7 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
             sender=sender,
         )  # fmt: skip
     if name == "workflow_dispatch":
-        inputs = payload.get("inputs") or {}
+        inputs = _object(payload, "inputs")
         number = _pr_number_from(pr_number)
         for key in ("pr-number", "pr_number", "pull_request", "pr"):
             if number is None and key in inputs:
@@ -693,8 +703,8 @@ def _iter(items: Any) -> Iterator[Any]:
 
 def _error_message(body: bytes) -> str:
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = strictjson.loads(body, what="the error body", error=GitHubError)
+    except GitHubError:
         return body[:200].decode("utf-8", "replace")
     if isinstance(data, dict) and "message" in data:
         return str(data["message"])

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gate import strictjson
 from gate.apply.parse import refuse
 from gate.apply.paths import MARKER_DIR
 from gate.atomic import atomic_write, fsync_dir
@@ -110,7 +111,7 @@ def read_marker(root: Path) -> tuple[MarkerEntry, ...]:
     except OSError as err:
         raise refuse("marker_unreadable", f"cannot read {path}: {err.strerror}") from err
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = strictjson.loads(raw, what="the marker", error=ApplyError)
         entries = tuple(
             MarkerEntry(
                 apply_id=str(item["apply_id"]),
@@ -120,7 +121,7 @@ def read_marker(root: Path) -> tuple[MarkerEntry, ...]:
             )
             for item in doc["entries"]
         )
-    except (ValueError, KeyError, TypeError) as err:
+    except (ApplyError, ValueError, KeyError, TypeError) as err:
         raise refuse(
             "marker_unreadable",
             f"{path} is not a valid marker ({err}); inspect it, restore the listed files, "

@@ -8,12 +8,12 @@ parse, duplicate keys, unknown or missing fields, wrong types, bad values.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate import strictjson
 from gate.atomic import sha256_hex
 from gate.attempt import EndReason
 from gate.errors import ApplyError
@@ -54,34 +54,17 @@ def refuse(reason: str, message: str) -> ApplyError:
     return ApplyError(message, reason=reason)
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise refuse("duplicate_key", f"tool result has the key {key!r} twice")
-        seen[key] = value
-    return seen
-
-
-def _no_constant(name: str) -> Any:
-    raise refuse("not_json", f"tool result contains {name}, which is not JSON")
+def _refusal(message: str, *, reason: str | None = None) -> ApplyError:
+    """The loader's error as a refusal: a repeated key keeps its own code, the rest is not JSON."""
+    if reason == strictjson.DUPLICATE_KEY:
+        return refuse("duplicate_key", message)
+    if reason == strictjson.JSON_SYNTAX:
+        message += "; a cut-off tool result is never applied"
+    return refuse("not_json", message)
 
 
 def _load(raw: bytes) -> dict[str, Any]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise refuse("not_json", f"tool result is not UTF-8 (byte {err.start})") from err
-    try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except json.JSONDecodeError as err:
-        raise refuse(
-            "not_json",
-            f"tool result is not JSON ({err.msg} at line {err.lineno} column {err.colno}); "
-            "a cut-off tool result is never applied",
-        ) from err
-    except RecursionError as err:
-        raise refuse("not_json", "tool result nests too deeply") from err
+    doc = strictjson.loads(raw, what="the tool result", error=_refusal)
     if not isinstance(doc, dict):
         raise refuse("not_object", f"tool result is a JSON {type(doc).__name__}, not an object")
     return doc

@@ -46,6 +46,15 @@ def _reserved_in(parts: tuple[str, ...]) -> tuple[str, str] | None:
     return None
 
 
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` holds Unicode scalar values only (a JSON ``"\\ud800"`` does not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
     """Return (normalized relative path, absolute target) or raise a refusal.
 
@@ -57,6 +66,12 @@ def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
     """
     if not rel or "\x00" in rel:
         raise refuse("bad_path", "path is empty or contains a NUL byte")
+    if not _is_unicode(rel):
+        raise refuse(
+            "bad_path",
+            f"path {rel!r} holds an unpaired surrogate escape (\\ud800-\\udfff): it is not "
+            "Unicode text and names no file",
+        )
     pure = PurePosixPath(rel)
     if pure.is_absolute():
         raise refuse("absolute_path", f"path {rel!r} is absolute; give it relative to --root")

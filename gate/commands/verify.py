@@ -9,6 +9,7 @@ import re
 import sys
 from typing import Any
 
+from gate import strictjson
 from gate.certificate import attempts_from, build, envelope_from, write
 from gate.commands._io import read_input
 from gate.decision import Binding, Decision, State, Status, blocked, decide, exit_code
@@ -142,10 +143,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--max-size must be at least 1")
     binding, inputs = binding_from(args)
     if args.from_certificate is not None:
-        try:
-            cert = json.loads(read_input(args.from_certificate, what="certificate"))
-        except ValueError as err:
-            raise UsageError(f"{args.from_certificate} is not JSON: {err}") from err
+        cert = strictjson.loads(
+            read_input(args.from_certificate, what="certificate"),
+            what=f"the certificate {args.from_certificate!r}",
+            error=UsageError,
+        )
         if not isinstance(cert, dict):
             raise UsageError(f"{args.from_certificate} is not a certificate object")
         attempts = attempts_from(cert)

@@ -11,11 +11,11 @@ completeness evidence is present, and otherwise naming the first missing one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gate import strictjson
 from gate.attempt import EndReason, FinishReason
 from gate.envelope import seal
 from gate.errors import TransportError
@@ -24,24 +24,13 @@ from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent, SSEParser
 
 
+def _malformed(message: str, *, reason: str | None = None) -> TransportError:
+    return TransportError(f"malformed event: {message}", reason="malformed_event")
+
+
 def load_object(data: str) -> dict[str, Any]:
-    """Parse one event's JSON data; it must be an object."""
-    try:
-        value = json.loads(data)
-    except json.JSONDecodeError as err:
-        shown = one_line(data, limit=80)
-        raise TransportError(
-            f"malformed event: data is not JSON ({err.msg} at {err.pos}): {shown}",
-            reason="malformed_event",
-        ) from None
-    except (ValueError, RecursionError) as err:
-        # an integer of more than 4300 digits (ValueError), nesting deeper than the
-        # interpreter's recursion limit (RecursionError): JSON no provider sends
-        raise TransportError(
-            f"malformed event: data is JSON Python cannot read ({type(err).__name__}: "
-            f"{one_line(str(err), limit=120)})",
-            reason="malformed_event",
-        ) from None
+    """Parse one event's JSON data strictly (:func:`gate.strictjson.loads`); an object."""
+    value = strictjson.loads(data, what="the event data", error=_malformed)
     if not isinstance(value, dict):
         raise TransportError(
             f"malformed event: data is JSON {type(value).__name__}, expected an object",

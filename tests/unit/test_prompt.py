@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.decision import Binding
+from gate.errors import GateError
 from gate.prompt import (
     SYSTEM_PROMPT,
     binding_in,
@@ -126,13 +127,18 @@ def test_empty_instructions_add_no_section() -> None:
     assert "instructions follow" not in user
 
 
-def test_invalid_utf8_is_shown_replaced_and_bound_raw() -> None:
-    diff = b"+caf\xe9\n"
-    binding = bind(diff)
-    user = build_prompt(diff, binding=binding).user
-    assert "+caf\ufffd\n" in user
+def test_invalid_utf8_is_refused_never_shown_replaced() -> None:
+    diff = b"+caf\xe9\n"  # the selection leaves such a section out (undecodable)
+    with pytest.raises(GateError) as err:
+        build_prompt(diff, binding=bind(diff))
+    assert err.value.reason == "undecodable"
+    assert "byte 4" in err.value.message
+    valid = "+café\n".encode()
+    binding = bind(valid)
+    user = build_prompt(valid, binding=binding).user
+    assert "+café\n" in user
     assert binding.diff_sha in user
-    assert "(6 bytes)" in user
+    assert "(7 bytes)" in user
 
 
 def test_prompt_sha256_is_stable_and_covers_every_input() -> None:
