@@ -34,9 +34,11 @@ from types import TracebackType
 from typing import Any
 
 from gate.envelope import SENTINEL, seal
+from gate.reviewers.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings
 
-DIALECTS = ("openai", "anthropic", "gemini", "mc1")
+#: Every dialect the simulator speaks: all of the gate's providers.
+DIALECTS = PROVIDERS
 MODEL = "sim-model"
 #: How long a stalled connection is held at most (the simulator stopping ends it sooner).
 MAX_HOLD_S = 120.0

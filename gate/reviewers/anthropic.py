@@ -17,6 +17,7 @@ import json
 from gate.attempt import FinishReason
 from gate.errors import TransportError
 from gate.reviewers.base import HttpRequest
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent
 from gate.reviewers.stream import (
@@ -27,7 +28,7 @@ from gate.reviewers.stream import (
     transient_error,
 )
 
-NAME = "anthropic"
+NAME = Provider.ANTHROPIC
 API_VERSION = "2023-06-01"
 
 _FINISH = {

@@ -34,12 +34,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from gate import __version__
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
+from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings
 
-USER_AGENT = f"review-gate/{__version__}"
 #: How much of a non-2xx body is read to find the provider's error message.
 ERROR_BODY_LIMIT = 64 * 1024
 DETAIL_LIMIT = 400

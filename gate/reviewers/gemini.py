@@ -18,6 +18,7 @@ from urllib.parse import quote
 from gate.attempt import FinishReason
 from gate.errors import TransportError
 from gate.reviewers.base import HttpRequest
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent
 from gate.reviewers.stream import (
@@ -28,7 +29,7 @@ from gate.reviewers.stream import (
     transient_error,
 )
 
-NAME = "gemini"
+NAME = Provider.GEMINI
 
 _REFUSALS = frozenset(
     {

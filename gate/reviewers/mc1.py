@@ -18,9 +18,10 @@ from gate.attempt import EndReason
 from gate.envelope import StreamVerifier
 from gate.errors import EnvelopeError, SizeLimitExceeded
 from gate.reviewers.base import Exchange, HttpRequest, Reply
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 
-NAME = "mc1"
+NAME = Provider.MC1
 MEDIA_TYPE = "application/x-mc1"
 #: Envelope errors that mean the bytes did not arrive as sent (retried).
 _RETRYABLE = frozenset({"length_mismatch", "digest_mismatch"})

@@ -16,6 +16,7 @@ import json
 from gate.attempt import FinishReason
 from gate.errors import TransportError
 from gate.reviewers.base import HttpRequest
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent
 from gate.reviewers.stream import (
@@ -26,7 +27,7 @@ from gate.reviewers.stream import (
     transient_error,
 )
 
-NAME = "openai"
+NAME = Provider.OPENAI
 
 _FINISH = {
     "stop": FinishReason.STOP,
