@@ -17,7 +17,7 @@ import json
 from gate.attempt import EndReason
 from gate.envelope import StreamVerifier
 from gate.errors import EnvelopeError, SizeLimitExceeded
-from gate.reviewers.base import Exchange, HttpRequest, Reply
+from gate.reviewers.base import Exchange, Failure, HttpRequest, Reply
 from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 
@@ -80,7 +80,7 @@ class Stream:
 
         if exchange.status is not None and not 200 <= exchange.status < 300:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 EndReason.HTTP_ERROR,
                 retry=exchange.retryable,
@@ -94,7 +94,7 @@ class Stream:
                 "the reviewer service must answer with one whole MC1 envelope",
                 end,
             )
-        if exchange.failure == "connection_cut" and exchange.raw:
+        if exchange.failure == Failure.CONNECTION_CUT and exchange.raw:
             try:
                 self.verifier.finish()
             except EnvelopeError as err:
@@ -106,7 +106,7 @@ class Stream:
                 )
         if exchange.failure:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 exchange.end_reason,
                 retry=exchange.retryable,

@@ -178,7 +178,7 @@ class SSEStream:
 
         if exchange.status is not None and not 200 <= exchange.status < 300:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 EndReason.HTTP_ERROR,
                 retry=exchange.retryable,
@@ -194,7 +194,7 @@ class SSEStream:
             )
         if exchange.failure:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 exchange.end_reason,
                 retry=exchange.retryable,
