@@ -9,7 +9,15 @@ chunked decoding; ``Accept-Encoding: identity`` is requested and any other
 content coding is refused) and records the HTTP framing evidence: the body is
 complete only when its ``Content-Length`` was met or its terminal chunk was
 seen (h11 raises otherwise). A close-delimited body (neither) is refused,
-because its end cannot be told from a cut.
+because its end cannot be told from a cut; a head with both is refused unread
+(RFC 9112 section 6.3: the end is ambiguous, the mark of request smuggling).
+Only a 200 carries an answer: any other status, 2xx included, is a failure
+whose message is read from the error body (``error`` objects and ``detail``).
+
+The steps are small functions around one :class:`_Progress`: the head is
+checked, then the error body or the success body is read; a transport exception
+is mapped to its :class:`Problem` by the table ``_TRANSPORT_RULES``; and the
+deadline, when it passed, outweighs every other outcome.
 
 :class:`Reply` is the one typed result every dialect returns (raw bytes,
 content, normalized and verbatim finish reason, end reason, usage, byte
@@ -190,6 +198,7 @@ class Framing(StrEnum):
     CONTENT_LENGTH = "content_length"  # the declared length was met (h11 raises otherwise)
     CHUNKED = "chunked"  # the terminal chunk was seen (h11 raises otherwise)
     CLOSE = "close"  # neither: the end cannot be told from a cut, so it is refused
+    AMBIGUOUS = "ambiguous"  # both: RFC 9112 section 6.3 calls it an error (smuggling)
 
 
 class Failure(StrEnum):
@@ -203,6 +212,7 @@ class Failure(StrEnum):
     CONTENT_ENCODING = "content_encoding"
     SIZE_LIMIT = "size_limit"
     CLOSE_DELIMITED = "close_delimited"
+    AMBIGUOUS_FRAMING = "ambiguous_framing"
     CONNECT_TIMEOUT = "connect_timeout"
     TIMEOUT = "timeout"
     CONNECT_ERROR = "connect_error"
@@ -241,6 +251,13 @@ class Exchange:
     @property
     def ok(self) -> bool:
         return not self.failure and self.sink_error is None
+
+    @property
+    def head_refused(self) -> bool:
+        """The status line or the headers were refused: no body reached the parser."""
+        return (
+            self.status is not None and self.status != 200
+        ) or self.failure == Failure.AMBIGUOUS_FRAMING
 
     @property
     def reason(self) -> str:
@@ -344,6 +361,8 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def _framing(headers: Mapping[str, str]) -> Framing:
+    if "transfer-encoding" in headers and "content-length" in headers:
+        return Framing.AMBIGUOUS
     coding = headers.get("transfer-encoding", "").lower()
     if "chunked" in coding:
         return Framing.CHUNKED
@@ -361,6 +380,8 @@ def _error_message(body: bytes) -> str:
         return text
     if isinstance(value, list) and value:
         value = value[0]
+    if isinstance(value, dict) and value.get("error") is None and "detail" in value:
+        return _detail_text(value["detail"])  # FastAPI, vLLM, LiteLLM: {"detail": ...}
     if isinstance(value, dict):
         error = value.get("error", value)
         if isinstance(error, dict):
@@ -370,6 +391,22 @@ def _error_message(body: bytes) -> str:
         if isinstance(error, str):
             return error
     return text
+
+
+def _detail_text(detail: object) -> str:
+    """The words of a ``{"detail": ...}`` error: a string, or FastAPI's list of problems."""
+    if isinstance(detail, str):
+        return detail
+    items = detail if isinstance(detail, list) else [detail]
+    words = []
+    for item in items[:5]:
+        if isinstance(item, dict) and isinstance(item.get("msg") or item.get("message"), str):
+            where = item.get("loc")
+            place = ".".join(map(str, where)) + ": " if isinstance(where, list) else ""
+            words.append(place + str(item.get("msg") or item.get("message")))
+        else:
+            words.append(json.dumps(item, ensure_ascii=False, default=str))
+    return "; ".join(words)
 
 
 _STATUS_ADVICE = {
@@ -387,6 +424,11 @@ _STATUS_ADVICE = {
 def _status_advice(status: int) -> str:
     if status in _STATUS_ADVICE:
         return _STATUS_ADVICE[status]
+    if 200 <= status < 300:
+        return (
+            "only a 200 carries a whole answer (206 is a part, 204 and 205 carry none); "
+            "check base_url and any proxy in between; not retryable"
+        )
     if status >= 500:
         return "the provider failed; retryable"
     if 300 <= status < 400:
@@ -455,7 +497,7 @@ class _Progress:
 def _read_error_body(
     settings: ReviewerSettings, response: httpx.Response, progress: _Progress
 ) -> Problem:
-    """Read the start of a non-2xx body for the provider's message; the status is the failure."""
+    """Read the start of a non-200 body for the provider's message; the status is the failure."""
     raw = progress.raw
     for chunk in response.iter_raw():
         raw += chunk[: ERROR_BODY_LIMIT - len(raw)]
@@ -548,7 +590,16 @@ def _read_response(
     progress.status = response.status_code
     progress.headers = {key.lower(): value for key, value in response.headers.items()}
     progress.framing = _framing(progress.headers)
-    if not 200 <= response.status_code < 300:
+    if progress.framing is Framing.AMBIGUOUS:
+        return Problem(
+            Failure.AMBIGUOUS_FRAMING,
+            "the reviewer's response has both Transfer-Encoding and Content-Length, so "
+            "where its body ends is ambiguous (RFC 9112 section 6.3: a sign of request "
+            "smuggling); nothing of it is read; fix the server or the proxy in between",
+            EndReason.HTTP_ERROR,
+            retryable=False,
+        )
+    if response.status_code != 200:
         return _read_error_body(settings, response, progress)
     refused = _refuse_head(settings, progress)
     if refused is not None:

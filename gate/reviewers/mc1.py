@@ -78,7 +78,7 @@ class Stream:
                 content=content,
             )
 
-        if exchange.status is not None and not 200 <= exchange.status < 300:
+        if exchange.head_refused:
             return reply(
                 exchange.reason,
                 exchange.failure_detail,

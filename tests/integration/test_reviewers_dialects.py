@@ -295,7 +295,7 @@ DEEP = "[" * 100_000  # deeper than the recursion limit: a RecursionError
 
 
 @pytest.mark.parametrize("dialect", SSE)
-@pytest.mark.parametrize(("data", "error"), [(HUGE_INT, "ValueError"), (DEEP, "RecursionError")])
+@pytest.mark.parametrize(("data", "error"), [(HUGE_INT, "4300 digits"), (DEEP, "levels deep")])
 def test_json_python_cannot_read_is_a_malformed_event_with_the_record_kept(
     dialect: str, data: str, error: str
 ) -> None:

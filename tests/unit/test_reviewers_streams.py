@@ -343,13 +343,13 @@ def test_the_same_finish_reason_twice_is_still_a_stop(provider: str, stop: str) 
 
 
 @pytest.mark.parametrize(
-    ("data", "error"), [("9" * 4301, "ValueError"), ("[" * 50_000, "RecursionError")]
+    ("data", "words"), [("9" * 4301, "4300 digits"), ("[" * 50_000, "levels deep")]
 )
-def test_load_object_maps_json_python_cannot_read_to_malformed_event(data: str, error: str) -> None:
+def test_load_object_maps_json_python_cannot_read_to_malformed_event(data: str, words: str) -> None:
     with pytest.raises(TransportError) as caught:
         load_object(data)
     assert caught.value.reason == "malformed_event"
-    assert error in caught.value.message
+    assert words in caught.value.message
     nested = '{"a": ' + data + "}"
     with pytest.raises(TransportError) as inner:
         load_object(nested)
