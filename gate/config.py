@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from gate.errors import ConfigError
+from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL
+from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -41,16 +43,6 @@ DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
 #: deepest YAML nesting read (a config needs two levels)
 MAX_YAML_DEPTH = 8
-
-PROVIDERS = ("openai", "anthropic", "gemini", "mc1")
-DEFAULT_KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "mc1": "REVIEW_GATE_API_KEY",
-}
-# Providers that cannot work without a model name and an API key.
-_NEEDS_MODEL = frozenset({"openai", "anthropic", "gemini"})
 
 
 @dataclass(frozen=True)
@@ -79,9 +71,9 @@ class ReviewerConfig:
         Raises ConfigError when the reviewer cannot be used as configured (no model,
         no endpoint for mc1).
         """
-        from gate.reviewers import DEFAULT_BASE_URLS, ReviewerSettings
+        from gate.reviewers import ReviewerSettings
 
-        if self.provider in _NEEDS_MODEL and not self.model:
+        if self.provider in NEEDS_MODEL and not self.model:
             raise ConfigError(
                 f"reviewer.model is not set for provider {self.provider}; fix: set "
                 "reviewer.model in the config file or the action's model input",

@@ -33,15 +33,15 @@ import requests
 from github import Auth, Github, GithubException
 from urllib3.util.retry import Retry
 
-from gate import __version__, strictjson
+from gate import strictjson
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
+from gate.reviewers import USER_AGENT
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 API_VERSION = "2022-11-28"
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
-USER_AGENT = f"review-gate/{__version__}"
 #: largest diff body the gate downloads before falling back to the file list
 MAX_FETCH_BYTES = 64 * 1024 * 1024
 #: GitHub's file lists stop at 3000 files (the compare API's at 300); a bound regardless

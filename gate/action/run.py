@@ -46,7 +46,6 @@ from gate.action.github import (
 )
 from gate.atomic import atomic_write
 from gate.config import (
-    DEFAULT_KEY_ENV,
     Config,
     apply_inputs,
     default_config,
@@ -63,7 +62,7 @@ from gate.pipeline import (
     review_diff,
     select_diff,
 )
-from gate.reviewers import needs_api_key
+from gate.reviewers import DEFAULT_KEY_ENV, needs_api_key
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 APPLY_MARKER = ".apply/incomplete"

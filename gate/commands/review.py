@@ -25,7 +25,7 @@ from gate.pipeline import (
     review_diff,
     select_diff,
 )
-from gate.reviewers import DEFAULT_BASE_URLS, attempt_line, needs_api_key
+from gate.reviewers import DEFAULT_BASE_URLS, PROVIDERS, attempt_line, needs_api_key
 from gate.reviewers.settings import base_url_problem
 
 NAME = "review"
@@ -88,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--provider",
-        help=f"openai | anthropic | gemini | mc1 {fallback(rev.provider)}",
+        help=f"{' | '.join(PROVIDERS)} {fallback(rev.provider)}",
     )
     parser.add_argument(
         "--model",

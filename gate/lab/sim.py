@@ -10,9 +10,13 @@ offsets (``TCP_NODELAY`` and small sends); a cut, a stall, an endless body.
 
 With ``tls`` (a server :class:`ssl.SSLContext`) it serves HTTPS instead.
 A :class:`SimResponse` scripts one answer. The ``script`` is used in order,
-one entry per request; after it, every request gets a healthy answer whose
-text comes from ``responder(request_json)``. :func:`wire_for` returns the exact
-bytes the simulator sends for a response, so tests can walk every offset.
+one entry per request (:meth:`ReviewerSimulator.queue` adds to it); after it,
+every request gets a healthy answer whose text comes from
+``responder(request_json)``. Any 2xx status carries the dialect's stream (so a
+206 can look whole); other statuses carry an error body. ``head`` replaces the
+status line and headers byte for byte (e.g. both framing headers, in any order).
+:func:`wire_for` returns the exact bytes the simulator sends for a response, so
+tests can walk every offset.
 The simulator never reaches beyond 127.0.0.1 and leaves no thread behind.
 """
 
@@ -34,9 +38,11 @@ from types import TracebackType
 from typing import Any
 
 from gate.envelope import SENTINEL, seal
+from gate.reviewers.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings
 
-DIALECTS = ("openai", "anthropic", "gemini", "mc1")
+#: Every dialect the simulator speaks: all of the gate's providers.
+DIALECTS = PROVIDERS
 MODEL = "sim-model"
 #: How long a stalled connection is held at most (the simulator stopping ends it sooner).
 MAX_HOLD_S = 120.0
@@ -70,6 +76,7 @@ class SimResponse:
     piece_size: int = 24  # content characters per delta event
     body: bytes | None = None  # exact body bytes (framing still applies)
     headers: tuple[tuple[str, str], ...] = ()  # extra response headers
+    head: bytes | None = None  # exact status line and headers (the body's framing still applies)
     split_at: tuple[int, ...] = ()  # wire offsets where one TCP send ends and the next begins
     segment_size: int | None = None  # send the wire in segments of this many bytes
     pause: float = 0.002  # seconds between sends when splitting
@@ -301,7 +308,7 @@ def wire_for(
 ) -> bytes:
     """The exact bytes (status line, headers, framed body) sent for ``response``."""
     headers: list[tuple[str, str]] = []
-    if response.status != 200:
+    if not 200 <= response.status < 300:
         body_parts = [
             response.error_body.encode()
             if response.error_body is not None
@@ -318,14 +325,14 @@ def wire_for(
         headers.append(("Retry-After", response.retry_after))
     headers.extend(response.headers)
     headers.append(("Connection", "close"))
-    framing = response.framing if response.status == 200 else "length"
+    framing = response.framing if 200 <= response.status < 300 else "length"
     if response.endless:
         framing = "chunked"
     if framing == "chunked":
         headers.append(("Transfer-Encoding", "chunked"))
     elif framing == "length":
         headers.append(("Content-Length", str(sum(len(p) for p in body_parts))))
-    head = _head(response.status, headers)
+    head = response.head if response.head is not None else _head(response.status, headers)
     if response.endless:
         return head
     return head + _frame(body_parts, framing, response.chunk_size)
@@ -439,6 +446,11 @@ class ReviewerSimulator:
         for thread in threads:
             thread.join(timeout=5)
 
+    def queue(self, *responses: SimResponse) -> None:
+        """Script the next answers after those already scripted (one simulator, many cases)."""
+        with self._lock:
+            self._script.extend(responses)
+
     # -- what tests read
     @property
     def base_url(self) -> str:
@@ -522,7 +534,7 @@ class ReviewerSimulator:
                 conn.sendall(wire)
                 return
             content = response.content
-            if content is None and response.status == 200 and response.body is None:
+            if content is None and 200 <= response.status < 300 and response.body is None:
                 content = self.responder(request.body)
             self._respond(conn, request, response, content or "")
         except OSError:

@@ -24,19 +24,23 @@ from dataclasses import dataclass, replace
 
 from gate.attempt import Attempt, ReviewOutcome
 from gate.reviewers.base import HttpRequest, Parser, Reply, perform
-from gate.reviewers.settings import (
+from gate.reviewers.providers import (
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
+    NEEDS_MODEL,
     PROVIDERS,
-    ReviewerSettings,
-    needs_api_key,
-    validate,
+    USER_AGENT,
+    Provider,
 )
+from gate.reviewers.settings import ReviewerSettings, needs_api_key, validate
 
 __all__ = [
     "DEFAULT_BASE_URLS",
     "DEFAULT_KEY_ENV",
+    "NEEDS_MODEL",
     "PROVIDERS",
+    "USER_AGENT",
+    "Provider",
     "ReviewerSettings",
     "attempt_line",
     "backoff_delay",

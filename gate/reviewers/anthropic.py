@@ -8,6 +8,11 @@ deltas are not content), ``content_block_stop``, then ``message_delta`` with
 ``delta.stop_reason`` and finally ``message_stop``. ``ping`` may come
 anywhere; ``event: error`` may come inside an HTTP 200 and voids the answer.
 Unknown event types are ignored, as Anthropic's versioning policy asks.
+
+Every event must be named, and its name must be its data's ``type``. The
+official SDK dispatches on the ``event:`` line and skips an unnamed event, so a
+proxy that strips the names would make the gate seal text the SDK never
+shows: an unnamed event is ``malformed_event``.
 """
 
 from __future__ import annotations
@@ -15,19 +20,12 @@ from __future__ import annotations
 import json
 
 from gate.attempt import FinishReason
-from gate.errors import TransportError
-from gate.reviewers.base import HttpRequest
+from gate.reviewers.base import HttpRequest, one_line
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
-from gate.reviewers.sse import SSEEvent
-from gate.reviewers.stream import (
-    SSEStream,
-    error_fields,
-    int_fields,
-    load_object,
-    transient_error,
-)
+from gate.reviewers.stream import Frame, SSEStream, int_fields
 
-NAME = "anthropic"
+NAME = Provider.ANTHROPIC
 API_VERSION = "2023-06-01"
 
 _FINISH = {
@@ -67,22 +65,24 @@ class Stream(SSEStream):
         super().__init__(settings)
         self.started = False
 
-    def on_event(self, event: SSEEvent) -> None:
-        if event.event == "error":
-            self._error_event(event.data)
+    def on_event(self, frame: Frame) -> None:
+        data = frame.object()
+        if not frame.name:
+            self.note_malformed(
+                "malformed event: an event without an event: line (the official SDK skips "
+                "it, so its text would not be shown; a proxy may strip event names)"
+            )
             return
-        data = load_object(event.data)
         kind = data.get("type")
         if not isinstance(kind, str):
             self.note_malformed("malformed event: no type in the event data")
             return
-        if event.event != "message" and event.event != kind:
-            self.note_malformed(f"malformed event: event {event.event!r} carries type {kind!r}")
+        if frame.name != kind:
+            secret = self.settings.api_key
+            name, shown = one_line(frame.name, secret, 40), one_line(kind, secret, 40)
+            self.note_malformed(f"malformed event: event {name!r} carries type {shown!r}")
             return
         if kind == "ping":
-            return
-        if kind == "error":
-            self._error_event(event.data)
             return
         if self.end_marker:
             self.note_malformed(f"malformed event: {kind} after message_stop")
@@ -108,13 +108,6 @@ class Stream(SSEStream):
         elif kind == "message_stop":
             self.end_marker = True
         # content_block_stop and event types added later carry no content
-
-    def _error_event(self, data: str) -> None:
-        try:
-            kind, message, code = error_fields(load_object(data))
-        except TransportError:  # an error frame is an error whatever its body
-            kind, message, code = "error", data[:200], None
-        self.note_error(kind, message, transient_error(kind, code))
 
     def _start(self, data: dict[str, object]) -> None:
         if self.started:

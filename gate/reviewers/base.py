@@ -9,7 +9,15 @@ chunked decoding; ``Accept-Encoding: identity`` is requested and any other
 content coding is refused) and records the HTTP framing evidence: the body is
 complete only when its ``Content-Length`` was met or its terminal chunk was
 seen (h11 raises otherwise). A close-delimited body (neither) is refused,
-because its end cannot be told from a cut.
+because its end cannot be told from a cut; a head with both is refused unread
+(RFC 9112 section 6.3: the end is ambiguous, the mark of request smuggling).
+Only a 200 carries an answer: any other status, 2xx included, is a failure
+whose message is read from the error body (``error`` objects and ``detail``).
+
+The steps are small functions around one :class:`_Progress`: the head is
+checked, then the error body or the success body is read; a transport exception
+is mapped to its :class:`Problem` by the table ``_TRANSPORT_RULES``; and the
+deadline, when it passed, outweighs every other outcome.
 
 :class:`Reply` is the one typed result every dialect returns (raw bytes,
 content, normalized and verbatim finish reason, end reason, usage, byte
@@ -30,16 +38,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, Protocol
 
 import httpx
 
-from gate import __version__
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
+from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings
 
-USER_AGENT = f"review-gate/{__version__}"
 #: How much of a non-2xx body is read to find the provider's error message.
 ERROR_BODY_LIMIT = 64 * 1024
 DETAIL_LIMIT = 400
@@ -183,6 +191,47 @@ class Reply:
         )
 
 
+class Framing(StrEnum):
+    """How the end of a response body is told (RFC 9112 section 6.3)."""
+
+    NONE = ""  # no response arrived
+    CONTENT_LENGTH = "content_length"  # the declared length was met (h11 raises otherwise)
+    CHUNKED = "chunked"  # the terminal chunk was seen (h11 raises otherwise)
+    CLOSE = "close"  # neither: the end cannot be told from a cut, so it is refused
+    AMBIGUOUS = "ambiguous"  # both: RFC 9112 section 6.3 calls it an error (smuggling)
+
+
+class Failure(StrEnum):
+    """Why an exchange did not deliver a whole body within limits; the value is the reason code.
+
+    :attr:`HTTP_STATUS` is reported as ``http_<status>`` (:attr:`Exchange.reason`).
+    """
+
+    NONE = ""
+    HTTP_STATUS = "http_status"
+    CONTENT_ENCODING = "content_encoding"
+    SIZE_LIMIT = "size_limit"
+    CLOSE_DELIMITED = "close_delimited"
+    AMBIGUOUS_FRAMING = "ambiguous_framing"
+    CONNECT_TIMEOUT = "connect_timeout"
+    TIMEOUT = "timeout"
+    CONNECT_ERROR = "connect_error"
+    CONNECTION_CUT = "connection_cut"
+    BAD_BASE_URL = "bad_base_url"
+    NETWORK_ERROR = "network_error"
+    DEADLINE = "deadline"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failure of an exchange: its kind, a line naming cause and fix, and what follows."""
+
+    failure: Failure
+    detail: str
+    end: EndReason
+    retryable: bool
+
+
 @dataclass(frozen=True)
 class Exchange:
     """The HTTP side of one attempt: status, headers, body bytes, framing evidence."""
@@ -190,8 +239,8 @@ class Exchange:
     status: int | None
     headers: Mapping[str, str]
     raw: bytes = field(repr=False)
-    framing: str  # "content_length" | "chunked" | "close" | "" (no response)
-    failure: str  # "" when the body arrived whole and within limits, else a reason code
+    framing: Framing
+    failure: Failure  # NONE when the body arrived whole and within limits
     failure_detail: str
     end_reason: EndReason
     retryable: bool
@@ -202,6 +251,20 @@ class Exchange:
     @property
     def ok(self) -> bool:
         return not self.failure and self.sink_error is None
+
+    @property
+    def head_refused(self) -> bool:
+        """The status line or the headers were refused: no body reached the parser."""
+        return (
+            self.status is not None and self.status != 200
+        ) or self.failure == Failure.AMBIGUOUS_FRAMING
+
+    @property
+    def reason(self) -> str:
+        """The failure's reason code: ``http_<status>`` for a status, else the failure's value."""
+        if self.failure == Failure.HTTP_STATUS:
+            return f"http_{self.status}"
+        return str(self.failure)
 
     @property
     def retry_after(self) -> float | None:
@@ -294,13 +357,18 @@ def _ssl_context() -> ssl.SSLContext:
         return _SSL_CONTEXT
 
 
-def _framing(headers: Mapping[str, str]) -> str:
+# --- reading one exchange --------------------------------------------------------
+
+
+def _framing(headers: Mapping[str, str]) -> Framing:
+    if "transfer-encoding" in headers and "content-length" in headers:
+        return Framing.AMBIGUOUS
     coding = headers.get("transfer-encoding", "").lower()
     if "chunked" in coding:
-        return "chunked"
+        return Framing.CHUNKED
     if "content-length" in headers:
-        return "content_length"
-    return "close"
+        return Framing.CONTENT_LENGTH
+    return Framing.CLOSE
 
 
 def _error_message(body: bytes) -> str:
@@ -312,6 +380,8 @@ def _error_message(body: bytes) -> str:
         return text
     if isinstance(value, list) and value:
         value = value[0]
+    if isinstance(value, dict) and value.get("error") is None and "detail" in value:
+        return _detail_text(value["detail"])  # FastAPI, vLLM, LiteLLM: {"detail": ...}
     if isinstance(value, dict):
         error = value.get("error", value)
         if isinstance(error, dict):
@@ -321,6 +391,22 @@ def _error_message(body: bytes) -> str:
         if isinstance(error, str):
             return error
     return text
+
+
+def _detail_text(detail: object) -> str:
+    """The words of a ``{"detail": ...}`` error: a string, or FastAPI's list of problems."""
+    if isinstance(detail, str):
+        return detail
+    items = detail if isinstance(detail, list) else [detail]
+    words = []
+    for item in items[:5]:
+        if isinstance(item, dict) and isinstance(item.get("msg") or item.get("message"), str):
+            where = item.get("loc")
+            place = ".".join(map(str, where)) + ": " if isinstance(where, list) else ""
+            words.append(place + str(item.get("msg") or item.get("message")))
+        else:
+            words.append(json.dumps(item, ensure_ascii=False, default=str))
+    return "; ".join(words)
 
 
 _STATUS_ADVICE = {
@@ -338,6 +424,11 @@ _STATUS_ADVICE = {
 def _status_advice(status: int) -> str:
     if status in _STATUS_ADVICE:
         return _STATUS_ADVICE[status]
+    if 200 <= status < 300:
+        return (
+            "only a 200 carries a whole answer (206 is a part, 204 and 205 carry none); "
+            "check base_url and any proxy in between; not retryable"
+        )
     if status >= 500:
         return "the provider failed; retryable"
     if 300 <= status < 400:
@@ -347,6 +438,280 @@ def _status_advice(status: int) -> str:
 
 def retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
+
+
+def _connect_bound(settings: ReviewerSettings) -> float:
+    return min(settings.connect_timeout, settings.deadline)
+
+
+def _read_bound(settings: ReviewerSettings) -> float:
+    return min(settings.read_timeout, settings.deadline)
+
+
+@dataclass
+class _Progress:
+    """What one exchange has learnt so far: the readers add to it, :func:`perform` seals it."""
+
+    start: float
+    deadline_at: float
+    raw: bytearray = field(default_factory=bytearray, repr=False)
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    framing: Framing = Framing.NONE
+    first_byte_s: float | None = None
+    problem: Problem | None = None
+    sink_error: GateError | None = None
+    timed_out: bool = False
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.deadline_at
+
+    def seal(self, settings: ReviewerSettings, *, deadline_fired: bool) -> Exchange:
+        """The exchange as it ended; a passed deadline outweighs every other outcome."""
+        problem, sink_error = self.problem, self.sink_error
+        if deadline_fired or self.timed_out:
+            sink_error = None
+            problem = Problem(
+                Failure.DEADLINE,
+                f"the answer took longer than deadline={settings.deadline:g}s "
+                f"({len(self.raw)} bytes arrived); the gate stopped waiting; retryable "
+                "(raise deadline for slow models)",
+                EndReason.TIMEOUT,
+                retryable=True,
+            )
+        return Exchange(
+            status=self.status,
+            headers=self.headers,
+            raw=bytes(self.raw),
+            framing=self.framing,
+            failure=problem.failure if problem else Failure.NONE,
+            failure_detail=problem.detail if problem else "",
+            end_reason=problem.end if problem else EndReason.TRAILER,
+            retryable=problem.retryable if problem else False,
+            elapsed_s=time.monotonic() - self.start,
+            first_byte_s=self.first_byte_s,
+            sink_error=sink_error,
+        )
+
+
+def _read_error_body(
+    settings: ReviewerSettings, response: httpx.Response, progress: _Progress
+) -> Problem:
+    """Read the start of a non-200 body for the provider's message; the status is the failure."""
+    raw = progress.raw
+    for chunk in response.iter_raw():
+        raw += chunk[: ERROR_BODY_LIMIT - len(raw)]
+        if len(raw) >= ERROR_BODY_LIMIT or progress.expired():
+            break
+    status = response.status_code
+    message = one_line(_error_message(bytes(raw)), settings.api_key, limit=200)
+    return Problem(
+        Failure.HTTP_STATUS,
+        f"HTTP {status} {response.reason_phrase}"
+        + (f" ({message})" if message else "")
+        + f"; {_status_advice(status)}",
+        EndReason.HTTP_ERROR,
+        retryable=retryable_status(status),
+    )
+
+
+def _refuse_head(settings: ReviewerSettings, progress: _Progress) -> Problem | None:
+    """A 2xx head whose body the gate will not read: compressed, or declared over the limit."""
+    headers, limit = progress.headers, settings.max_response_bytes
+    if headers.get("content-encoding", "identity").lower() not in ("identity", ""):
+        return Problem(
+            Failure.CONTENT_ENCODING,
+            f"the reviewer compressed its answer ({headers['content-encoding']}) although "
+            "identity was asked for; configure the server or proxy not to compress",
+            EndReason.HTTP_ERROR,
+            retryable=False,
+        )
+    if progress.framing is Framing.CONTENT_LENGTH and _declared_over(headers, limit):
+        return Problem(
+            Failure.SIZE_LIMIT,
+            f"the reviewer declared {headers['content-length']} bytes, over "
+            f"max_response_bytes={limit}; raise it or lower max_tokens",
+            EndReason.SIZE_LIMIT,
+            retryable=False,
+        )
+    return None
+
+
+def _read_success_body(
+    settings: ReviewerSettings,
+    response: httpx.Response,
+    sink: Callable[[bytes], None],
+    progress: _Progress,
+    watchdog: _Watchdog,
+) -> Problem | None:
+    """Stream a 2xx body to ``sink`` under the size limit and the deadline."""
+    raw, limit = progress.raw, settings.max_response_bytes
+    for chunk in response.iter_raw():
+        if watchdog.fired or progress.expired():
+            progress.timed_out = True
+            return None
+        room = limit - len(raw)
+        if len(chunk) > room:
+            raw += chunk[:room]
+            return Problem(
+                Failure.SIZE_LIMIT,
+                f"the answer passed max_response_bytes={limit} and was cut off "
+                "by the gate; raise max_response_bytes or lower max_tokens",
+                EndReason.SIZE_LIMIT,
+                retryable=False,
+            )
+        raw += chunk
+        try:
+            sink(chunk)
+        except GateError as err:
+            progress.sink_error = err
+            return None
+    if progress.framing is Framing.CLOSE:
+        return Problem(
+            Failure.CLOSE_DELIMITED,
+            "the reviewer sent a body with neither Content-Length nor chunked "
+            "encoding, so its end cannot be told from a cut; serve the reviewer "
+            "with HTTP/1.1 framing (or put a framing proxy in front of it)",
+            EndReason.SOCKET_CLOSE,
+            retryable=False,
+        )
+    return None
+
+
+def _read_response(
+    settings: ReviewerSettings,
+    response: httpx.Response,
+    sink: Callable[[bytes], None],
+    progress: _Progress,
+    watchdog: _Watchdog,
+) -> Problem | None:
+    """Record the head, then read the body the status calls for."""
+    progress.first_byte_s = time.monotonic() - progress.start
+    progress.status = response.status_code
+    progress.headers = {key.lower(): value for key, value in response.headers.items()}
+    progress.framing = _framing(progress.headers)
+    if progress.framing is Framing.AMBIGUOUS:
+        return Problem(
+            Failure.AMBIGUOUS_FRAMING,
+            "the reviewer's response has both Transfer-Encoding and Content-Length, so "
+            "where its body ends is ambiguous (RFC 9112 section 6.3: a sign of request "
+            "smuggling); nothing of it is read; fix the server or the proxy in between",
+            EndReason.HTTP_ERROR,
+            retryable=False,
+        )
+    if response.status_code != 200:
+        return _read_error_body(settings, response, progress)
+    refused = _refuse_head(settings, progress)
+    if refused is not None:
+        return refused
+    return _read_success_body(settings, response, sink, progress, watchdog)
+
+
+@dataclass(frozen=True)
+class _TransportRule:
+    """How one family of transport exceptions is reported (cf. httpx's exception mapping).
+
+    ``detail`` is formatted with ``connect``/``read`` (the bounds in seconds),
+    ``base_url``, ``where`` (how far the answer got), ``received`` (body bytes),
+    ``kind`` (the exception's class) and ``error`` (its text, redacted, at most
+    ``limit`` characters).
+    """
+
+    errors: tuple[type[Exception], ...]
+    failure: Failure
+    end: EndReason
+    retryable: bool
+    detail: str
+    limit: int = 120
+
+
+#: The first rule whose ``errors`` match is taken, so subclasses come before their bases.
+_TRANSPORT_RULES = (
+    _TransportRule(
+        (httpx.ConnectTimeout,),
+        Failure.CONNECT_TIMEOUT,
+        EndReason.TIMEOUT,
+        True,
+        "could not connect within {connect:g}s ({error}); check base_url and the network",
+    ),
+    _TransportRule(
+        (httpx.TimeoutException,),
+        Failure.TIMEOUT,
+        EndReason.TIMEOUT,
+        True,
+        "no bytes for read_timeout={read:g}s after {received} bytes; the reviewer stalled; "
+        "retryable (raise read_timeout for slow models)",
+    ),
+    _TransportRule(
+        (httpx.ConnectError,),
+        Failure.CONNECT_ERROR,
+        EndReason.SOCKET_CLOSE,
+        True,
+        "cannot connect to {base_url} ({error}); check base_url and that the reviewer is running",
+    ),
+    _TransportRule(
+        (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError),
+        Failure.CONNECTION_CUT,
+        EndReason.SOCKET_CLOSE,
+        True,
+        "the connection closed {where}, before the HTTP message ended ({error}); "
+        "the answer is cut; retryable",
+    ),
+    _TransportRule(
+        (httpx.InvalidURL,),
+        Failure.BAD_BASE_URL,
+        EndReason.HTTP_ERROR,
+        False,
+        "the request URL is invalid ({error}); check base_url",
+    ),
+    _TransportRule(
+        (httpx.HTTPError,),
+        Failure.NETWORK_ERROR,
+        EndReason.SOCKET_CLOSE,
+        True,
+        "HTTP client error {kind}: {error}; check base_url and any proxy settings",
+        limit=160,
+    ),
+    _TransportRule(
+        (OSError,),  # ssl.SSLError included
+        Failure.NETWORK_ERROR,
+        EndReason.SOCKET_CLOSE,
+        True,
+        "network error {kind}: {error}",
+        limit=160,
+    ),
+)
+
+
+def _transport_problem(
+    err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: _Watchdog
+) -> Problem | None:
+    """The problem a transport exception stands for; None when the deadline explains it."""
+    rule = next(rule for rule in _TRANSPORT_RULES if isinstance(err, rule.errors))
+    if watchdog.fired or (rule.failure is Failure.TIMEOUT and progress.expired()):
+        progress.timed_out = True  # the watchdog shut the socket: that is the cause
+        return None
+    received = len(progress.raw)
+    detail = rule.detail.format(
+        connect=_connect_bound(settings),
+        read=_read_bound(settings),
+        base_url=settings.base_url,
+        where="before the response" if progress.status is None else f"after {received} body bytes",
+        received=received,
+        kind=type(err).__name__,
+        error=one_line(str(err), settings.api_key, rule.limit),
+    )
+    return Problem(rule.failure, detail, rule.end, rule.retryable)
+
+
+def _client(settings: ReviewerSettings) -> httpx.Client:
+    connect, read = _connect_bound(settings), _read_bound(settings)
+    return httpx.Client(
+        timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
+        verify=_ssl_context(),
+        follow_redirects=False,
+        trust_env=True,
+    )
 
 
 def perform(
@@ -359,200 +724,32 @@ def perform(
     ``sink`` may raise :class:`GateError` to refuse the bytes; reading stops
     and the error is kept in :attr:`Exchange.sink_error`.
     """
-    secret = settings.api_key
     start = time.monotonic()
-    deadline_at = start + settings.deadline
-    raw = bytearray()
-    status: int | None = None
-    headers: dict[str, str] = {}
-    framing = ""
-    first_byte: float | None = None
-    failure = ""
-    detail = ""
-    end = EndReason.TRAILER
-    retryable = False
-    timed_out = False
-    sink_error: GateError | None = None
-    limit = settings.max_response_bytes
-    bound = min(settings.read_timeout, settings.deadline)
-    connect_s = min(settings.connect_timeout, settings.deadline)
-    timeout = httpx.Timeout(connect=connect_s, read=bound, write=bound, pool=connect_s)
-    send_headers = {
+    progress = _Progress(start=start, deadline_at=start + settings.deadline)
+    headers = {
         "user-agent": USER_AGENT,
         "accept-encoding": "identity",
         "content-type": "application/json",
         **request.headers,
     }
     watchdog = _Watchdog(settings.deadline)
-
-    def fail(code: str, text: str, reason: EndReason, *, retry: bool) -> None:
-        nonlocal failure, detail, end, retryable
-        failure, detail, end, retryable = code, text, reason, retry
-
     try:
         with (
             watchdog,
-            httpx.Client(
-                timeout=timeout, verify=_ssl_context(), follow_redirects=False, trust_env=True
-            ) as client,
+            _client(settings) as client,
             client.stream(
                 "POST",
                 request.url,
-                headers=send_headers,
+                headers=headers,
                 content=request.body,
                 extensions={"trace": watchdog.trace},
             ) as response,
         ):
-            first_byte = time.monotonic() - start
-            status = response.status_code
-            headers = {key.lower(): value for key, value in response.headers.items()}
-            framing = _framing(headers)
-            if not 200 <= status < 300:
-                for chunk in response.iter_raw():
-                    raw += chunk[: ERROR_BODY_LIMIT - len(raw)]
-                    if len(raw) >= ERROR_BODY_LIMIT or time.monotonic() > deadline_at:
-                        break
-                message = one_line(_error_message(bytes(raw)), secret, limit=200)
-                fail(
-                    f"http_{status}",
-                    f"HTTP {status} {response.reason_phrase}"
-                    + (f" ({message})" if message else "")
-                    + f"; {_status_advice(status)}",
-                    EndReason.HTTP_ERROR,
-                    retry=retryable_status(status),
-                )
-            elif headers.get("content-encoding", "identity").lower() not in ("identity", ""):
-                fail(
-                    "content_encoding",
-                    f"the reviewer compressed its answer ({headers['content-encoding']}) although "
-                    "identity was asked for; configure the server or proxy not to compress",
-                    EndReason.HTTP_ERROR,
-                    retry=False,
-                )
-            elif framing == "content_length" and _declared_over(headers, limit):
-                fail(
-                    "size_limit",
-                    f"the reviewer declared {headers['content-length']} bytes, over "
-                    f"max_response_bytes={limit}; raise it or lower max_tokens",
-                    EndReason.SIZE_LIMIT,
-                    retry=False,
-                )
-            else:
-                for chunk in response.iter_raw():
-                    if watchdog.fired or time.monotonic() > deadline_at:
-                        timed_out = True
-                        break
-                    room = limit - len(raw)
-                    if len(chunk) > room:
-                        raw += chunk[:room]
-                        fail(
-                            "size_limit",
-                            f"the answer passed max_response_bytes={limit} and was cut off "
-                            "by the gate; raise max_response_bytes or lower max_tokens",
-                            EndReason.SIZE_LIMIT,
-                            retry=False,
-                        )
-                        break
-                    raw += chunk
-                    try:
-                        sink(chunk)
-                    except GateError as err:
-                        sink_error = err
-                        break
-                if not failure and sink_error is None and framing == "close":
-                    fail(
-                        "close_delimited",
-                        "the reviewer sent a body with neither Content-Length nor chunked "
-                        "encoding, so its end cannot be told from a cut; serve the reviewer "
-                        "with HTTP/1.1 framing (or put a framing proxy in front of it)",
-                        EndReason.SOCKET_CLOSE,
-                        retry=False,
-                    )
+            progress.problem = _read_response(settings, response, sink, progress, watchdog)
             watchdog.disarm()
-    except httpx.ConnectTimeout as err:
-        fail(
-            "connect_timeout",
-            f"could not connect within {connect_s:g}s ({one_line(str(err), secret, 120)}); "
-            "check base_url and the network",
-            EndReason.TIMEOUT,
-            retry=True,
-        )
-    except httpx.TimeoutException:
-        if watchdog.fired or time.monotonic() > deadline_at:
-            timed_out = True
-        else:
-            fail(
-                "timeout",
-                f"no bytes for read_timeout={bound:g}s after {len(raw)} bytes; "
-                "the reviewer stalled; retryable (raise read_timeout for slow models)",
-                EndReason.TIMEOUT,
-                retry=True,
-            )
-    except httpx.ConnectError as err:
-        fail(
-            "connect_error",
-            f"cannot connect to {settings.base_url} ({one_line(str(err), secret, 120)}); "
-            "check base_url and that the reviewer is running",
-            EndReason.SOCKET_CLOSE,
-            retry=True,
-        )
-    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as err:
-        if not watchdog.fired:
-            where = "before the response" if status is None else f"after {len(raw)} body bytes"
-            fail(
-                "connection_cut",
-                f"the connection closed {where}, before the HTTP message ended "
-                f"({one_line(str(err), secret, 120)}); the answer is cut; retryable",
-                EndReason.SOCKET_CLOSE,
-                retry=True,
-            )
-    except httpx.InvalidURL as err:
-        fail(
-            "bad_base_url",
-            f"the request URL is invalid ({one_line(str(err), secret, 120)}); check base_url",
-            EndReason.HTTP_ERROR,
-            retry=False,
-        )
-    except httpx.HTTPError as err:
-        fail(
-            "network_error",
-            f"HTTP client error {type(err).__name__}: {one_line(str(err), secret, 160)}; "
-            "check base_url and any proxy settings",
-            EndReason.SOCKET_CLOSE,
-            retry=True,
-        )
-    except (OSError, ssl.SSLError) as err:
-        if not watchdog.fired:
-            fail(
-                "network_error",
-                f"network error {type(err).__name__}: {one_line(str(err), secret, 160)}",
-                EndReason.SOCKET_CLOSE,
-                retry=True,
-            )
-    elapsed = time.monotonic() - start
-    if watchdog.fired or timed_out:
-        sink_error = None
-        fail(
-            "deadline",
-            f"the answer took longer than deadline={settings.deadline:g}s "
-            f"({len(raw)} bytes arrived); the gate stopped waiting; retryable "
-            "(raise deadline for slow models)",
-            EndReason.TIMEOUT,
-            retry=True,
-        )
-    return Exchange(
-        status=status,
-        headers=headers,
-        raw=bytes(raw),
-        framing=framing,
-        failure=failure,
-        failure_detail=detail,
-        end_reason=end,
-        retryable=retryable,
-        elapsed_s=elapsed,
-        first_byte_s=first_byte,
-        sink_error=sink_error,
-    )
+    except (httpx.HTTPError, OSError) as err:
+        progress.problem = _transport_problem(err, settings, progress, watchdog)
+    return progress.seal(settings, deadline_fired=watchdog.fired)
 
 
 def _declared_over(headers: Mapping[str, str], limit: int) -> bool:

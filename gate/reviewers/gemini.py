@@ -16,19 +16,12 @@ import json
 from urllib.parse import quote
 
 from gate.attempt import FinishReason
-from gate.errors import TransportError
 from gate.reviewers.base import HttpRequest
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
-from gate.reviewers.sse import SSEEvent
-from gate.reviewers.stream import (
-    SSEStream,
-    error_fields,
-    int_fields,
-    load_object,
-    transient_error,
-)
+from gate.reviewers.stream import Frame, SSEStream, int_fields
 
-NAME = "gemini"
+NAME = Provider.GEMINI
 
 _REFUSALS = frozenset(
     {
@@ -82,19 +75,8 @@ class Stream(SSEStream):
             "so this is how a cut looks); retryable"
         )
 
-    def on_event(self, event: SSEEvent) -> None:
-        if event.event == "error":
-            try:
-                kind, message, code = error_fields(load_object(event.data))
-            except TransportError:  # an error frame is an error whatever its body
-                kind, message, code = "error", event.data[:200], None
-            self.note_error(kind, message, transient_error(kind, code))
-            return
-        chunk = load_object(event.data)
-        if "error" in chunk:
-            kind, message, code = error_fields(chunk)
-            self.note_error(kind, message, transient_error(kind, code))
-            return
+    def on_event(self, frame: Frame) -> None:
+        chunk = frame.object()
         if isinstance(chunk.get("responseId"), str) and self.response_id is None:
             self.response_id = chunk["responseId"]
         if isinstance(chunk.get("usageMetadata"), dict):

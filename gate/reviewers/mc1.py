@@ -17,10 +17,11 @@ import json
 from gate.attempt import EndReason
 from gate.envelope import StreamVerifier
 from gate.errors import EnvelopeError, SizeLimitExceeded
-from gate.reviewers.base import Exchange, HttpRequest, Reply
+from gate.reviewers.base import Exchange, Failure, HttpRequest, Reply
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 
-NAME = "mc1"
+NAME = Provider.MC1
 MEDIA_TYPE = "application/x-mc1"
 #: Envelope errors that mean the bytes did not arrive as sent (retried).
 _RETRYABLE = frozenset({"length_mismatch", "digest_mismatch"})
@@ -77,9 +78,9 @@ class Stream:
                 content=content,
             )
 
-        if exchange.status is not None and not 200 <= exchange.status < 300:
+        if exchange.head_refused:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 EndReason.HTTP_ERROR,
                 retry=exchange.retryable,
@@ -93,7 +94,7 @@ class Stream:
                 "the reviewer service must answer with one whole MC1 envelope",
                 end,
             )
-        if exchange.failure == "connection_cut" and exchange.raw:
+        if exchange.failure == Failure.CONNECTION_CUT and exchange.raw:
             try:
                 self.verifier.finish()
             except EnvelopeError as err:
@@ -105,7 +106,7 @@ class Stream:
                 )
         if exchange.failure:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 exchange.end_reason,
                 retry=exchange.retryable,

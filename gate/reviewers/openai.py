@@ -6,7 +6,15 @@ with ``stream: true`` and ``stream_options.include_usage``. Answer: SSE
 ``data:`` chunks (``chat.completion.chunk``) whose ``choices[0].delta.content``
 carry the text, a chunk with ``finish_reason``, an optional usage chunk, then
 ``data: [DONE]``. An ``error`` object (or ``event: error``) anywhere voids the
-answer, even when ``[DONE]`` follows it.
+answer, even when ``[DONE]`` follows it or is its data (the precedence rule of
+:mod:`~gate.reviewers.stream`).
+
+``data: [DONE]`` followed by spaces or tabs is the end marker too: the
+official SDK ends the stream at any data that starts with ``[DONE]``, and the
+marker is only one piece of the evidence (a finish reason ``stop`` must have
+come before it, nothing may follow it, and an error frame still wins), so
+whitespace a proxy adds cannot make a cut or an error look complete. Anything
+else after ``[DONE]`` is not the marker, and not JSON: a malformed event.
 """
 
 from __future__ import annotations
@@ -14,19 +22,12 @@ from __future__ import annotations
 import json
 
 from gate.attempt import FinishReason
-from gate.errors import TransportError
 from gate.reviewers.base import HttpRequest
+from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
-from gate.reviewers.sse import SSEEvent
-from gate.reviewers.stream import (
-    SSEStream,
-    error_fields,
-    int_fields,
-    load_object,
-    transient_error,
-)
+from gate.reviewers.stream import Frame, SSEStream, int_fields
 
-NAME = "openai"
+NAME = Provider.OPENAI
 
 _FINISH = {
     "stop": FinishReason.STOP,
@@ -63,25 +64,14 @@ class Stream(SSEStream):
     MISSING_END_REASON = "missing_done"
     REQUEST_ID_HEADERS = ("x-request-id",)
 
-    def on_event(self, event: SSEEvent) -> None:
+    def on_event(self, frame: Frame) -> None:
         if self.end_marker:
             self.note_malformed("malformed event: data after data: [DONE]")
             return
-        if event.data == "[DONE]":
+        if frame.data.rstrip(" \t") == "[DONE]":
             self.end_marker = True
             return
-        if event.event == "error":
-            try:
-                kind, message, code = error_fields(load_object(event.data))
-            except TransportError:  # an error frame is an error whatever its body
-                kind, message, code = "error", event.data[:200], None
-            self.note_error(kind, message, transient_error(kind, code))
-            return
-        chunk = load_object(event.data)
-        if "error" in chunk or chunk.get("object") == "error":  # the latter: older vLLM
-            kind, message, code = error_fields(chunk)
-            self.note_error(kind, message, transient_error(kind, code))
-            return
+        chunk = frame.object()
         if isinstance(chunk.get("id"), str) and self.response_id is None:
             self.response_id = chunk["id"]
         if isinstance(chunk.get("usage"), dict):

@@ -13,25 +13,13 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from gate.errors import UsageError
-
-PROVIDERS = ("openai", "anthropic", "gemini", "mc1")
-
-#: Where each provider lives when ``base_url`` is not given. MC1 has no default:
-#: it is a team's own service, so its URL must always be configured.
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "gemini": "https://generativelanguage.googleapis.com",
-    "mc1": "",
-}
-
-#: The environment variable each provider's API key is read from by default.
-DEFAULT_KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "mc1": "REVIEW_GATE_API_KEY",
-}
+from gate.reviewers.providers import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_KEY_ENV,
+    NEEDS_MODEL,
+    PROVIDERS,
+    Provider,
+)
 
 
 @dataclass(frozen=True)
@@ -107,7 +95,7 @@ def validate(settings: ReviewerSettings) -> None:
             f"unknown reviewer provider {settings.provider!r}; use one of {', '.join(PROVIDERS)}",
             reason="unknown_provider",
         )
-    if settings.provider != "mc1" and (
+    if settings.provider in NEEDS_MODEL and (
         not isinstance(settings.model, str) or not settings.model.strip()
     ):
         raise UsageError(
@@ -118,7 +106,7 @@ def validate(settings: ReviewerSettings) -> None:
     if problem is not None:
         hint = (
             "set base_url to your MC1 reviewer endpoint, e.g. https://reviewer.example/review"
-            if settings.provider == "mc1"
+            if settings.provider == Provider.MC1
             else f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
         )
         raise UsageError(

@@ -6,6 +6,14 @@ bytes of an undispatched event are waiting). Lines end with CRLF, LF or CR; a
 line starting with ``:`` is a comment; ``data`` lines are joined with ``\\n``;
 one leading space after the colon is removed. Lines must be strict UTF-8,
 otherwise :class:`~gate.errors.TransportError` with reason ``malformed_event``.
+
+One deliberate departure from WHATWG, which drops an event without a ``data``
+line: an event that has a name is dispatched even without data (``data`` is
+then None), as the official provider SDKs do, so ``event: error`` followed by a
+blank line reaches the dialect and voids the answer instead of vanishing. An
+event with neither name nor data (only ``id:`` or ``retry:``) carries nothing
+and is not dispatched. An unnamed event keeps ``event == ""``; it is not renamed
+``message``, so a dialect can tell a missing name from a given one.
 """
 
 from __future__ import annotations
@@ -19,8 +27,8 @@ from gate.errors import TransportError
 class SSEEvent:
     """One dispatched event."""
 
-    event: str  # "message" when the stream gave no ``event:`` field
-    data: str
+    event: str  # the ``event:`` field; "" when the stream gave none
+    data: str | None  # the ``data:`` lines joined with "\n"; None when there was none
     id: str | None = None
 
 
@@ -111,6 +119,6 @@ class SSEParser:
     def _dispatch(self) -> SSEEvent | None:
         event, data, ident = self._event, self._data, self._id
         self._event, self._data, self._fields = "", [], False
-        if not data:
+        if not data and not event:
             return None
-        return SSEEvent(event=event or "message", data="\n".join(data), id=ident)
+        return SSEEvent(event=event, data="\n".join(data) if data else None, id=ident)

@@ -1,16 +1,28 @@
 """The common core of the three server-sent-events dialects (OpenAI, Anthropic, Gemini).
 
-:class:`SSEStream` parses the body with :class:`~gate.reviewers.sse.SSEParser`
-and collects what the dialect subclass finds in each event: content, the
-finish reason, usage, error frames, malformed events and the end marker.
-:meth:`SSEStream.conclude` turns them, with the HTTP evidence of
-:class:`~gate.reviewers.base.Exchange`, into a :class:`~gate.reviewers.base.Reply`,
-sealing the content into an MC1 envelope only when every piece of
-completeness evidence is present, and otherwise naming the first missing one.
+:class:`SSEStream` parses the body with :class:`~gate.reviewers.sse.SSEParser`,
+reads each event's data once as strict JSON (:func:`load_object`, the verdict's
+own loader: a duplicate key is refused, never last-wins), applies the one
+precedence rule (:func:`frame_error`), and only then hands the event to the
+dialect subclass, which collects content, the finish reason, usage, malformed
+events and the end marker. :meth:`SSEStream.conclude` turns them, with the
+HTTP evidence of :class:`~gate.reviewers.base.Exchange`, into a
+:class:`~gate.reviewers.base.Reply`, sealing the content into an MC1 envelope
+only when every piece of completeness evidence is present, and otherwise
+naming the first missing one.
+
+The precedence rule: an event that is named ``error`` (in any case, with any
+data or none, even ``data: [DONE]``), or whose data is a JSON object carrying a
+non-null ``error`` or a ``type``/``object`` of ``"error"`` (read leniently when
+the object is not strict JSON, e.g. a duplicated ``error`` key), is an error
+frame. It wins over everything else the event says, before any dialect logic,
+before the end-marker check and after an end marker too. ``"error": null`` is
+not an error: the official SDKs ignore it, and it carries no error to lose.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +69,60 @@ class ErrorFrame:
     transient: bool
 
 
+@dataclass(frozen=True)
+class Frame:
+    """One event with data, its data read once as strict JSON (``value``) or why not."""
+
+    name: str  # the ``event:`` field, "" when there was none
+    data: str
+    value: dict[str, Any] | None
+    problem: str | None  # why ``data`` is not a strict JSON object (None when it is)
+
+    def object(self) -> dict[str, Any]:
+        """The data as a strict JSON object, or raise ``malformed_event``."""
+        if self.value is None:
+            raise TransportError(self.problem or "malformed event", reason="malformed_event")
+        return self.value
+
+
+def _carries_error(pairs: list[tuple[str, Any]]) -> bool:
+    return any(
+        (key == "error" and value is not None) or (key in ("type", "object") and value == "error")
+        for key, value in pairs
+    )
+
+
+def _loose_pairs(data: str) -> list[tuple[str, Any]]:
+    """Every top-level key/value of a JSON object read leniently (duplicates kept), else []."""
+    try:
+        value = json.loads(data, object_pairs_hook=lambda pairs: pairs)
+    except (ValueError, RecursionError):
+        return []
+    return value if isinstance(value, list) and all(isinstance(p, tuple) for p in value) else []
+
+
+def frame_error(
+    event: SSEEvent, value: dict[str, Any] | None, secret: str | None
+) -> ErrorFrame | None:
+    """The one precedence rule: is this event an error frame, whatever else it says?
+
+    ``value`` is the event's data as a strict JSON object, or None when it has
+    no data or the data is not one. See the module docstring for the rule.
+    """
+    named = event.event.strip().casefold() == "error"
+    if value is not None:
+        if not (named or _carries_error(list(value.items()))):
+            return None
+        kind, message, code = error_fields(value, secret)
+        return ErrorFrame(kind, message, transient_error(kind, code))
+    data = event.data
+    if not (named or (data is not None and _carries_error(_loose_pairs(data)))):
+        return None
+    # an error frame is an error whatever its body; redacted before it is shortened
+    message = one_line(data, secret, limit=200) if data else "(no data)"
+    return ErrorFrame("error", message, transient=False)
+
+
 class SSEStream:
     """Collect one SSE answer and conclude it into a :class:`Reply`.
 
@@ -85,7 +151,8 @@ class SSEStream:
         self.events = 0
 
     # subclass hooks
-    def on_event(self, event: SSEEvent) -> None:
+    def on_event(self, frame: Frame) -> None:
+        """One event that is not an error frame and has data."""
         raise NotImplementedError
 
     def normalize(self, verbatim: str) -> FinishReason:
@@ -104,13 +171,33 @@ class SSEStream:
         try:
             for event in self.parser.feed(chunk):
                 self.events += 1
-                self.on_event(event)
+                self.take(event)
         except TransportError as err:
-            self.malformed = err.message
+            self.note_malformed(err.message)
         except (ValueError, RecursionError) as err:  # never out of perform(): the record is kept
-            self.malformed = (
-                f"malformed event: {type(err).__name__}: {one_line(str(err), limit=120)}"
+            self.note_malformed(
+                f"malformed event: {type(err).__name__}: "
+                f"{one_line(str(err), self.settings.api_key, limit=120)}"
             )
+
+    def take(self, event: SSEEvent) -> None:
+        """Read the data once, apply the precedence rule, then hand the event to the dialect."""
+        value: dict[str, Any] | None = None
+        problem: str | None = None
+        if event.data is not None:
+            try:
+                value = load_object(event.data)
+            except TransportError as err:
+                problem = err.message
+        error = frame_error(event, value, self.settings.api_key)
+        if error is not None:
+            self.note_error(error)
+            return
+        if event.data is None:
+            name = one_line(event.event, self.settings.api_key, limit=40)
+            self.note_malformed(f"malformed event: event {name!r} has no data line")
+            return
+        self.on_event(Frame(name=event.event, data=event.data, value=value, problem=problem))
 
     def note_malformed(self, text: str) -> None:
         if self.malformed is None:
@@ -129,9 +216,9 @@ class SSEStream:
             return
         self.finish = reason
 
-    def note_error(self, kind: str, message: str, transient: bool) -> None:
+    def note_error(self, error: ErrorFrame) -> None:
         if self.error is None:
-            self.error = ErrorFrame(kind or "error", message, transient)
+            self.error = error
 
     @property
     def content(self) -> str:
@@ -165,9 +252,9 @@ class SSEStream:
                 usage=self.usage,
             )
 
-        if exchange.status is not None and not 200 <= exchange.status < 300:
+        if exchange.head_refused:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 EndReason.HTTP_ERROR,
                 retry=exchange.retryable,
@@ -183,7 +270,7 @@ class SSEStream:
             )
         if exchange.failure:
             return reply(
-                exchange.failure,
+                exchange.reason,
                 exchange.failure_detail,
                 exchange.end_reason,
                 retry=exchange.retryable,
@@ -287,11 +374,21 @@ def transient_error(kind: object, code: object = None) -> bool:
     return any(word in words for word in _TRANSIENT_WORDS)
 
 
-def error_fields(value: object) -> tuple[str, str, object]:
-    """(kind, message, code) of an error object as providers send it."""
-    error = value.get("error", value) if isinstance(value, dict) else value
+def error_fields(value: object, secret: str | None = None) -> tuple[str, str, object]:
+    """(kind, message, code) of an error object as providers send it (redacted, then shortened).
+
+    The object is ``value["error"]`` when that is set (OpenAI, Anthropic, Gemini),
+    else ``value`` itself (vLLM's ``{"object": "error", "message": ...}``).
+    """
+    error = value.get("error") if isinstance(value, dict) else None
+    if error is None:
+        error = value
     if isinstance(error, dict):
         kind = error.get("type") or error.get("status") or error.get("code") or "error"
         message = error.get("message") or ""
-        return str(kind), one_line(str(message), limit=200), error.get("code")
-    return "error", one_line(str(error), limit=200), None
+        return (
+            one_line(str(kind), secret, limit=120),
+            one_line(str(message), secret, limit=200),
+            error.get("code"),
+        )
+    return "error", one_line(str(error), secret, limit=200), None

@@ -26,9 +26,10 @@ STREAM = (
 )
 EXPECTED = [
     SSEEvent(event="message_start", data='{"a": 1}'),
-    SSEEvent(event="message", data="no space\n two spaces"),
+    SSEEvent(event="", data="no space\n two spaces"),  # unnamed stays unnamed
     SSEEvent(event="x", data="", id="7"),
-    SSEEvent(event="message", data="café", id="7"),
+    SSEEvent(event="only-event", data=None, id="7"),  # a named event without data is dispatched
+    SSEEvent(event="", data="café", id="7"),
 ]
 
 
@@ -92,4 +93,4 @@ def test_invalid_utf8_is_a_malformed_event() -> None:
 
 def test_a_bom_split_across_chunks_is_stripped() -> None:
     events, _ = feed_all([b"\xef", b"\xbb", b"\xbfdata: x\n\n"])
-    assert events == [SSEEvent(event="message", data="x")]
+    assert events == [SSEEvent(event="", data="x")]
