@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from gate.errors import ConfigError
+from gate.redact import redact
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -584,6 +585,7 @@ def _show(value: Any, leaf: Mapping[str, Any]) -> str:
     if value is None:
         return "null (an empty value)"
     if isinstance(value, str):
+        value = redact(value)  # before the cut
         return repr(value if len(value) <= 60 else value[:57] + "...")
     if isinstance(value, dict):
         return "a mapping"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gate.errors import BindingError, FenceError, ShapeError, StrictJSONError
+from gate.redact import redact
 
 KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version")
 VERDICTS = ("pass", "fail")
@@ -225,5 +226,5 @@ def parse_verdict(content: str, *, diff_sha: str, policy_version: str) -> Verdic
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=True)
+    text = redact(json.dumps(value, ensure_ascii=True))  # before the cut
     return text if len(text) <= 40 else text[:37] + "..."

@@ -37,6 +37,7 @@ from urllib3.util.retry import Retry
 from gate import __version__
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
+from gate.redact import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -575,6 +576,7 @@ class GitHubClient:
         """Post a commit status (retried on 5xx and connection errors: repeating is harmless)."""
         if state not in STATUS_STATES:
             raise ValueError(f"unknown status state {state!r}")
+        description = redact(description)  # a public text: redacted, and before the cut
         text = description if len(description) <= MAX_DESCRIPTION else description[:139] + "…"
 
         def post() -> None:
@@ -629,6 +631,7 @@ class GitHubClient:
         Only a comment this token wrote is adopted (same login, same account type);
         a marker in anyone else's comment is ignored, never edited: a new one is created.
         """
+        body = redact(body)
         text = body if body.startswith(marker) else f"{marker}\n{body}"
         own = self.identity()
 
@@ -692,10 +695,11 @@ def _iter(items: Any) -> Iterator[Any]:
 
 
 def _error_message(body: bytes) -> str:
+    """GitHub's message from an error body, else its start (redacted before the cut)."""
     try:
         data = json.loads(body)
-    except ValueError:
-        return body[:200].decode("utf-8", "replace")
+    except (ValueError, RecursionError):
+        data = None
     if isinstance(data, dict) and "message" in data:
-        return str(data["message"])
-    return body[:200].decode("utf-8", "replace")
+        return redact(str(data["message"]))
+    return redact(body.decode("utf-8", "replace"))[:200]

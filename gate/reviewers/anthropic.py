@@ -16,7 +16,7 @@ import json
 
 from gate.attempt import FinishReason
 from gate.errors import TransportError
-from gate.reviewers.base import HttpRequest
+from gate.reviewers.base import HttpRequest, one_line
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent
 from gate.reviewers.stream import (
@@ -113,7 +113,7 @@ class Stream(SSEStream):
         try:
             kind, message, code = error_fields(load_object(data))
         except TransportError:  # an error frame is an error whatever its body
-            kind, message, code = "error", data[:200], None
+            kind, message, code = "error", one_line(data, limit=200), None
         self.note_error(kind, message, transient_error(kind, code))
 
     def _start(self, data: dict[str, object]) -> None:

@@ -37,6 +37,7 @@ import httpx
 from gate import __version__
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
+from gate.redact import redact
 from gate.reviewers.settings import ReviewerSettings
 
 USER_AGENT = f"review-gate/{__version__}"
@@ -49,9 +50,11 @@ DETAIL_LIMIT = 400
 
 
 def one_line(text: str, secret: str | None = None, limit: int = DETAIL_LIMIT) -> str:
-    """Collapse whitespace, remove the secret, and bound the length."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
+    """Redact the secrets in use (and ``secret``), collapse whitespace, bound the length.
+
+    Redaction comes first: a secret cut by the bound would no longer be found whole.
+    """
+    text = redact(text, secret)
     text = " ".join(text.split()).encode("utf-8", "replace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -305,7 +308,7 @@ def _framing(headers: Mapping[str, str]) -> str:
 
 def _error_message(body: bytes) -> str:
     """The provider's error message from a JSON error body, else the text."""
-    text = body[:2000].decode("utf-8", errors="replace")
+    text = redact(body.decode("utf-8", errors="replace"))[:2000]  # redacted before the cut
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

@@ -15,7 +15,7 @@ import json
 
 from gate.attempt import FinishReason
 from gate.errors import TransportError
-from gate.reviewers.base import HttpRequest
+from gate.reviewers.base import HttpRequest, one_line
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent
 from gate.reviewers.stream import (
@@ -74,7 +74,7 @@ class Stream(SSEStream):
             try:
                 kind, message, code = error_fields(load_object(event.data))
             except TransportError:  # an error frame is an error whatever its body
-                kind, message, code = "error", event.data[:200], None
+                kind, message, code = "error", one_line(event.data, limit=200), None
             self.note_error(kind, message, transient_error(kind, code))
             return
         chunk = load_object(event.data)
