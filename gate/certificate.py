@@ -96,18 +96,18 @@ def envelope_from(cert: Mapping[str, Any]) -> bytes:
     sealed = cert.get("envelope")
     if not isinstance(sealed, dict) or not isinstance(sealed.get("base64"), str):
         raise UsageError("the certificate holds no envelope (the attempt never completed)")
+    context = cert.get("context")
+    redacted = context.get("redacted") if isinstance(context, dict) else None
+    if isinstance(redacted, list) and "$.envelope.base64" in redacted:
+        raise UsageError(
+            "the certificate's envelope held a secret and was redacted when it was "
+            "written, so it cannot be re-verified from this certificate"
+        )
     try:
         raw = base64.b64decode(sealed["base64"], validate=True)
     except ValueError as err:
         raise UsageError("the certificate's envelope is not valid base64") from err
     if hashlib.sha256(raw).hexdigest() != sealed.get("sha256"):
-        context = cert.get("context")
-        redacted = context.get("redacted") if isinstance(context, dict) else None
-        if isinstance(redacted, list) and "$.envelope.base64" in redacted:
-            raise UsageError(
-                "the certificate's envelope held a secret and was redacted when it was "
-                "written, so it cannot be re-verified from this certificate"
-            )
         raise UsageError("the certificate's envelope does not match its recorded sha256")
     return raw
 
