@@ -505,7 +505,10 @@ def _describe(
     leaf = _schema_at(path)
     expect = _expect(leaf, key)
     fix = _fix(path, leaf, input_name)
-    return f"{where}: {key} must be {expect}, got {_show(err.instance, leaf)}; fix: {fix}"
+    got = _show(err.instance, leaf)
+    if key == "reviewer.api_key_env" and isinstance(err.instance, str):
+        got = "a value that is not shown (it may be the key itself: name its variable here)"
+    return f"{where}: {key} must be {expect}, got {got}; fix: {fix}"
 
 
 _PATTERN_WORDS = {

@@ -425,13 +425,37 @@ def test_a_key_with_a_bad_character_inside_is_refused_without_showing_it(
 ) -> None:
     dirty = key[:at] + bad + key[at:]
     where = "the environment variable OPENAI_API_KEY" if source == "env" else "the input api-key"
-    with pytest.raises(ConfigError) as info:
-        redact.checked_key(dirty, source=where)
-    assert info.value.reason == "config_bad_secret"
-    assert where in info.value.message
-    assert leaks(info.value.message, key, 8) == []
+
+    def refused(value: str) -> ConfigError:
+        with pytest.raises(ConfigError) as info:
+            redact.checked_key(value, source=where)
+        return info.value
+
+    error = refused(dirty)
+    assert error.reason == "config_bad_secret"
+    assert where in error.message
+    # nothing of the key is shown: the message is the same for another key of its shape
+    assert error.message == refused("A" * at + bad + "A" * (len(key) - at)).message
     with pytest.raises(UsageError):  # a caller that did not check is refused too
         validate(ReviewerSettings("openai", MODEL, "http://127.0.0.1:9", api_key=dirty))
+
+
+@EXAMPLES
+@given(keys.filter(lambda k: re.search(r"[^A-Za-z0-9_]", k) is not None), st.booleans())
+def test_a_key_given_where_its_variable_name_belongs_is_not_shown(key: str, cli: bool) -> None:
+    """``api-key-env: <the key>`` (the key pasted where its variable's name goes)."""
+    from gate.commands.review import usage_from
+    from gate.config import apply_inputs, default_config
+
+    def message(value: str) -> str:
+        with pytest.raises(ConfigError) as info:
+            apply_inputs(default_config(), {"api-key-env": value})
+        return usage_from(info.value).message if cli else info.value.message
+
+    shown = message(key)
+    assert "api-key-env" in shown
+    # nothing of the value is shown: the message is the same for any other refused value
+    assert shown == message("-" * len(key))
 
 
 @EXAMPLES
