@@ -23,9 +23,10 @@ replaced by :data:`MARK`, so a secret cut short by a truncation elsewhere, or
 echoed in part, is found too.
 
 Finding runs: every run of at least ``WINDOW`` characters of a form contains
-one whole *aligned block* (the form's characters ``[6m, 6m+6)``), so the
-text is searched only for those blocks (``str.find``, C speed), and each hit
-is checked against the form's ``WINDOW``-character windows around it.
+one whole *aligned block* (the form's characters ``[6m, 6m+6)``), so the text
+is searched only for those blocks (one regular expression), each hit is checked
+against the form's ``WINDOW``-character windows around it, and a window that
+belongs to a form is extended along it as far as the text agrees.
 """
 
 from __future__ import annotations
@@ -158,12 +159,43 @@ def forms(secret: str) -> tuple[str, ...]:
 # --- finding and replacing -----------------------------------------------------------
 
 
+def _agree_right(text: str, at: int, form: str, offset: int) -> int:
+    """How many characters ``text[at:]`` and ``form[offset:]`` share (binary search on slices)."""
+    low, high = 0, min(len(text) - at, len(form) - offset)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if text[at : at + mid] == form[offset : offset + mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _agree_left(text: str, at: int, form: str, offset: int) -> int:
+    """How many characters ``text[:at]`` and ``form[:offset]`` share at their ends."""
+    low, high = 0, min(at, offset)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if text[at - mid : at] == form[offset - mid : offset]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 class _Matcher:
-    """Finds every run of ``WINDOW`` or more characters of any of the forms."""
+    """Finds every run of ``WINDOW`` or more characters of any of the forms.
+
+    One regular expression finds the next aligned block (see the module
+    docstring); the windows around it that belong to a form are extended left and
+    right along that form, and the search resumes near the end of the longest run,
+    so a text made of secrets costs one step per run, not one per character.
+    """
 
     def __init__(self, all_forms: Iterable[str]) -> None:
-        self.windows: set[str] = set()
-        self.blocks: set[str] = set()
+        # each window -> the form and offset it occurs at with the most of the form after it
+        self.where: dict[str, tuple[str, int]] = {}
+        blocks: set[str] = set()
         self.whole: set[str] = set()  # forms shorter than a window: matched whole
         for form in all_forms:
             if len(form) < MIN_SECRET:
@@ -171,20 +203,40 @@ class _Matcher:
             if len(form) < WINDOW:
                 self.whole.add(form)
                 continue
-            self.windows.update(form[i : i + WINDOW] for i in range(len(form) - WINDOW + 1))
-            self.blocks.update(
-                form[i : i + _BLOCK] for i in range(0, len(form) - _BLOCK + 1, _BLOCK)
-            )
+            for i in range(len(form) - WINDOW + 1):
+                window = form[i : i + WINDOW]
+                known = self.where.get(window)
+                if known is None or len(known[0]) - known[1] < len(form) - i:
+                    self.where[window] = (form, i)
+            blocks.update(form[i : i + _BLOCK] for i in range(0, len(form) - _BLOCK + 1, _BLOCK))
+        ordered = sorted(blocks)
+        self.blocks = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
-        for block in self.blocks:
-            at = text.find(block)
-            while at != -1:
-                for start in range(max(0, at - _BLOCK), at + 1):
-                    if text[start : start + WINDOW] in self.windows:
-                        found.append((start, start + WINDOW))
-                at = text.find(block, at + 1)
+        pos = 0
+        while self.blocks is not None:
+            hit = self.blocks.search(text, pos)
+            if hit is None:
+                break
+            at = hit.start()
+            reach = at + 1
+            inside = -1  # starts before this lie inside the run just found
+            for start in range(max(0, at - _BLOCK + 1), at + 1):
+                if start < inside:
+                    continue
+                known = self.where.get(text[start : start + WINDOW])
+                if known is None:
+                    continue
+                # one alignment is enough: every window of a run is checked or covered, and
+                # a run that goes on past this one is found from where the search resumes
+                form, offset = known
+                first = start - _agree_left(text, start, form, offset)
+                last = start + _agree_right(text, start, form, offset)
+                found.append((first, last))
+                inside = last - WINDOW + 1
+                reach = max(reach, inside)
+            pos = reach
         for form in self.whole:
             at = text.find(form)
             while at != -1:

@@ -188,6 +188,31 @@ def test_every_form_of_the_key_is_redacted(echo: tuple[str, str, str]) -> None:
     assert leaks(data, key) == []
 
 
+periodic_keys = st.builds(
+    lambda unit, size: (unit * size)[:size],
+    st.text(KEY_ALPHABET, min_size=1, max_size=7),
+    st.integers(16, 48),
+)
+
+
+@EXAMPLES
+@given(
+    st.data(),
+    keys | periodic_keys,
+    st.lists(st.tuples(st.integers(0, 47), st.integers(1, 48)), min_size=1, max_size=30),
+)
+def test_text_made_of_pieces_of_the_key_is_redacted(
+    data: st.DataObject, key: str, cuts: list[tuple[int, int]]
+) -> None:
+    """Runs that touch, overlap and repeat (and periodic keys, with many alignments)."""
+    pieces = [key[start : start + size] for start, size in cuts]
+    glue = data.draw(st.lists(st.sampled_from(["", "", " ", "\n", "x"]), min_size=len(pieces)))
+    text = "".join(piece + sep for piece, sep in zip(pieces, glue, strict=False))
+    with redact.scope(key):
+        out = redact.redact(text)
+    assert leaks(out, key) == []
+
+
 @EXAMPLES
 @given(keys, filler)
 def test_text_without_the_key_is_left_alone(key: str, text: str) -> None:
