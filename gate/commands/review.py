@@ -139,7 +139,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--save-response",
         metavar="PATH",
         help="save the last attempt's response body exactly as received, after HTTP chunked "
-        "decoding, complete or not (checked before the reviewer is called)",
+        "decoding, complete or not, an echoed key redacted (checked before the reviewer is "
+        "called)",
     )
 
 
