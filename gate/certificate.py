@@ -5,7 +5,10 @@ inputs, the binding, the sealed envelope itself (base64) with its digest,
 every attempt with its finish and end reasons, and the decision), so a
 decision can be re-verified offline from the certificate alone
 (``review-gate verify --certificate-in``). :func:`write` stores it with a
-verified atomic write and refuses to write a record that contains a secret.
+verified atomic write, every string redacted first (:mod:`gate.redact`; the
+paths of what was redacted are listed in ``context.redacted``), and refuses to
+write a record in which a secret is still found. :func:`write_response` stores
+the raw response beside it, redacted the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from gate import __version__
+from gate import __version__, redact
 from gate.atomic import atomic_write
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.decision import Binding, Decision
@@ -64,16 +67,28 @@ def dumps(cert: Mapping[str, Any]) -> bytes:
 def write(
     path: str | os.PathLike[str], cert: Mapping[str, Any], *, secrets: Sequence[str] = ()
 ) -> str:
-    """Write the certificate atomically; return the SHA-256 of the bytes written."""
-    data = dumps(cert)
-    text = data.decode("ascii")
-    for secret in secrets:
-        if secret and (secret in text or json.dumps(secret)[1:-1] in text):
-            raise AtomicWriteError(
-                "refusing to write a certificate that contains a secret; this is a bug in "
-                "review-gate, please report it (the secret itself is not shown)"
-            )
+    """Write the certificate atomically, redacted; return the SHA-256 of the bytes written.
+
+    ``secrets`` are redacted as well as the ones registered (:func:`gate.redact.remember`).
+    A redacted envelope can no longer be re-verified: ``context.redacted`` says so.
+    """
+    changed: list[str] = []
+    clean = redact.redact_value(dict(cert), *secrets, changed=changed)
+    if changed:
+        context = clean.get("context")
+        clean["context"] = {**(context if isinstance(context, dict) else {}), "redacted": changed}
+    data = dumps(clean)
+    if redact.active(*secrets).found(data.decode("ascii")):
+        raise AtomicWriteError(
+            "refusing to write a certificate that contains a secret; this is a bug in "
+            "review-gate, please report it (the secret itself is not shown)"
+        )
     return atomic_write(path, data)
+
+
+def write_response(path: str | os.PathLike[str], raw: bytes, *, secrets: Sequence[str] = ()) -> str:
+    """Write the raw response (as received, secrets redacted) atomically; return its SHA-256."""
+    return atomic_write(path, redact.redact_bytes(raw, *secrets))
 
 
 def envelope_from(cert: Mapping[str, Any]) -> bytes:
@@ -81,6 +96,13 @@ def envelope_from(cert: Mapping[str, Any]) -> bytes:
     sealed = cert.get("envelope")
     if not isinstance(sealed, dict) or not isinstance(sealed.get("base64"), str):
         raise UsageError("the certificate holds no envelope (the attempt never completed)")
+    context = cert.get("context")
+    redacted = context.get("redacted") if isinstance(context, dict) else None
+    if isinstance(redacted, list) and "$.envelope.base64" in redacted:
+        raise UsageError(
+            "the certificate's envelope held a secret and was redacted when it was "
+            "written, so it cannot be re-verified from this certificate"
+        )
     try:
         raw = base64.b64decode(sealed["base64"], validate=True)
     except ValueError as err:

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Protocol, cast
 
-from gate import __version__, commands
+from gate import __version__, commands, redact
+from gate.commands._io import say
 from gate.errors import GateError, UsageError
 
 EXIT_PASS = 0
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@redact.scope()  # a command registers the secrets it reads (gate.redact.remember)
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -94,21 +96,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(run(args))
     except UsageError as err:
-        print(f"review-gate {args.command}: error: {err.message}", file=sys.stderr)
+        say(f"review-gate {args.command}: error: {err.message}", err=True)
         return EXIT_USAGE
     except GateError as err:
-        print(f"review-gate {args.command}: error: {err.message}", file=sys.stderr)
+        say(f"review-gate {args.command}: error: {err.message}", err=True)
         return EXIT_BLOCKED
     except KeyboardInterrupt:
-        print(f"review-gate {args.command}: interrupted", file=sys.stderr)
+        say(f"review-gate {args.command}: interrupted", err=True)
         return EXIT_BLOCKED
     except BrokenPipeError:
         return EXIT_BLOCKED
     except Exception as err:  # noqa: BLE001 - a bug must block, never read as "fail" (exit 1)
-        print(
+        say(
             f"review-gate {args.command}: internal error {type(err).__name__}: {err}; "
             "this is a bug in review-gate, please report it (nothing was passed)",
-            file=sys.stderr,
+            err=True,
         )
         return EXIT_BLOCKED
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from gate.errors import ConfigError
+from gate.redact import redact
 from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL
 from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
 
@@ -623,7 +624,10 @@ def _describe(
     leaf = _schema_at(path)
     expect = _expect(leaf, key)
     fix = _fix(path, leaf, input_name)
-    return f"{where}: {key} must be {expect}, got {_show(err.instance, leaf)}; fix: {fix}"
+    got = _show(err.instance, leaf)
+    if key == "reviewer.api_key_env" and isinstance(err.instance, str):
+        got = "a value that is not shown (it may be the key itself: name its variable here)"
+    return f"{where}: {key} must be {expect}, got {got}; fix: {fix}"
 
 
 _PATTERN_WORDS = {
@@ -703,6 +707,7 @@ def _show(value: Any, leaf: Mapping[str, Any]) -> str:
     if value is None:
         return "null (an empty value)"
     if isinstance(value, str):
+        value = redact(value)  # before the cut
         return repr(value if len(value) <= 60 else value[:57] + "...")
     if isinstance(value, dict):
         return "a mapping"

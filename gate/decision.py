@@ -27,6 +27,7 @@ from gate.errors import (
     StrictJSONError,
     VerdictError,
 )
+from gate.redact import redact
 from gate.repair import find_structural_cut
 from gate.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
 
@@ -80,8 +81,9 @@ class Decision:
 
 
 def describe(prefix: str, cause: str) -> str:
-    """``prefix: cause``, single-line, printable, at most 140 characters."""
-    text = " ".join(f"{prefix}: {cause}".split())
+    """``prefix: cause``, single-line, printable, at most 140 characters, secrets redacted
+    before the cut (a cut secret would no longer be found whole)."""
+    text = " ".join(redact(f"{prefix}: {cause}").split())
     text = "".join(ch if ch.isprintable() else "?" for ch in text)
     if len(text) > MAX_DESCRIPTION:
         text = text[: MAX_DESCRIPTION - 3].rstrip() + "..."

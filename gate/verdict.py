@@ -38,6 +38,7 @@ from gate.errors import (
     ShapeError,
     StrictJSONError,
 )
+from gate.redact import redact
 
 KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version")
 VERDICTS = ("pass", "fail")
@@ -323,5 +324,5 @@ def parse_verdict(content: str, *, diff_sha: str, policy_version: str) -> Verdic
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=True)
+    text = redact(json.dumps(value, ensure_ascii=True))  # before the cut
     return text if len(text) <= 40 else text[:37] + "..."

@@ -36,6 +36,7 @@ from urllib3.util.retry import Retry
 from gate import strictjson
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
+from gate.redact import redact
 from gate.reviewers import USER_AGENT
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -585,6 +586,7 @@ class GitHubClient:
         """Post a commit status (retried on 5xx and connection errors: repeating is harmless)."""
         if state not in STATUS_STATES:
             raise ValueError(f"unknown status state {state!r}")
+        description = redact(description)  # a public text: redacted, and before the cut
         text = description if len(description) <= MAX_DESCRIPTION else description[:139] + "…"
 
         def post() -> None:
@@ -639,6 +641,7 @@ class GitHubClient:
         Only a comment this token wrote is adopted (same login, same account type);
         a marker in anyone else's comment is ignored, never edited: a new one is created.
         """
+        body = redact(body)
         text = body if body.startswith(marker) else f"{marker}\n{body}"
         own = self.identity()
 
@@ -702,10 +705,11 @@ def _iter(items: Any) -> Iterator[Any]:
 
 
 def _error_message(body: bytes) -> str:
+    """GitHub's message from an error body, else its start (redacted before the cut)."""
     try:
         data = strictjson.loads(body, what="the error body", error=GitHubError)
     except GitHubError:
-        return body[:200].decode("utf-8", "replace")
+        data = None
     if isinstance(data, dict) and "message" in data:
-        return str(data["message"])
-    return body[:200].decode("utf-8", "replace")
+        return redact(str(data["message"]))
+    return redact(body.decode("utf-8", "replace"))[:200]

@@ -12,20 +12,31 @@ Safety rules this module keeps:
 - step outputs use a fresh random heredoc delimiter per value
   (``name<<ghadelimiter_<random>``) that is checked not to occur in the value,
   so a value cannot inject another output;
-- text that came from the reviewer or from file names is escaped before it is
-  put into Markdown (no HTML, no @mentions, no table breaks) and workflow
-  commands are escaped per GitHub's rules (``%``, CR, LF; ``:`` and ``,`` in
-  properties).
+- every secret in :func:`mask_commands` is also registered for redaction
+  (:mod:`gate.redact`), and every writer here (:func:`emit`,
+  :func:`append_summary`, :func:`write_outputs`) and renderer (:func:`md`,
+  :func:`code`, :func:`comment_body`) redacts before it escapes or cuts;
+- text that came from the reviewer, from GitHub or from file names is rendered
+  through :mod:`gate.untrusted` (controls, bidi and zero-width characters
+  escaped, no workflow command), and made inert before it is put into Markdown:
+  every ASCII punctuation character backslash-escaped (no emphasis, links,
+  images, headings, lists, tables, fences, math), ``<`` and ``&`` as entities
+  (no HTML, no HTML comment that could forge the sticky marker), a zero-width
+  space after ``@`` and ``#`` (no @mention, no #reference), whitespace
+  collapsed (no line break, no indented code); workflow commands are escaped
+  per GitHub's rules (``%``, CR, LF; ``:`` and ``,`` in properties).
 """
 
 from __future__ import annotations
 
 import secrets as _secrets
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from gate import redact, untrusted
 from gate.attempt import Attempt
 from gate.decision import Decision, State
 from gate.diff import Coverage
@@ -79,21 +90,27 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-_MD_SPECIAL = "\\`*_{}[]()#+-.!|~>"
+_MD_PUNCTUATION = frozenset(string.punctuation)
+_MD_ENTITY = {"<": "&lt;", "&": "&amp;"}
+_NO_LINK = "\u200b"  # after @ and #: no mention, no issue reference
 
 
 def md(text: str) -> str:
-    """Text that came from outside (reviewer, file names) made inert in Markdown."""
+    """Text that came from outside (reviewer, GitHub, file names) made inert in Markdown.
+
+    Redacted, whitespace collapsed to single spaces, unsafe characters shown as
+    escapes (:func:`gate.untrusted.visible`), then every ASCII punctuation
+    character escaped, so the text renders as exactly itself.
+    """
+    clean = untrusted.visible(" ".join(redact.redact(text).split()))
     out = []
-    for ch in text.replace("\r", " ").replace("\n", " "):
-        if ch == "<":
-            out.append("&lt;")
-        elif ch == "&":
-            out.append("&amp;")
-        elif ch == "@":
-            out.append("@\u200b")  # no mentions
-        elif ch in _MD_SPECIAL:
+    for ch in clean:
+        if ch in _MD_ENTITY:
+            out.append(_MD_ENTITY[ch])
+        elif ch in _MD_PUNCTUATION:
             out.append("\\" + ch)
+            if ch in "@#":
+                out.append(_NO_LINK)
         else:
             out.append(ch)
     return "".join(out)
@@ -101,15 +118,28 @@ def md(text: str) -> str:
 
 def code(text: str) -> str:
     """Inline code for a value that contains no backtick (digests, reasons codes, paths)."""
-    clean = text.replace("`", "'").replace("\n", " ").replace("\r", " ").replace("|", "\\|")
+    clean = untrusted.visible(" ".join(redact.redact(text).split()))
+    clean = clean.replace("`", "'").replace("|", "\\|")
     return f"`{clean}`" if clean else "—"
 
 
 # --- masks, annotations, outputs -------------------------------------------------
 
 
+class MaskCommand(str):
+    """An ``::add-mask::`` line: :func:`emit` writes it as is (it must name the secret)."""
+
+    __slots__ = ()
+
+
 def mask_commands(values: Iterable[str | None]) -> list[str]:
-    """``::add-mask::`` lines for every non-empty secret (each line of a multi-line one)."""
+    """``::add-mask::`` lines for every non-empty secret (each line of a multi-line one).
+
+    The same values are registered for redaction (:func:`gate.redact.remember`), so a
+    secret masked in the log is redacted from every other sink too.
+    """
+    values = list(values)
+    redact.remember(*values)
     lines: list[str] = []
     seen: set[str] = set()
     for value in values:
@@ -117,29 +147,33 @@ def mask_commands(values: Iterable[str | None]) -> list[str]:
             continue
         for part in [value, *value.splitlines()]:
             part = part.strip()
-            if part and part not in seen and len(part) >= 4:
+            if part and part not in seen and len(part) >= redact.MIN_SECRET:
                 seen.add(part)
-                lines.append(f"::add-mask::{escape_data(part)}")
+                lines.append(MaskCommand(f"::add-mask::{escape_data(part)}"))
     return lines
 
 
 def annotation_commands(report: Report) -> list[str]:
     """``::error::``/``::warning::`` commands: an error unless the gate passed."""
     out: list[str] = []
-    title = escape_property(f"{report.context}: {report.state}")
+    title = escape_property(untrusted.line(f"{report.context}: {report.state}"))
     if report.state != "pass":
-        message = report.description
+        message = untrusted.lines(report.description)
         if report.decision.detail and report.decision.detail not in report.description:
-            message += "\n" + report.decision.detail
+            message += "\n" + untrusted.lines(report.decision.detail)
         out.append(f"::error title={title}::{escape_data(message)}")
     for note in report.notes:
-        out.append(f"::warning title={escape_property(report.context)}::{escape_data(note)}")
+        context = escape_property(untrusted.line(report.context))
+        out.append(f"::warning title={context}::{escape_data(untrusted.lines(note))}")
     return out
 
 
 def emit(lines: Iterable[str], stream: TextIO) -> None:
+    """Write log lines the gate built: each one redacted and made safe as a whole
+    (:func:`gate.untrusted.own_line`), except :class:`MaskCommand` lines."""
     for line in lines:
-        stream.write(line + "\n")
+        text = line if isinstance(line, MaskCommand) else untrusted.own_line(line)
+        stream.write(text + "\n")
     stream.flush()
 
 
@@ -159,7 +193,7 @@ def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
     """Append step outputs to ``GITHUB_OUTPUT`` (nothing when the path is not set)."""
     if not path:
         return
-    text = "".join(heredoc(name, value) for name, value in outputs.items())
+    text = "".join(heredoc(name, redact.redact(value)) for name, value in outputs.items())
     with Path(path).open("a", encoding="utf-8", errors="replace") as handle:
         handle.write(text)
 
@@ -168,6 +202,7 @@ def append_summary(path: str | None, markdown: str) -> None:
     """Append to ``GITHUB_STEP_SUMMARY`` (nothing when the path is not set)."""
     if not path:
         return
+    markdown = redact.redact(markdown)
     with Path(path).open("a", encoding="utf-8", errors="replace") as handle:
         handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
 
@@ -313,7 +348,7 @@ def comment_body(report: Report) -> str:
     lines += _verdict_md(d)
     if report.run_url:
         lines.append(f"[Run, summary and certificate]({report.run_url})")
-    text = "\n".join(lines)
+    text = redact.redact("\n".join(lines))  # before the cut
     if len(text) > MAX_COMMENT_CHARS:
         text = text[:MAX_COMMENT_CHARS] + "\n\n… (cut; see the job summary)"
     return text

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate
+from gate import certificate, redact
 from gate.action import report
 from gate.action.github import (
     OVERRIDE_PERMISSIONS,
@@ -44,7 +44,6 @@ from gate.action.github import (
     read_event,
     target_from_event,
 )
-from gate.atomic import atomic_write
 from gate.config import (
     Config,
     apply_inputs,
@@ -126,6 +125,7 @@ def _flag(value: str, default: bool) -> bool:
     raise UsageError(f"input fail-job: {value!r} is not true or false")
 
 
+@redact.scope()  # the secrets of this run: report.mask_commands registers them
 def run_action(
     env: Mapping[str, str] | None = None,
     *,
@@ -213,8 +213,11 @@ def _pipeline(
     )
     if target.ignore:
         return None
-    token = inputs.get("token") or env.get("GITHUB_TOKEN", "")
-    settings = GitHubSettings.from_env(env, token=token)
+    token = redact.first_key(
+        (inputs.get("token"), "the action input token"),
+        (env.get("GITHUB_TOKEN"), "the environment variable GITHUB_TOKEN"),
+    )
+    settings = GitHubSettings.from_env(env, token=token or "")
     run.settings = settings = replace(settings, throttle=throttle)
     run.gh = gh = client_factory(settings)
 
@@ -247,7 +250,13 @@ def _pipeline(
     run.config_sha = config_sha256(config)
     run.extra["config"] = {"path": config_path, "ref": run.base, "sha256": run.config_sha}
     key_env = config.reviewer.key_env()
-    api_key = inputs.get("api-key") or env.get(key_env) or None
+    try:
+        api_key = redact.first_key(
+            (inputs.get("api-key"), "the action input api-key"),
+            (env.get(key_env), f"the environment variable {key_env}"),
+        )
+    except ConfigError as err:
+        return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     if api_key and api_key not in run.secrets:
         run.secrets.append(api_key)
         report.emit(report.mask_commands([api_key]), run.out)
@@ -622,7 +631,7 @@ def _write_artifacts(run: Run, decision: Decision) -> tuple[str | None, dict[str
             digests["envelope"] = hashlib.sha256(envelope).hexdigest()
         if result.outcome.raw:
             raw_path = folder / f"{stem}.response"
-            digests["raw_response"] = atomic_write(raw_path, result.outcome.raw)
+            digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
     else:
         diff_sha = run.coverage.diff_sha if run.coverage else ""

@@ -1,11 +1,37 @@
-"""Small input/output helpers shared by the sub-commands."""
+"""Small input/output helpers shared by the sub-commands.
+
+:func:`say` and :func:`say_json` are how a command prints text: every line
+redacted (:mod:`gate.redact`) and rendered safe (:func:`gate.untrusted.lines`:
+no control or bidi character, no workflow command), because what a command
+prints holds the reviewer's words, a provider's error text or file names.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from gate import redact, untrusted
 from gate.errors import UsageError
+
+
+def say(text: str = "", *, err: bool = False) -> None:
+    """Print ``text`` to standard output (or error): redacted, escaped, neutral."""
+    stream = sys.stderr if err else sys.stdout
+    print(untrusted.lines(text), file=stream, flush=err)
+
+
+def say_json(value: Any, *, indent: int | None = None) -> None:
+    """Print a JSON document to standard output, every string redacted.
+
+    ``ensure_ascii`` escapes every control, bidi and non-ASCII character; ``##[``
+    (a workflow command anywhere in a line) is written ``#\\u0023[``, still the
+    same JSON string.
+    """
+    text = json.dumps(redact.redact_value(value), indent=indent, sort_keys=True)
+    print(text.replace("##[", "#\\u0023["))
 
 
 def read_input(

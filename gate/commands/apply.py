@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from gate.apply import Outcome, apply_tool_result
-from gate.commands._io import read_input
+from gate.commands._io import read_input, say, say_json
 
 NAME = "apply"
 ORDER = 60
@@ -51,13 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     raw = read_input(args.result, what="tool result", limit=MAX_RESULT_BYTES)
     result = apply_tool_result(raw, args.root)
-    print(result.log_line(), file=sys.stderr, flush=True)
+    say(result.log_line(), err=True)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        say_json(result.to_json(), indent=2)
     else:
         for line in result.hints():
-            print(line)
+            say(line)
         if result.outcome is not Outcome.OK:
-            print(result.detail_line())
+            say(result.detail_line())
     sys.stdout.flush()
     return result.exit_code

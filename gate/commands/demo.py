@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from gate import certificate
 from gate.atomic import atomic_write
+from gate.commands._io import say, say_json
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.errors import GateError, UsageError
@@ -435,28 +436,28 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     ok = all(o.ok for o in outcomes)
     if args.json:
-        print(json.dumps(summary_json(outcomes, out), indent=2, sort_keys=True))
+        say_json(summary_json(outcomes, out), indent=2)
         return 0 if ok else 3
-    print(
+    say(
         f"sent: the bundled {SAMPLE} ({len(diff)} bytes, diff_sha {binding.diff_sha[:12]}..., "
         f"policy_version {binding.policy_version}) in a {len(prompt.system) + len(prompt.user)}"
         "-character prompt"
     )
-    print(
+    say(
         "to:   a local reviewer speaking the OpenAI streaming dialect on 127.0.0.1, "
         "through the fault proxy; 2 tries per case, retry pauses shortened"
     )
-    print("      (wire offsets count the HTTP response from its first byte, headers included)")
-    print()
-    print(table(outcomes))
-    print()
+    say("      (wire offsets count the HTTP response from its first byte, headers included)")
+    say()
+    say(table(outcomes))
+    say()
     good = sum(o.ok for o in outcomes)
-    print(f"certificates: {out}/ ({len(outcomes)} files, one per case), with the diff as {sample}")
-    print(
+    say(f"certificates: {out}/ ({len(outcomes)} files, one per case), with the diff as {sample}")
+    say(
         f"re-verify one offline: review-gate verify --from-certificate {out / 'healthy.json'} "
         f"--diff {sample} --policy-version {POLICY_VERSION}"
     )
-    print(f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full")
+    say(f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full")
     verdict = "every case got its expected decision" if ok else "SOME CASES DID NOT"
-    print(f"{good}/{len(outcomes)} as expected in {elapsed:.1f} s: {verdict}")
+    say(f"{good}/{len(outcomes)} as expected in {elapsed:.1f} s: {verdict}")
     return 0 if ok else 3

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-from gate import certificate
-from gate.atomic import atomic_write
+from gate import certificate, redact, untrusted
 from gate.attempt import Attempt
-from gate.commands._io import read_input
+from gate.commands._io import read_input, say, say_json
 from gate.config import Config, apply_inputs, default_config, load_config
 from gate.decision import Decision, State, exit_code
 from gate.diff import Coverage
@@ -142,7 +139,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--save-response",
         metavar="PATH",
         help="save the last attempt's response body exactly as received, after HTTP chunked "
-        "decoding, complete or not (checked before the reviewer is called)",
+        "decoding, complete or not, an echoed key redacted (checked before the reviewer is "
+        "called)",
     )
 
 
@@ -193,7 +191,9 @@ def check_output_path(option: str, name: str | None) -> None:
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
     """The API key from the environment; a missing key that is needed is a usage error."""
     env_name = config.reviewer.key_env()
-    key = os.environ.get(env_name) or None
+    value = os.environ.get(env_name)
+    redact.remember(value)  # before the check: no message may show it
+    key = redact.checked_key(value, source=f"the environment variable {env_name}")
     if key is None:
         probe = config.reviewer.to_settings(None)
         if explicit_env or needs_api_key(probe):
@@ -302,7 +302,7 @@ def _run(args: argparse.Namespace) -> int:
     total = config.reviewer.attempts
 
     def report_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
-        print(attempt_line(attempt, total), file=sys.stderr, flush=True)
+        say(attempt_line(attempt, total), err=True)
 
     result = review_diff(
         selected.data,
@@ -313,7 +313,7 @@ def _run(args: argparse.Namespace) -> int:
         on_attempt=report_attempt,
     )
     if args.save_response:
-        atomic_write(args.save_response, result.outcome.raw)
+        certificate.write_response(args.save_response, result.outcome.raw)
     cert_sha = None
     if args.certificate:
         secrets = [api_key] if api_key else []
@@ -321,19 +321,23 @@ def _run(args: argparse.Namespace) -> int:
     decision = result.decision
     hint = unreachable_hint(result, result.certificate["context"]["reviewer"]["base_url"])
     if args.json:
-        print(json.dumps(summary_json(result, cert_sha), sort_keys=True))
+        say_json(summary_json(result, cert_sha))
     else:
-        print("\n".join(decision_lines(decision)))
+        say("\n".join(decision_lines(decision)))
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {untrusted.line(note)}", err=True)
     if hint:  # the last line, where the eye lands after the attempts
-        print(f"review-gate review: hint: {hint}", file=sys.stderr)
+        say(f"review-gate review: hint: {hint}", err=True)
     return exit_code(decision)
 
 
 def decision_lines(decision: Decision) -> list[str]:
-    """The decision for standard output, in full (the status text stops at 140 characters)."""
-    description, detail = decision.description, decision.detail
+    """The decision for standard output, in full (the status text stops at 140 characters).
+
+    Both texts may hold the reviewer's words: each is one safe line
+    (:func:`gate.untrusted.line`), so a reason cannot start a line of its own.
+    """
+    description, detail = untrusted.line(decision.description), untrusted.line(decision.detail)
     if not detail or detail in description:
         return [description]
     if description.endswith("..."):  # the status text was cut: show the whole cause instead
@@ -350,8 +354,7 @@ def _blocked_before_call(
     )
     cert_sha = certificate.write(args.certificate, cert) if args.certificate else None
     if args.json:
-        summary = summary_json(None, cert_sha, decision=decision, cert=cert, coverage=coverage)
-        print(json.dumps(summary, sort_keys=True))
+        say_json(summary_json(None, cert_sha, decision=decision, cert=cert, coverage=coverage))
     else:
-        print("\n".join(decision_lines(decision)))
+        say("\n".join(decision_lines(decision)))
     return exit_code(decision)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 
-from gate.commands._io import read_input
+from gate.commands._io import read_input, say, say_json
 from gate.decision import Binding, State
 from gate.envelope import verify
 from gate.errors import GateError, UsageError
@@ -74,29 +72,26 @@ def run(args: argparse.Namespace) -> int:
         ("forgeries", report.forgeries),
     ]
     if args.json:
-        print(
-            json.dumps(
-                {
-                    name.replace(" ", "_"): {
-                        "checked": tally.checked,
-                        "passed": len(tally.passed),
-                        "reasons": tally.states,
-                    }
-                    for name, tally in rows
+        say_json(
+            {
+                name.replace(" ", "_"): {
+                    "checked": tally.checked,
+                    "passed": len(tally.passed),
+                    "reasons": tally.states,
                 }
-                | {"ok": report.ok, "envelope_bytes": len(raw)},
-                sort_keys=True,
-            )
+                for name, tally in rows
+            }
+            | {"ok": report.ok, "envelope_bytes": len(raw)}
         )
     else:
-        print(f"baseline ({len(raw)} bytes): {report.baseline.description}")
+        say(f"baseline ({len(raw)} bytes): {report.baseline.description}")
         for name, tally in rows:
             reasons = ", ".join(f"{k}={v}" for k, v in sorted(tally.states.items()))
-            print(f"{name:12} checked={tally.checked:<7} passed={len(tally.passed)}  ({reasons})")
+            say(f"{name:12} checked={tally.checked:<7} passed={len(tally.passed)}  ({reasons})")
         total = sum(t.checked for _, t in rows)
         verdict = "OK: no mutation passed" if report.ok else "FAILED: some mutations passed"
-        print(f"{verdict} ({total} mutations in {elapsed:.1f}s)")
+        say(f"{verdict} ({total} mutations in {elapsed:.1f}s)")
     for _, tally in rows:
         for label in tally.passed[:20]:
-            print(f"PASSED (must not): {label}", file=sys.stderr)
+            say(f"PASSED (must not): {label}", err=True)
     return 0 if report.ok else 1

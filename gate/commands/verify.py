@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
-import sys
 from typing import Any
 
-from gate import strictjson
+from gate import strictjson, untrusted
 from gate.certificate import attempts_from, build, envelope_from, write
-from gate.commands._io import read_input
+from gate.commands._io import read_input, say, say_json
 from gate.decision import Binding, Decision, State, Status, blocked, decide, exit_code
 from gate.envelope import MAX_HEADER_BYTES
 from gate.errors import UsageError
@@ -184,9 +182,9 @@ def run(args: argparse.Namespace) -> int:
         out = decision.to_json()
         out["binding"] = {"diff_sha": binding.diff_sha, "policy_version": binding.policy_version}
         out["exit_code"] = exit_code(decision)
-        print(json.dumps(out, sort_keys=True))
+        say_json(out)
     else:
-        print(decision.description)
+        say(untrusted.line(decision.description))
         if decision.detail and decision.detail not in decision.description:
-            print(f"  {decision.detail}", file=sys.stderr)
+            say(f"  {untrusted.line(decision.detail)}", err=True)
     return exit_code(decision)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from gate import redact
 from gate.attempt import Attempt, ReviewOutcome
 from gate.reviewers.base import HttpRequest, Parser, Reply, perform
 from gate.reviewers.providers import (
@@ -69,12 +70,17 @@ def dialect(provider: str) -> Dialect:
 
 
 def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
-    """One attempt: send the request, read the answer under every limit, judge it."""
+    """One attempt: send the request, read the answer under every limit, judge it.
+
+    The key is registered for redaction while the attempt runs, so every text a
+    dialect cuts short (an error frame, a malformed event) is redacted before the cut.
+    """
     chosen = dialect(settings.provider)
-    request = chosen.build_request(settings, system=system, user=user)
-    parser = chosen.parser(settings)
-    exchange = perform(settings, request, parser.feed)
-    return parser.conclude(exchange)
+    with redact.scope(settings.api_key):
+        request = chosen.build_request(settings, system=system, user=user)
+        parser = chosen.parser(settings)
+        exchange = perform(settings, request, parser.feed)
+        return parser.conclude(exchange)
 
 
 def backoff_delay(

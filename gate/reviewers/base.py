@@ -45,6 +45,7 @@ import httpx
 
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
+from gate.redact import redact
 from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings
 
@@ -57,9 +58,11 @@ DETAIL_LIMIT = 400
 
 
 def one_line(text: str, secret: str | None = None, limit: int = DETAIL_LIMIT) -> str:
-    """Collapse whitespace, remove the secret, and bound the length."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
+    """Redact the secrets in use (and ``secret``), collapse whitespace, bound the length.
+
+    Redaction comes first: a secret cut by the bound would no longer be found whole.
+    """
+    text = redact(text, secret)
     text = " ".join(text.split()).encode("utf-8", "replace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -373,7 +376,7 @@ def _framing(headers: Mapping[str, str]) -> Framing:
 
 def _error_message(body: bytes) -> str:
     """The provider's error message from a JSON error body, else the text."""
-    text = body[:2000].decode("utf-8", errors="replace")
+    text = redact(body.decode("utf-8", errors="replace"))[:2000]  # redacted before the cut
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from gate.errors import UsageError
+from gate.redact import key_problem
 from gate.reviewers.providers import (
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
@@ -120,6 +121,14 @@ def validate(settings: ReviewerSettings) -> None:
             f"{DEFAULT_KEY_ENV[settings.provider]} instead",
             reason="bad_base_url",
         )
+    if settings.api_key:
+        problem = key_problem(settings.api_key)
+        if problem is not None:  # the readers strip and check; a caller that did not is refused
+            raise UsageError(
+                f"the reviewer API key holds {problem}; pass the key alone (printable ASCII, "
+                "no spaces or line breaks; the value is not shown)",
+                reason="config_bad_secret",
+            )
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(
