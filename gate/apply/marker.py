@@ -100,6 +100,31 @@ def pending_under(base: Path, target: Path, entries: tuple[MarkerEntry, ...]) ->
     return None
 
 
+def markers_over(target: Path) -> tuple[Path, ...]:
+    """Every folder above ``target``, up to the file-system root, holding a marker.
+
+    Nearest first. A marker names paths relative to its own folder, and any
+    root at any level (a nested work tree's top, the outer one's, a root
+    outside any work tree, an older version's) may have written one that
+    names ``target``, so a delete consults them all.
+    """
+    return tuple(folder for folder in target.parents if os.path.lexists(marker_path(folder)))
+
+
+def pending_over(target: Path) -> tuple[Path, MarkerEntry] | None:
+    """The first entry, in any marker above ``target``, that a delete of it would destroy.
+
+    Returned with the folder of its marker. Raises :class:`ApplyError`
+    (``marker_unreadable``) for a marker that cannot be read: it might name
+    ``target``.
+    """
+    for folder in markers_over(target):
+        entry = pending_under(folder, target, read_marker(folder))
+        if entry is not None:
+            return folder, entry
+    return None
+
+
 def read_marker(root: Path) -> tuple[MarkerEntry, ...]:
     """Entries of ``.apply/incomplete`` (empty when absent); ApplyError if unreadable."""
     path = marker_path(root)
@@ -195,6 +220,20 @@ def clear(root: Path, key: str) -> str:
         except AtomicWriteError as err:
             return f"; clearing the marker failed: {err.message}"
     return ""
+
+
+@contextlib.contextmanager
+def locked_all(folders: tuple[Path, ...]) -> Iterator[None]:
+    """Hold the apply locks of ``folders``, taken outermost first.
+
+    Every apply takes its locks from its state top down a path towards its
+    target, so the global order is by depth and two applies never wait on
+    each other in a cycle.
+    """
+    with contextlib.ExitStack() as stack:
+        for folder in sorted(set(folders), key=lambda path: (len(path.parts), str(path))):
+            stack.enter_context(locked(folder))
+        yield
 
 
 @contextlib.contextmanager
