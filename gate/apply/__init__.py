@@ -34,10 +34,12 @@ from gate.apply.marker import (
     MarkerEntry,
     adopt,
     clear,
+    clear_above,
     locked,
     locked_all,
     marker_key,
     marker_path,
+    markers_over,
     pending_over,
     read_marker,
     record,
@@ -232,8 +234,9 @@ def _write_locked(
         elif outcome is Outcome.OK:
             for folder in dict.fromkeys((home, *marked)):
                 detail += clear(folder, marker_key(folder, target))
+            detail += clear_above(top, target)
         listing = None
-        for folder in dict.fromkeys((home, *marked)):
+        for folder in dict.fromkeys((home, *markers_over(target))):
             try:
                 listed = any(e.path == marker_key(folder, target) for e in read_marker(folder))
             except ApplyError:
