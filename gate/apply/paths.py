@@ -105,8 +105,8 @@ def check_lengths(root: Path, rel: str, target: Path, *, temp_beside: bool) -> N
             "path_too_long",
             f"the file name {_shown(target.name)} is {final} bytes; apply writes it through a "
             f"temporary file beside it whose name is {extra} bytes longer, over the file "
-            f"system's limit of {name_max} bytes per name (NAME_MAX); use a name of at most "
-            f"{name_max - extra} bytes",
+            f"system's limit of {name_max} bytes per name (NAME_MAX); use a shorter name (at "
+            f"most {name_max - extra} bytes)",
         )
     size = len(os.fsencode(str(target))) + extra
     if size >= path_max:
