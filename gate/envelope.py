@@ -10,9 +10,9 @@ at most 10 digits); ``<sha256>`` is 64 lowercase hex digits of SHA-256 over
 nothing follows it. The content is ``body[:-5]`` and must be strict UTF-8.
 
 :func:`verify` reads the header as :class:`StreamVerifier` does and then checks
-the body in place: one SHA-256 pass over a memoryview (on a worker thread for a
-large body: hashlib releases the GIL), one copy of the content, one UTF-8 check
-of that copy (a decode only when it is not ASCII). Both paths raise through the
+the body in place: one SHA-256 pass over a memoryview and one ASCII scan (on a
+worker thread for a large body: hashlib releases the GIL), one copy of the
+content, and one UTF-8 decode of that copy only when it is not ASCII. Both paths raise through the
 same checks in the same order (:func:`_judge`), so the streaming and
 whole-buffer answers are the same function of the bytes, whatever the
 chunking. Every deviation raises a specific :class:`~gate.errors.EnvelopeError`.
@@ -154,13 +154,24 @@ def _judge(
         raise BadEncoding(f"bad encoding: content is not UTF-8 at byte {bad_utf8}")
 
 
+def _digest_and_scan(raw: bytes, body: memoryview, out: list[str | bool]) -> None:
+    """SHA-256 of ``body`` (hashlib drops the GIL), then whether ``raw`` is all ASCII.
+
+    ASCII is UTF-8, and the header is ASCII, so an ASCII ``raw`` needs no
+    decode. A buffer without ``isascii`` is left to the content check.
+    """
+    out.append(_sha256_hex(body))
+    out.append(isinstance(raw, bytes | bytearray) and raw.isascii())
+
+
 def _verify_whole(raw: bytes, max_size: int | None) -> Envelope:
     """Verify one buffer: the header as a stream would, then the body in place.
 
-    The body is hashed once, as a memoryview (a body of
-    :data:`THREADED_HASH_MIN` or more on a worker thread, since hashlib
-    releases the GIL), while this thread copies the content once and checks
-    its UTF-8. Errors are raised in the streaming order (:func:`_judge`).
+    The body is hashed once, as a memoryview, and ``raw`` scanned for
+    ASCII; for a body of :data:`THREADED_HASH_MIN` or more on a worker
+    thread (hashlib drops the GIL, and so does the join that copies), while
+    this thread copies the content once and, if it is not ASCII, decodes it
+    once. Errors are raised in the streaming order (:func:`_judge`).
     """
     verifier = StreamVerifier(max_size=max_size)
     view = memoryview(raw).cast("B")
@@ -174,25 +185,24 @@ def _verify_whole(raw: bytes, max_size: int | None) -> Envelope:
     if len(body) != declared:
         _judge(declared, len(body), verifier._digest_hex, "", False, None)
     tail_ok = body[-len(SENTINEL) :] == SENTINEL
-    digests: list[str] = []
+    found: list[str | bool] = []
     worker = None
     if declared >= THREADED_HASH_MIN:
-        worker = threading.Thread(target=lambda: digests.append(_sha256_hex(body)), daemon=True)
+        worker = threading.Thread(target=_digest_and_scan, args=(raw, body, found), daemon=True)
         worker.start()
     else:
-        digests.append(_sha256_hex(body))
+        _digest_and_scan(raw, body, found)
     try:
         content = b""
-        bad_utf8 = None
         if tail_ok and declared >= len(SENTINEL):
             content = b"".join((body[: -len(SENTINEL)],))  # the one copy; drops the GIL
-            bad_utf8 = _first_bad_utf8(content)
     finally:
         if worker is not None:
             worker.join()
-    if not digests:
-        raise AssertionError("the SHA-256 worker thread ended without a digest")
-    actual = digests[0]
+    if len(found) != 2:
+        raise AssertionError("the SHA-256 worker thread ended without its answer")
+    actual, is_ascii = str(found[0]), found[1] is True
+    bad_utf8 = None if is_ascii or not content else _first_bad_utf8(content)
     _judge(declared, declared, verifier._digest_hex, actual, tail_ok, bad_utf8)
     return Envelope(content=content, body_length=declared, body_sha256=actual, envelope_sha256="")
 

@@ -217,9 +217,9 @@ def test_any_changed_byte_is_refused(content: bytes, position: int, xor: int) ->
         verify(bytes(raw))
 
 
-def _verify_outcome(raw: bytes) -> str:
+def _verify_outcome(raw: bytes, wrap: type = bytes) -> str:
     try:
-        return "ok:" + verify(raw, max_size=4096).hex()
+        return "ok:" + verify(wrap(raw), max_size=4096).hex()
     except errors.EnvelopeError as err:
         return f"{type(err).__name__}:{err}"
 
@@ -238,17 +238,18 @@ def _utf8_slice_cases() -> st.SearchStrategy[bytes]:
     st.lists(st.integers(0, 400), max_size=12),
     st.sampled_from([0, 1 << 30]),
     st.sampled_from([1, 3, 7, 1 << 20]),
+    st.sampled_from([bytes, bytearray, memoryview]),
 )
 def test_whole_buffer_verify_answers_as_the_stream_does(
-    raw: bytes, cuts: list[int], threaded_min: int, utf8_slice: int
+    raw: bytes, cuts: list[int], threaded_min: int, utf8_slice: int, wrap: type
 ) -> None:
-    """The whole-buffer path (worker-thread hash or not, any decode slice) = the stream."""
+    """The whole-buffer path (worker thread or not, any decode slice, any buffer) = the stream."""
     import gate.envelope as envelope
 
     saved = envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE
     envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = threaded_min, utf8_slice
     try:
-        assert _verify_outcome(raw) == _outcome(_chunk(raw, cuts))
+        assert _verify_outcome(raw, wrap) == _outcome(_chunk(raw, cuts))
     finally:
         envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = saved
 
