@@ -12,7 +12,9 @@ the incomplete marker with the delete refusal it implies
 Length and digest are checked on the decoded bytes before the disk is
 touched, so a partial or corrupt payload never creates a temporary file; the
 canonical path changes only through the rename. Every call is serialized by
-an ``flock`` on ``.apply/lock`` at the work-tree top, beside the marker.
+an ``flock`` on ``.apply/lock`` at the work-tree top holding the root, and on
+the one of each nested work tree or marker it touches below that, beside the
+marker, taken outermost first.
 """
 
 from __future__ import annotations
@@ -310,10 +312,10 @@ def _apply_delete(root: Path, top: Path, req: DeletePath) -> ApplyResult:
     norm, target = confine(root, req.path, follow_final=False)
     home = home_of(top, target)
     with locked_all((home,) if home != top else ()):
-        return _delete_locked(root, norm, target, req)
+        return _delete_locked(norm, target, req)
 
 
-def _delete_locked(root: Path, norm: str, target: Path, req: DeletePath) -> ApplyResult:
+def _delete_locked(norm: str, target: Path, req: DeletePath) -> ApplyResult:
     """The delete of :func:`_apply_delete`, under the locks of the state top and the home.
 
     Refused while any marker above the target (up to the file-system root:
