@@ -20,6 +20,9 @@ from pathlib import Path
 from gate.errors import AtomicWriteError
 
 TEMP_SUFFIX = ".rg-tmp"
+#: Bytes a temporary file's name adds to its target's: ``.NAME.`` + tempfile's 8 random
+#: characters + :data:`TEMP_SUFFIX` (see :func:`temp_path_for`).
+TEMP_NAME_EXTRA = len("..") + 8 + len(TEMP_SUFFIX)
 
 
 def sha256_hex(data: bytes) -> str:

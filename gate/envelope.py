@@ -9,7 +9,11 @@ at most 10 digits); ``<sha256>`` is 64 lowercase hex digits of SHA-256 over
 ``<body>``; the body is exactly ``<len>`` bytes, ends with ``\\nEND\\n`` and
 nothing follows it. The content is ``body[:-5]`` and must be strict UTF-8.
 
-:func:`verify` is :class:`StreamVerifier` fed one chunk, so the streaming and
+:func:`verify` reads the header as :class:`StreamVerifier` does and then checks
+the body in place: one SHA-256 pass over a memoryview and one ASCII scan (on a
+worker thread for a large body: hashlib releases the GIL), one copy of the
+content, and one UTF-8 decode of that copy only when it is not ASCII. Both paths raise through the
+same checks in the same order (:func:`_judge`), so the streaming and
 whole-buffer answers are the same function of the bytes, whatever the
 chunking. Every deviation raises a specific :class:`~gate.errors.EnvelopeError`.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import re
+import threading
 from dataclasses import dataclass
 
 from gate.errors import (
@@ -42,6 +47,12 @@ MAX_HEADER_BYTES = len(MAGIC) + MAX_LEN_DIGITS + 1 + 64 + 1
 DEFAULT_MAX_SIZE = 16 * 1024 * 1024
 
 _HEADER_RE = re.compile(rb"MC1 (0|[1-9][0-9]{0,9}) ([0-9a-f]{64})\n\Z")
+#: A whole-buffer body at least this large is hashed on a worker thread while the
+#: caller copies the content and checks its UTF-8 (below it, a thread costs more).
+THREADED_HASH_MIN = 4 * 1024 * 1024
+#: Slice size for the UTF-8 decode of a non-ASCII content (bounds the str it makes).
+UTF8_SLICE = 1024 * 1024
+MAX_UTF8_SEQUENCE = 4
 
 
 @dataclass(frozen=True)
@@ -68,20 +79,132 @@ def verify(raw: bytes, *, max_size: int | None = None) -> bytes:
 
     Raises a specific :class:`~gate.errors.EnvelopeError` on any deviation.
     """
-    return verify_envelope(raw, max_size=max_size).content
+    return _verify_whole(raw, max_size).content
 
 
 def verify_envelope(raw: bytes, *, max_size: int | None = None) -> Envelope:
-    """Like :func:`verify`, but return the content with its digests."""
-    verifier = StreamVerifier(max_size=max_size)
-    verifier.feed(raw)
-    env = verifier.finish()
+    """Like :func:`verify`, but return the content with its digests.
+
+    ``envelope_sha256`` (header and body, for the certificate) costs a second
+    hash pass over the whole envelope, which :func:`verify` does not make.
+    """
+    env = _verify_whole(raw, max_size)
     return Envelope(
         content=env.content,
         body_length=env.body_length,
         body_sha256=env.body_sha256,
         envelope_sha256=hashlib.sha256(raw).hexdigest(),
     )
+
+
+def _sha256_hex(data: memoryview) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _first_bad_utf8(content: bytes) -> int | None:
+    """Offset of the first byte of ``content`` that is not strict UTF-8, or None.
+
+    ASCII is UTF-8: one ``isascii`` pass, no decode. Otherwise one decode, in
+    slices of a memoryview (no copy; an incomplete sequence at a slice's end is
+    decoded again with the next slice), so the first error is the one a
+    decoder fed the whole content would report.
+    """
+    if content.isascii():
+        return None
+    view = memoryview(content)
+    start, size = 0, len(view)
+    step = max(UTF8_SLICE, MAX_UTF8_SEQUENCE)  # a slice holds one whole sequence: progress
+    while True:
+        end = min(start + step, size)
+        try:
+            _, used = codecs.utf_8_decode(view[start:end], "strict", end == size)
+        except UnicodeDecodeError as err:
+            return start + err.start
+        start += used
+        if end == size:
+            return None
+
+
+def _trailing(declared: int) -> TrailingBytes:
+    return TrailingBytes(f"trailing bytes: more than the declared {declared} body bytes arrived")
+
+
+def _judge(
+    declared: int, received: int, digest_hex: str, actual: str, tail_ok: bool, bad_utf8: int | None
+) -> None:
+    """Raise the first failing check, in the order every path reports them.
+
+    Length, then digest, then sentinel, then encoding. ``actual`` is only
+    looked at when the length matches; ``bad_utf8`` (an offset in the body)
+    only when everything before it holds.
+    """
+    if received != declared:
+        raise LengthMismatch(
+            f"length mismatch: header declares {declared} bytes, received {received}",
+            declared=declared,
+            received=received,
+        )
+    if actual != digest_hex:
+        raise DigestMismatch(
+            f"digest mismatch: header says {digest_hex[:12]}..., body hashes to {actual[:12]}..."
+        )
+    if not tail_ok or declared < len(SENTINEL):
+        raise MissingSentinel("missing END sentinel: the body must end with \\nEND\\n")
+    if bad_utf8 is not None:
+        raise BadEncoding(f"bad encoding: content is not UTF-8 at byte {bad_utf8}")
+
+
+def _digest_and_scan(raw: bytes, body: memoryview, out: list[str | bool]) -> None:
+    """SHA-256 of ``body`` (hashlib drops the GIL), then whether ``raw`` is all ASCII.
+
+    ASCII is UTF-8, and the header is ASCII, so an ASCII ``raw`` needs no
+    decode. A buffer without ``isascii`` is left to the content check.
+    """
+    out.append(_sha256_hex(body))
+    out.append(isinstance(raw, bytes | bytearray) and raw.isascii())
+
+
+def _verify_whole(raw: bytes, max_size: int | None) -> Envelope:
+    """Verify one buffer: the header as a stream would, then the body in place.
+
+    The body is hashed once, as a memoryview, and ``raw`` scanned for
+    ASCII; for a body of :data:`THREADED_HASH_MIN` or more on a worker
+    thread (hashlib drops the GIL, and so does the join that copies), while
+    this thread copies the content once and, if it is not ASCII, decodes it
+    once. Errors are raised in the streaming order (:func:`_judge`).
+    """
+    verifier = StreamVerifier(max_size=max_size)
+    view = memoryview(raw).cast("B")
+    body = verifier._feed_header(view) if view else view
+    declared = verifier.declared
+    if declared is None:
+        verifier.finish()  # raises: the response is empty, or cut before the newline
+        raise AssertionError("finish() accepted an envelope without a header")
+    if len(body) > declared:
+        raise _trailing(declared)
+    if len(body) != declared:
+        _judge(declared, len(body), verifier._digest_hex, "", False, None)
+    tail_ok = body[-len(SENTINEL) :] == SENTINEL
+    found: list[str | bool] = []
+    worker = None
+    if declared >= THREADED_HASH_MIN:
+        worker = threading.Thread(target=_digest_and_scan, args=(raw, body, found), daemon=True)
+        worker.start()
+    else:
+        _digest_and_scan(raw, body, found)
+    try:
+        content = b""
+        if tail_ok and declared >= len(SENTINEL):
+            content = b"".join((body[: -len(SENTINEL)],))  # the one copy; drops the GIL
+    finally:
+        if worker is not None:
+            worker.join()
+    if len(found) != 2:
+        raise AssertionError("the SHA-256 worker thread ended without its answer")
+    actual, is_ascii = str(found[0]), found[1] is True
+    bad_utf8 = None if is_ascii or not content else _first_bad_utf8(content)
+    _judge(declared, declared, verifier._digest_hex, actual, tail_ok, bad_utf8)
+    return Envelope(content=content, body_length=declared, body_sha256=actual, envelope_sha256="")
 
 
 def _check_header_prefix(prefix: bytes) -> None:
@@ -159,7 +282,7 @@ class StreamVerifier:
         self._tail = b""
         self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
         self._utf8_fed = 0
-        self._utf8_error: str | None = None
+        self._utf8_bad: int | None = None  # offset in the body of the first non-UTF-8 byte
         self._error: EnvelopeError | None = None
         self._done: Envelope | None = None
 
@@ -231,11 +354,7 @@ class StreamVerifier:
         assert self._declared is not None
         room = self._declared - self._received
         if len(data) > room:
-            raise self._fail(
-                TrailingBytes(
-                    f"trailing bytes: more than the declared {self._declared} body bytes arrived"
-                )
-            )
+            raise self._fail(_trailing(self._declared))
         self._sha.update(data)
         self._received += len(data)
         if self._keep:
@@ -246,7 +365,7 @@ class StreamVerifier:
 
     def _check_utf8(self, data: bytes, *, final: bool) -> None:
         """Track the first invalid UTF-8 byte; reported only after length and digest."""
-        if self._utf8_error is not None:
+        if self._utf8_bad is not None:
             return
         pending = len(self._utf8.getstate()[0])
         if not pending and not final and data.isascii():
@@ -255,8 +374,7 @@ class StreamVerifier:
         try:
             self._utf8.decode(data, final)
         except UnicodeDecodeError as err:
-            position = self._utf8_fed - pending + err.start
-            self._utf8_error = f"bad encoding: content is not UTF-8 at byte {position}"
+            self._utf8_bad = self._utf8_fed - pending + err.start
         self._utf8_fed += len(data)
 
     def _content(self) -> bytes:
@@ -284,31 +402,16 @@ class StreamVerifier:
             raise self._fail(
                 BadHeader(f"bad MC1 header: cut before the newline ({len(self._header)} bytes)")
             )
-        if self._received != self._declared:
-            raise self._fail(
-                LengthMismatch(
-                    f"length mismatch: header declares {self._declared} bytes, "
-                    f"received {self._received}",
-                    declared=self._declared,
-                    received=self._received,
-                )
-            )
-        actual = self._sha.hexdigest()
-        if actual != self._digest_hex:
-            raise self._fail(
-                DigestMismatch(
-                    f"digest mismatch: header says {self._digest_hex[:12]}..., "
-                    f"body hashes to {actual[:12]}..."
-                )
-            )
-        if self._tail != SENTINEL or self._declared < len(SENTINEL):
-            raise self._fail(
-                MissingSentinel("missing END sentinel: the body must end with \\nEND\\n")
-            )
+        actual = self._sha.hexdigest() if self._received == self._declared else ""
+        tail_ok = self._tail == SENTINEL
         if self._keep:
             self._check_utf8(b"", final=True)
-        if self._utf8_error is not None:
-            raise self._fail(BadEncoding(self._utf8_error))
+        try:
+            _judge(
+                self._declared, self._received, self._digest_hex, actual, tail_ok, self._utf8_bad
+            )
+        except EnvelopeError as err:
+            raise self._fail(err) from None
         content = self._content() if self._keep else b""
         self._done = Envelope(
             content=content,

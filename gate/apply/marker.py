@@ -101,6 +101,31 @@ def pending_under(base: Path, target: Path, entries: tuple[MarkerEntry, ...]) ->
     return None
 
 
+def markers_over(target: Path) -> tuple[Path, ...]:
+    """Every folder above ``target``, up to the file-system root, holding a marker.
+
+    Nearest first. A marker names paths relative to its own folder, and any
+    root at any level (a nested work tree's top, the outer one's, a root
+    outside any work tree, an older version's) may have written one that
+    names ``target``, so a delete consults them all.
+    """
+    return tuple(folder for folder in target.parents if os.path.lexists(marker_path(folder)))
+
+
+def pending_over(target: Path) -> tuple[Path, MarkerEntry] | None:
+    """The first entry, in any marker above ``target``, that a delete of it would destroy.
+
+    Returned with the folder of its marker. Raises :class:`ApplyError`
+    (``marker_unreadable``) for a marker that cannot be read: it might name
+    ``target``.
+    """
+    for folder in markers_over(target):
+        entry = pending_under(folder, target, read_marker(folder))
+        if entry is not None:
+            return folder, entry
+    return None
+
+
 def read_marker(root: Path) -> tuple[MarkerEntry, ...]:
     """Entries of ``.apply/incomplete`` (empty when absent); ApplyError if unreadable."""
     path = marker_path(root)
@@ -183,6 +208,31 @@ def adopt(top: Path, root: Path) -> None:
         ) from err
 
 
+def clear_above(top: Path, target: Path) -> str:
+    """Clear ``target``'s entries from markers above ``top``; return a note for the detail.
+
+    Such a marker was left by an apply whose root held this one's work tree
+    (an older version kept markers at the root; a root outside any work tree
+    keeps its own). Its lock is taken without waiting, since this apply
+    already holds locks below it: a busy one is left as it is, and still
+    refuses deletes, and the note says so.
+    """
+    notes = ""
+    for folder in markers_over(target):
+        key = marker_key(folder, target)
+        try:
+            if folder.is_relative_to(top) or all(e.path != key for e in read_marker(folder)):
+                continue
+        except ApplyError:
+            continue  # unreadable: it refuses deletes until a human looks at it
+        try:
+            with locked(folder, wait_s=0):
+                notes += clear(folder, key)
+        except (ApplyError, OSError, AtomicWriteError) as err:
+            notes += f"; the entry in {marker_path(folder)} was left: {err}"
+    return notes
+
+
 def clear(root: Path, key: str) -> str:
     """Remove the entry for ``key`` (a :func:`marker_key`); return a note for the detail."""
     try:
@@ -199,7 +249,21 @@ def clear(root: Path, key: str) -> str:
 
 
 @contextlib.contextmanager
-def locked(root: Path) -> Iterator[None]:
+def locked_all(folders: tuple[Path, ...]) -> Iterator[None]:
+    """Hold the apply locks of ``folders``, taken outermost first.
+
+    Every apply takes its locks from its state top down a path towards its
+    target, so the global order is by depth and two applies never wait on
+    each other in a cycle.
+    """
+    with contextlib.ExitStack() as stack:
+        for folder in sorted(set(folders), key=lambda path: (len(path.parts), str(path))):
+            stack.enter_context(locked(folder))
+        yield
+
+
+@contextlib.contextmanager
+def locked(root: Path, *, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the apply lock of ``root`` (bounded wait, then a ``busy`` refusal)."""
     folder = root / MARKER_DIR
     folder.mkdir(exist_ok=True)
@@ -212,15 +276,15 @@ def locked(root: Path) -> Iterator[None]:
         atomic_write(ignore, IGNORE_TEXT)
     fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + LOCK_WAIT_S
+        deadline = time.monotonic() + wait_s
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError as err:
-                if time.monotonic() > deadline:
+                if time.monotonic() >= deadline:
                     raise refuse(
-                        "busy", f"another apply held {folder / LOCK_NAME} for {LOCK_WAIT_S:.0f}s"
+                        "busy", f"another apply held {folder / LOCK_NAME} for {wait_s:.0f}s"
                     ) from err
                 time.sleep(0.05)
         yield

@@ -2,19 +2,26 @@
 
 This module owns :func:`confine` (an agent's path, relative to ``--root``,
 stays inside it: no absolute paths, no ``..``, no ``.git``/``.apply`` at any
-depth or in any spelling a file system folds to them, no symlink out),
-:func:`reserved_component`, :func:`resolve_root` and :func:`state_top`, the folder whose
-``.apply/`` holds the lock and the incomplete marker: the git work-tree top,
-where the pre-commit hook and the action look, whatever folder ``--root`` is.
+depth or in any spelling a file system folds to them, no symlink out, no name
+over NAME_MAX or path over PATH_MAX), :func:`reserved_component`,
+:func:`reserved_inside` (a folder that holds a work tree or apply state),
+:func:`resolve_root`, :func:`state_top`, the folder whose ``.apply/`` holds the
+lock: the git work-tree top, where the pre-commit hook and the action look,
+whatever folder ``--root`` is, and :func:`home_of`, the folder whose
+``.apply/incomplete`` records an incomplete write of a path: the nearest work
+tree holding that path (a nested work tree has its own, which its own hook
+reads), else the state top.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path, PurePosixPath
 
 from gate.apply.parse import refuse
-from gate.errors import UsageError
+from gate.atomic import TEMP_NAME_EXTRA
+from gate.errors import ApplyError, UsageError
 
 MARKER_DIR = ".apply"
 RESERVED = {".git": ".git", "git~1": ".git", MARKER_DIR: MARKER_DIR, "apply~1": MARKER_DIR}
@@ -36,6 +43,80 @@ def reserved_component(part: str) -> str | None:
     name = "".join(ch for ch in part if ch not in _IGNORABLE)
     name = name.split(":", 1)[0].rstrip(". ").casefold()
     return RESERVED.get(name)
+
+
+#: Used where the file system does not say (``pathconf`` fails): Linux's values.
+FALLBACK_NAME_MAX = 255
+FALLBACK_PATH_MAX = 4096
+_SHOWN = 40
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "...")
+
+
+def _limit(folder: str, name: str, fallback: int) -> int:
+    try:
+        value = os.pathconf(folder, name)
+    except (OSError, ValueError):
+        return fallback
+    return value if value > 0 else fallback
+
+
+def too_long(rel: str, err: OSError | None = None) -> ApplyError:
+    """The ``path_too_long`` refusal for an ``ENAMETOOLONG`` the checks below did not foresee."""
+    detail = f" ({err.strerror})" if err is not None else ""
+    return refuse(
+        "path_too_long",
+        f"path {_shown(rel)} is too long for the file system{detail}; "
+        "use shorter names or a shorter path",
+    )
+
+
+def check_lengths(root: Path, rel: str, target: Path, *, temp_beside: bool) -> None:
+    """Refuse (``path_too_long``) a name over NAME_MAX or a path over PATH_MAX.
+
+    Counted in bytes of the file-system encoding, as the kernel counts: each
+    component of ``target`` below ``root`` against NAME_MAX, the absolute
+    ``target`` against PATH_MAX (which counts the final NUL). :func:`confine`
+    checks the path as spelt and again once symlinks are resolved.
+    With ``temp_beside`` (a write), the temporary file written beside the
+    target must fit too: its name is :data:`TEMP_NAME_EXTRA` bytes longer.
+    The limits are the file system's, asked of the deepest existing folder.
+    """
+    folder = str(target.parent)
+    while not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    name_max = _limit(folder, "PC_NAME_MAX", FALLBACK_NAME_MAX)
+    path_max = _limit(folder, "PC_PATH_MAX", FALLBACK_PATH_MAX)
+    for part in target.relative_to(root).parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            raise refuse(
+                "path_too_long",
+                f"path {_shown(rel)} has a name of {size} bytes ({_shown(part)}), over the "
+                f"file system's limit of {name_max} bytes per name (NAME_MAX); "
+                "use a shorter name",
+            )
+    extra = TEMP_NAME_EXTRA if temp_beside else 0
+    final = len(os.fsencode(target.name))
+    if final + extra > name_max:
+        raise refuse(
+            "path_too_long",
+            f"the file name {_shown(target.name)} is {final} bytes; apply writes it through a "
+            f"temporary file beside it whose name is {extra} bytes longer, over the file "
+            f"system's limit of {name_max} bytes per name (NAME_MAX); use a shorter name (at "
+            f"most {name_max - extra} bytes)",
+        )
+    size = len(os.fsencode(str(target))) + extra
+    if size >= path_max:
+        via = f" (with the {extra} bytes of the temporary file's name)" if extra else ""
+        raise refuse(
+            "path_too_long",
+            f"path {_shown(rel)} is {size} bytes as an absolute path{via}, over the limit of "
+            f"{path_max - 1} bytes (PATH_MAX); use a shorter path, or move the work tree to "
+            "a shorter folder",
+        )
 
 
 def _reserved_in(parts: tuple[str, ...]) -> tuple[str, str] | None:
@@ -88,11 +169,14 @@ def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
             "agents may not write or delete there at any depth",
         )
     candidate = root / norm
+    check_lengths(root, norm, candidate, temp_beside=follow_final)
     try:
         target = (
             candidate.resolve() if follow_final else candidate.parent.resolve() / candidate.name
         )
     except (OSError, RuntimeError) as err:
+        if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
+            raise too_long(rel, err) from err
         raise refuse("symlink_loop", f"path {rel!r} cannot be resolved: {err}") from err
     if not target.is_relative_to(root) or target == root:
         raise refuse("symlink_escape", f"path {rel!r} leads out of --root through a symlink")
@@ -103,6 +187,7 @@ def confine(root: Path, rel: str, *, follow_final: bool) -> tuple[str, Path]:
             f"path {rel!r} leads through a symlink to the component {hit[0]!r}, "
             f"which names {hit[1]}/; agents may not write or delete there",
         )
+    check_lengths(root, norm, target, temp_beside=follow_final)
     return norm, target
 
 
@@ -124,6 +209,57 @@ def _is_gitfile(path: Path) -> bool:
         return False
 
 
+def is_work_tree_top(folder: Path) -> bool:
+    """Whether ``folder`` has a ``.git`` folder with ``HEAD`` or a ``gitdir:`` file (git's test)."""
+    dot_git = folder / ".git"
+    return (dot_git / "HEAD").is_file() or _is_gitfile(dot_git)
+
+
+def home_of(top: Path, target: Path) -> Path:
+    """The folder whose ``.apply/incomplete`` records an incomplete write of ``target``.
+
+    That is the nearest work-tree top holding ``target`` at or below ``top``
+    (the :func:`state_top` of the root): a nested work tree (its own
+    repository, a submodule, a linked work tree) is committed by its own git,
+    whose hook reads its own top, and whose ``git status`` shows the marker
+    there. Outside any nested work tree it is ``top``.
+    """
+    for folder in target.parents:
+        if folder == top or not folder.is_relative_to(top):
+            break
+        if is_work_tree_top(folder):
+            return folder
+    return top
+
+
+def reserved_inside(folder: Path) -> tuple[str, ...]:
+    """Every entry at any depth of ``folder`` whose name folds to ``.git`` or ``.apply``.
+
+    Relative to ``folder``, in walk order; the walk does not descend into
+    them. A folder holding one is a work tree (or a submodule) or holds apply
+    state (a marker): deleting it would delete history or the record of an
+    incomplete write. Symlinks are not followed (deleting a folder removes a
+    link, not what it names). A folder that cannot be read raises
+    :class:`ApplyError` (``delete_error``): what cannot be searched is not
+    deleted.
+    """
+
+    def fail(err: OSError) -> None:
+        raise refuse(
+            "delete_error",
+            f"cannot search {err.filename} for .git and .apply before deleting it "
+            f"({err.strerror}); nothing was deleted",
+        )
+
+    hits: list[str] = []
+    for here, dirs, files in os.walk(folder, onerror=fail):
+        for name in sorted((*dirs, *files)):
+            if reserved_component(name) is not None:
+                hits.append(Path(here, name).relative_to(folder).as_posix())
+        dirs[:] = sorted(name for name in dirs if reserved_component(name) is None)
+    return tuple(hits)
+
+
 def state_top(root: Path) -> Path:
     """The folder whose ``.apply/`` holds the lock and the marker (``root`` must be resolved).
 
@@ -137,8 +273,7 @@ def state_top(root: Path) -> Path:
     of the work tree is a usage error.
     """
     for folder in (root, *root.parents):
-        dot_git = folder / ".git"
-        if (dot_git / "HEAD").is_file() or _is_gitfile(dot_git):
+        if is_work_tree_top(folder):
             hit = _reserved_in(root.relative_to(folder).parts)
             if hit is not None:
                 raise UsageError(

@@ -3,9 +3,13 @@
 The installed hook is a POSIX ``sh`` script, so the refusal never depends on
 review-gate (or any Python) being importable where git runs it: if an
 ``.apply/incomplete`` exists anywhere in the work tree (``review-gate apply``
-keeps it at the top; one below is from an apply outside a work tree that
-later became part of one, or from an older version), or the search for one
-fails, the commit is refused, full stop. To say *which* apply and path block, and to refuse staged
+keeps it at the top of the work tree holding the path, a nested one's
+included; one below is from an apply outside a work tree that later became
+part of one, or from an older version), or the search for one fails, the
+commit is refused, full stop. A marker in a folder *above* the work tree
+(an apply whose root held this work tree nested in another) refuses the
+commit when it names a path of this work tree, or, without Python to read
+it, always. To say *which* apply and path block, and to refuse staged
 deletions of listed paths by name, the hook runs :data:`CHECK_PY` (standard
 library only) with the absolute path of the interpreter that installed it,
 falling back to ``python3`` on ``PATH``, and to a generic refusal without one.
@@ -50,14 +54,21 @@ for here, dirs, files in os.walk(top, onerror=failed.append):
     marker = os.path.join(here, ".apply", "incomplete")
     if here != top and (".apply" in dirs or ".apply" in files) and os.path.lexists(marker):
         markers.append(marker)
+real_top = os.path.realpath(top)
+above, folder = [], real_top
+while os.path.dirname(folder) != folder:
+    folder = os.path.dirname(folder)
+    marker = os.path.join(folder, ".apply", "incomplete")
+    if os.path.lexists(marker):
+        above.append(marker)
 for err in failed:
     say("cannot search %s for .apply/incomplete (%s); make it readable or move it out of"
         " the work tree" % (getattr(err, "filename", "?"), err.strerror or err))
-if not markers and not failed:
+if not markers and not above and not failed:
     sys.exit(0)
-listed = {}
-for marker in markers:
-    prefix = os.path.relpath(os.path.dirname(os.path.dirname(marker)), top)
+listed, blocking = {}, list(markers)
+for marker in markers + above:
+    holder = os.path.dirname(os.path.dirname(marker))
     try:
         with open(marker, "rb") as handle:
             doc = json.loads(handle.read().decode("utf-8"))
@@ -65,12 +76,22 @@ for marker in markers:
                    for item in doc["entries"]]
     except Exception as err:
         say("%s is unreadable (%s); inspect it before anything else" % (marker, err))
+        if marker not in blocking:
+            blocking.append(marker)
         continue
     for e in entries:
-        path = e["path"] if prefix == "." else prefix.replace(os.sep, "/") + "/" + e["path"]
+        where = os.path.normpath(os.path.join(holder, e["path"]))
+        if marker in above and not where.startswith(real_top + os.sep):
+            continue  # a marker above the work tree, for a path outside it
+        path = os.path.relpath(where, real_top if marker in above else top)
+        path = path.replace(os.sep, "/")
         listed[path] = e
+        if marker not in blocking:
+            blocking.append(marker)
         say("commit refused: incomplete apply apply_id=%s path=%s reason=%s time=%s"
             % (e["apply_id"], path, e["reason"], e["time"]))
+if not blocking and not failed:
+    sys.exit(0)
 try:
     staged = subprocess.run(
         ["git", "-C", top, "diff", "--cached", "--name-status", "--no-renames",
@@ -85,7 +106,7 @@ for status, name in zip(staged[0::2], staged[1::2]):
     if status == b"D" and path in listed:
         say("staged deletion refused: path=%s apply_id=%s is an incomplete apply; restore it"
             " with: git restore --staged --worktree -- %s" % (path, listed[path]["apply_id"], path))
-for marker in markers:
+for marker in blocking:
     say("commit refused while %s exists: an agent write was not applied whole." % marker)
 say("fix: retry the write until 'review-gate apply' prints apply.ok=true (that clears the entry),"
     " or restore the file from git and remove the marker.")
@@ -98,19 +119,32 @@ def render_hook(python: str) -> str:
     return f"""#!/bin/sh
 {HOOK_MARK}: installed by 'review-gate hooks install', removed by 'review-gate hooks uninstall'.
 # Refuses a commit while an .apply/incomplete exists anywhere in the work tree (an agent
-# write was not applied whole) and names every listed apply id, path and staged deletion
-# of one. Needs no review-gate. A search that fails refuses too.
+# write was not applied whole), or one in a folder above it names a file of this work tree
+# (an apply whose --root was above a nested work tree), and names every listed apply id,
+# path and staged deletion of one. Needs no review-gate. A search that fails refuses too.
 top=$(git rev-parse --show-toplevel) || exit 1
 found=$(find "$top" -name .git -prune -o -path '*/.apply/incomplete' -print) || found="$found
 (the search for .apply/incomplete failed)"
-if [ -n "$found" ] || [ -e "$top/.apply/incomplete" ] || [ -L "$top/.apply/incomplete" ]; then
-    py={shlex.quote(python)}
-    [ -x "$py" ] || py=$(command -v python3 2>/dev/null) || py=
-    status=0
-    if [ -n "$py" ]; then
-        "$py" - "$top" <<'REVIEW_GATE_CHECK'
+above=
+dir=$top
+while [ -n "$dir" ]; do
+    dir=${{dir%/*}}
+    if [ -e "$dir/.apply/incomplete" ] || [ -L "$dir/.apply/incomplete" ]; then
+        above="$above
+$dir/.apply/incomplete"
+    fi
+done
+py={shlex.quote(python)}
+[ -x "$py" ] || py=$(command -v python3 2>/dev/null) || py=
+check() {{
+    "$py" - "$top" <<'REVIEW_GATE_CHECK'
 {CHECK_PY.strip()}
 REVIEW_GATE_CHECK
+}}
+if [ -n "$found" ] || [ -e "$top/.apply/incomplete" ] || [ -L "$top/.apply/incomplete" ]; then
+    status=0
+    if [ -n "$py" ]; then
+        check
         status=$?
     fi
     if [ "$status" -eq 0 ]; then
@@ -119,6 +153,14 @@ REVIEW_GATE_CHECK
         echo "${{found:-$top/.apply/incomplete}}" >&2
     fi
     exit 1
+fi
+if [ -n "$above" ]; then
+    if [ -z "$py" ]; then
+        echo "review-gate: commit refused: without python this hook cannot tell whether these" \
+            "markers above the work tree name its files; inspect them:$above" >&2
+        exit 1
+    fi
+    check || exit 1
 fi
 chained="$(dirname "$0")/{CHAINED_NAME}"
 if [ -x "$chained" ]; then

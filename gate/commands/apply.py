@@ -23,10 +23,12 @@ Length and SHA-256 are of the decoded bytes. A write lands (temp file, fsync,
 rename, read back) only when both match and the stream ended by its trailer.
 A short, cut or corrupt payload writes nothing, is recorded in
 .apply/incomplete, and prints the hint lines an agent loop should inject.
-While a path is listed there, delete_path of it (by any alias, or of a folder
-holding it) is refused. .apply/ (lock and marker) lives at the top of the git
-work tree holding --root, so the pre-commit hook sees it; outside a work tree,
-in --root.
+While a path is listed in any marker above it, delete_path of it (by any
+alias, or of a folder holding it) is refused, and so is deleting a folder that
+holds .git or .apply at any depth. The marker lives at the top of the git work
+tree holding the path (a nested work tree keeps its own), so its pre-commit
+hook sees it; outside a work tree, in --root. A name over NAME_MAX or a path
+over PATH_MAX is refused as path_too_long.
 
 Output: exactly one log line on stderr,
   apply path=... promised=N written=M end=... incomplete=... digest_ok=...

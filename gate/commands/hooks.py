@@ -18,8 +18,9 @@ check      run the guard's check now (what the hook and .pre-commit-hooks.yaml r
 uninstall  remove the guard and put a chained hook back
 
 The guard refuses a commit while an .apply/incomplete exists anywhere in the
-work tree (or the search for one fails), and names each apply id, path and
-staged deletion of a listed path.
+work tree (or the search for one fails), or one in a folder above the work
+tree names a file in it, and names each apply id, path and staged deletion of
+a listed path.
 
 check prints "no incomplete apply; commits allowed" when nothing blocks.
 

@@ -215,3 +215,55 @@ def test_any_changed_byte_is_refused(content: bytes, position: int, xor: int) ->
     raw[position % len(raw)] ^= xor
     with pytest.raises(errors.EnvelopeError):
         verify(bytes(raw))
+
+
+def _verify_outcome(raw: bytes, wrap: type = bytes) -> str:
+    try:
+        return "ok:" + verify(wrap(raw), max_size=4096).hex()
+    except errors.EnvelopeError as err:
+        return f"{type(err).__name__}:{err}"
+
+
+def _utf8_slice_cases() -> st.SearchStrategy[bytes]:
+    """Content around slice boundaries: multi-byte sequences, cut ones, stray bytes."""
+    pieces = st.sampled_from(
+        [b"a", b"\xc3\xa9", b"\xe2\x80\x94", b"\xf0\x9f\x98\x80", b"\xc3", b"\xe2\x80", b"\xff"]
+    )
+    return st.lists(pieces, max_size=40).map(b"".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(_mutations(), _utf8_slice_cases().map(seal)),
+    st.lists(st.integers(0, 400), max_size=12),
+    st.sampled_from([0, 1 << 30]),
+    st.sampled_from([1, 3, 7, 1 << 20]),
+    st.sampled_from([bytes, bytearray, memoryview]),
+)
+def test_whole_buffer_verify_answers_as_the_stream_does(
+    raw: bytes, cuts: list[int], threaded_min: int, utf8_slice: int, wrap: type
+) -> None:
+    """The whole-buffer path (worker thread or not, any decode slice, any buffer) = the stream."""
+    import gate.envelope as envelope
+
+    saved = envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE
+    envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = threaded_min, utf8_slice
+    try:
+        assert _verify_outcome(raw, wrap) == _outcome(_chunk(raw, cuts))
+    finally:
+        envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = saved
+
+
+def test_a_large_envelope_is_verified_on_the_threaded_path() -> None:
+    content = "Grüße — 漢字\n".encode() * (1 << 19)  # over THREADED_HASH_MIN
+    raw = seal(content)
+    assert verify(raw, max_size=len(raw)) == content
+    bad = bytearray(raw)
+    bad[-6] = 0xFF  # the last content byte, then resealed
+    body = bytes(bad[raw.index(b"\n") + 1 :])
+    resealed = b"MC1 %d %s\n" % (len(body), hashlib.sha256(body).hexdigest().encode()) + body
+    with pytest.raises(errors.BadEncoding, match=f"at byte {len(content) - 1}$"):
+        verify(resealed, max_size=len(raw))
+    bad[-6] = ord("\n") ^ 0x01
+    with pytest.raises(errors.DigestMismatch):
+        verify(bytes(bad), max_size=len(raw))
