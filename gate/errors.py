@@ -33,6 +33,17 @@ Verification functions raise; they never return booleans.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The process exit codes every command and the action share (the one definition)."""
+
+    PASS = 0  # pass, or the command did what it was asked
+    FAIL = 1  # the reviewer rejected; an apply was incomplete or corrupt
+    USAGE = 2  # bad arguments, unreadable input, a misconfigured workflow
+    BLOCKED = 3  # needs_human / incomplete / refused / any other blocking error
+
 
 class GateError(Exception):
     """Base of every error review-gate raises on purpose."""

@@ -35,6 +35,7 @@ from github import Auth, Github, GithubException
 from urllib3.util.retry import Retry
 
 from gate import __version__
+from gate.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
 
@@ -51,7 +52,6 @@ MAX_FILES = 3000
 COMPARE_FILES_CAP = 300
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
-MAX_DESCRIPTION = 140
 #: permissions that may apply the override label
 OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 #: comments scanned when looking for the sticky comment
@@ -575,7 +575,9 @@ class GitHubClient:
         """Post a commit status (retried on 5xx and connection errors: repeating is harmless)."""
         if state not in STATUS_STATES:
             raise ValueError(f"unknown status state {state!r}")
-        text = description if len(description) <= MAX_DESCRIPTION else description[:139] + "…"
+        text = description
+        if len(text) > MAX_DESCRIPTION:
+            text = text[: MAX_DESCRIPTION - 1] + "…"
 
         def post() -> None:
             commit = self._repo.get_commit(sha)

@@ -46,6 +46,7 @@ from gate.action.github import (
 )
 from gate.atomic import atomic_write
 from gate.config import (
+    DEFAULT_CONFIG_PATH,
     DEFAULT_KEY_ENV,
     Config,
     apply_inputs,
@@ -53,9 +54,18 @@ from gate.config import (
     inputs_from_env,
     parse_config,
 )
-from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
+from gate.decision import (
+    MAX_DESCRIPTION,
+    Binding,
+    Decision,
+    State,
+    Status,
+    blocked,
+    describe,
+    exit_code,
+)
 from gate.diff import Coverage, file_count, possibly_unlisted, unlisted
-from gate.errors import ConfigError, GateError, GitHubError, UsageError
+from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.pipeline import (
     ReviewResult,
     config_sha256,
@@ -65,10 +75,7 @@ from gate.pipeline import (
 )
 from gate.reviewers import needs_api_key
 
-DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 APPLY_MARKER = ".apply/incomplete"
-EXIT_USAGE = 2
-EXIT_BLOCKED = 3
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -143,7 +150,7 @@ def run_action(
     except Exception as err:  # noqa: BLE001 - last resort: a message and non-zero, never a pass
         message = report.escape_data(f"review-gate failed: {type(err).__name__}: {err}")
         report.emit([f"::error::{message}"], stream)
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
 
 
 def _run_action(
@@ -196,7 +203,7 @@ def _finish_safely(run: Run, decision: Decision, fail_job: bool, *, posted: bool
     except Exception as err:  # noqa: BLE001 - the job must end with a message and non-zero
         message = report.escape_data(f"review-gate could not report: {type(err).__name__}: {err}")
         report.emit([f"::error::{message}"], run.out)
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
 
 
 # --- the pipeline -------------------------------------------------------------------
@@ -400,7 +407,7 @@ def _override(run: Run, config: Config) -> Decision | None:
         state=State.PASS,
         status=Status.SUCCESS,
         reason="override",
-        description=f"overridden by @{login}"[:140],
+        description=f"overridden by @{login}"[:MAX_DESCRIPTION],
         detail=detail,
     )
 
@@ -576,7 +583,7 @@ def _ignored(run: Run) -> int:
         report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
     except OSError as err:
         report.emit([f"::warning::could not write the summary/outputs: {err}"], run.out)
-    return 0
+    return ExitCode.PASS
 
 
 def _record_posted(run: Run, status: Status, description: str, state: str) -> None:
@@ -683,11 +690,11 @@ def _finish(run: Run, decision: Decision, fail_job: bool, *, posted: bool) -> in
         line = f"review-gate: {rep.status} on {run.head[:12]}: {rep.description}"
     report.emit([line], run.out)
     if state == "pass" and decision.status is Status.SUCCESS:
-        return 0
+        return ExitCode.PASS
     if not fail_job:
-        return 0
+        return ExitCode.PASS
     if state == "skipped":
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
     return exit_code(decision)
 
 
@@ -730,4 +737,4 @@ def _usage_failure(run: Run, err: UsageError) -> int:
         report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
     except OSError:
         pass
-    return EXIT_USAGE
+    return ExitCode.USAGE

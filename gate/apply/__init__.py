@@ -44,7 +44,7 @@ from gate.apply.paths import MARKER_DIR, confine, resolve_root, state_top
 from gate.apply.write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
 from gate.atomic import fsync_dir, sha256_hex
 from gate.attempt import EndReason
-from gate.errors import ApplyError, AtomicWriteError
+from gate.errors import ApplyError, AtomicWriteError, ExitCode
 
 __all__ = [
     "WRITE_CHUNK",
@@ -71,11 +71,11 @@ class Outcome(StrEnum):
     REFUSED = "refused"
 
 
-EXIT_CODES: Mapping[Outcome, int] = {
-    Outcome.OK: 0,
-    Outcome.INCOMPLETE: 1,
-    Outcome.CORRUPT: 1,
-    Outcome.REFUSED: 3,
+EXIT_CODES: Mapping[Outcome, ExitCode] = {
+    Outcome.OK: ExitCode.PASS,
+    Outcome.INCOMPLETE: ExitCode.FAIL,
+    Outcome.CORRUPT: ExitCode.FAIL,
+    Outcome.REFUSED: ExitCode.BLOCKED,
 }
 
 
@@ -117,7 +117,7 @@ class ApplyResult:
         return {f"apply.{outcome}": self.outcome is outcome for outcome in Outcome}
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         return EXIT_CODES[self.outcome]
 
     def hints(self) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from gate import certificate
 from gate.atomic import atomic_write
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
-from gate.errors import GateError, UsageError
+from gate.errors import ExitCode, GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
 from gate.lab.sim import ReviewerSimulator, SimResponse
 from gate.pipeline import ReviewResult, binding_for, review_diff
@@ -436,7 +436,7 @@ def run(args: argparse.Namespace) -> int:
     ok = all(o.ok for o in outcomes)
     if args.json:
         print(json.dumps(summary_json(outcomes, out), indent=2, sort_keys=True))
-        return 0 if ok else 3
+        return ExitCode.PASS if ok else ExitCode.BLOCKED
     print(
         f"sent: the bundled {SAMPLE} ({len(diff)} bytes, diff_sha {binding.diff_sha[:12]}..., "
         f"policy_version {binding.policy_version}) in a {len(prompt.system) + len(prompt.user)}"
@@ -459,4 +459,4 @@ def run(args: argparse.Namespace) -> int:
     print(f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full")
     verdict = "every case got its expected decision" if ok else "SOME CASES DID NOT"
     print(f"{good}/{len(outcomes)} as expected in {elapsed:.1f} s: {verdict}")
-    return 0 if ok else 3
+    return ExitCode.PASS if ok else ExitCode.BLOCKED
