@@ -92,19 +92,8 @@ class ReviewerConfig:
                 "base-url input",
                 reason="config_base_url_missing",
             )
-        return ReviewerSettings(
-            provider=self.provider,
-            model=self.model,
-            base_url=base_url,
-            api_key=api_key,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            connect_timeout=self.connect_timeout,
-            read_timeout=self.read_timeout,
-            deadline=self.deadline,
-            max_response_bytes=self.max_response_bytes,
-            attempts=self.attempts,
-        )
+        values = {f.name: getattr(self, f.name) for f in fields(ReviewerConfig)}
+        return ReviewerSettings(**{**values, "base_url": base_url, "api_key": api_key})
 
 
 @dataclass(frozen=True)
