@@ -359,7 +359,9 @@ def _load_config(gh: GitHubClient, path: str, base: str, inputs: Mapping[str, st
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             raise ConfigError(
-                f"{source}: not UTF-8 (byte {err.start}); fix: save the file as UTF-8",
+                f"not UTF-8 (byte {err.start})",
+                source=source,
+                fix="save the file as UTF-8",
                 reason="config_encoding",
             ) from err
         config = parse_config(text, source=source)
