@@ -10,9 +10,11 @@ permission for the override, commit statuses and the one sticky comment
 (adopted only when the token's own identity wrote it).
 
 It uses PyGithub with ``base_url`` from ``GITHUB_API_URL`` (so GitHub
-Enterprise Server works), an explicit timeout on every call and a bounded
-retry policy (5xx and connection errors only, no unbounded ``Retry-After``
-sleeps). The diff is fetched with httpx (same token, same timeouts) because
+Enterprise Server works) and an explicit timeout on every call. One
+:class:`RetryPolicy` (5xx and connection errors only, exponential backoff with a
+cap, no ``Retry-After`` sleeps, an injectable ``sleep``) paces every retry: the
+ones urllib3 makes under PyGithub, the status post and the diff download. The
+diff is fetched with httpx (same token, same timeouts, same policy) because
 PyGithub decodes bodies as text and the gate needs the exact bytes. Every
 failure becomes a :class:`~gate.errors.GitHubError` whose ``reason`` is a
 stable code and whose message names the call, the HTTP status and the fix.
@@ -56,6 +58,10 @@ STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
 OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 #: comments scanned when looking for the sticky comment
 MAX_COMMENTS_SCANNED = 1000
+#: the answers worth asking again (GitHub's transient server errors)
+RETRY_STATUSES = frozenset({500, 502, 503, 504})
+#: the longest pause between two tries, seconds
+MAX_BACKOFF = 10.0
 
 PULL_ACTIONS = frozenset(
     {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}
@@ -66,6 +72,63 @@ T = TypeVar("T")
 
 
 # --- settings and typed records ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """The one retry policy for GitHub: ``retries`` more tries after the first, pausing
+    ``backoff * 2**(n-1)`` seconds (at most :data:`MAX_BACKOFF`) before the n-th retry,
+    with ``sleep`` (injectable: tests and the demo pass one that does not wait)."""
+
+    retries: int = 2
+    backoff: float = 0.5
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    def pause(self, retry: int) -> None:
+        """Wait before retry number ``retry`` (1 for the first retry)."""
+        delay = min(MAX_BACKOFF, self.backoff * 2 ** (retry - 1))
+        if retry > 0 and delay > 0:
+            self.sleep(delay)
+
+    def run(self, once: Callable[[], T], *, transient: Callable[[Exception], bool]) -> T:
+        """``once()``, tried again (after a pause) while it raises a transient error."""
+        for retry in range(self.retries + 1):
+            self.pause(retry)
+            try:
+                return once()
+            except Exception as err:
+                if retry == self.retries or not transient(err):
+                    raise
+        raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
+
+    def for_urllib3(self) -> Retry:
+        """The same policy for the requests PyGithub makes (through urllib3)."""
+        return _PolicyRetry(
+            total=self.retries,
+            connect=self.retries,
+            read=self.retries,
+            status=self.retries,
+            status_forcelist=tuple(sorted(RETRY_STATUSES)),
+            respect_retry_after_header=False,
+            raise_on_status=False,
+            policy=self,
+        )
+
+
+class _PolicyRetry(Retry):
+    """urllib3's retry bookkeeping, with the pauses taken from a :class:`RetryPolicy`."""
+
+    def __init__(self, *args: Any, policy: RetryPolicy | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.policy = policy or RetryPolicy()
+
+    def new(self, **kw: Any) -> _PolicyRetry:
+        renewed = super().new(**kw)
+        renewed.policy = self.policy
+        return renewed
+
+    def _sleep_backoff(self) -> None:
+        self.policy.pause(len(self.history))
 
 
 @dataclass(frozen=True)
@@ -80,6 +143,11 @@ class GitHubSettings:
     retries: int = 2
     backoff: float = 0.5
     throttle: bool = True  # PyGithub's pause between requests (GitHub's guidance); off in tests
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(retries=self.retries, backoff=self.backoff, sleep=self.sleep)
 
     @staticmethod
     def from_env(env: Mapping[str, str], *, token: str) -> GitHubSettings:
@@ -341,16 +409,7 @@ class GitHubClient:
 
     def __init__(self, settings: GitHubSettings) -> None:
         self.settings = settings
-        retry = Retry(
-            total=settings.retries,
-            connect=settings.retries,
-            read=settings.retries,
-            status=settings.retries,
-            backoff_factor=settings.backoff,  # 2 retries: at most ~2 x backoff seconds
-            status_forcelist=(500, 502, 503, 504),
-            respect_retry_after_header=False,
-            raise_on_status=False,
-        )
+        self.policy = settings.retry
         pause = None if not settings.throttle else 0.25
         self._gh = Github(
             auth=Auth.Token(settings.token),
@@ -358,7 +417,7 @@ class GitHubClient:
             timeout=max(1, round(settings.timeout)),
             user_agent=USER_AGENT,
             per_page=100,
-            retry=retry,
+            retry=self.policy.for_urllib3(),
             seconds_between_requests=pause,
             seconds_between_writes=None if not settings.throttle else 1.0,
             lazy=True,
@@ -399,56 +458,55 @@ class GitHubClient:
         """GET raw bytes (diff media type). Returns (status, body); 406/size cap -> (406, b"")."""
         url = f"{self.settings.api_url}{path}"
         timeout = httpx.Timeout(self.settings.timeout)
-        last: Exception | None = None
-        last_status = 0
-        for attempt in range(self.settings.retries + 1):
-            if attempt:
-                time.sleep(min(10.0, self.settings.backoff * 2 ** (attempt - 1)))
-            try:
-                with (
-                    httpx.Client(timeout=timeout, follow_redirects=False) as client,
-                    client.stream("GET", url, headers=self._headers(accept)) as resp,
-                ):
-                    if resp.status_code in (500, 502, 503, 504):
-                        last_status = resp.status_code
-                        continue
-                    if resp.status_code == 406:
+
+        def once() -> tuple[int, bytes]:
+            with (
+                httpx.Client(timeout=timeout, follow_redirects=False) as client,
+                client.stream("GET", url, headers=self._headers(accept)) as resp,
+            ):
+                if resp.status_code in RETRY_STATUSES:
+                    raise _ServerError(resp.status_code)
+                if resp.status_code == 406:
+                    return 406, b""
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_FETCH_BYTES:
                         return 406, b""
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in resp.iter_bytes():
-                        size += len(chunk)
-                        if size > MAX_FETCH_BYTES:
-                            return 406, b""
-                        chunks.append(chunk)
-                    body = b"".join(chunks)
-                    if resp.status_code != 200:
-                        message = _error_message(body)
-                        fix = _FIXES.get(
-                            resp.status_code,
-                            "a redirect means the repository moved; check GITHUB_REPOSITORY"
-                            if 300 <= resp.status_code < 400
-                            else "retry the job if transient",
-                        )
-                        raise GitHubError(
-                            f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
-                            reason=f"github_http_{resp.status_code}",
-                        )
-                    return resp.status_code, body
-            except httpx.HTTPError as err:
-                last, last_status = err, 0
-        tries = self.settings.retries + 1
-        if last_status:
-            raise GitHubError(
-                f"GitHub answered HTTP {last_status} to {what} {tries} times; retry the job",
-                reason=f"github_http_{last_status}",
+                    chunks.append(chunk)
+                body = b"".join(chunks)
+                if resp.status_code != 200:
+                    message = _error_message(body)
+                    fix = _FIXES.get(
+                        resp.status_code,
+                        "a redirect means the repository moved; check GITHUB_REPOSITORY"
+                        if 300 <= resp.status_code < 400
+                        else "retry the job if transient",
+                    )
+                    raise GitHubError(
+                        f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
+                        reason=f"github_http_{resp.status_code}",
+                    )
+                return resp.status_code, body
+
+        tries = self.policy.retries + 1
+        try:
+            return self.policy.run(
+                once, transient=lambda err: isinstance(err, _ServerError | httpx.HTTPError)
             )
-        cause = _network_cause(last, self.settings.timeout) if last else "no answer"
-        raise GitHubError(
-            f"GitHub at {self.settings.api_url} did not answer {what}: {cause} "
-            f"({_tries(tries)}); check GITHUB_API_URL and the network, or retry the job",
-            reason="github_unreachable",
-        ) from last
+        except _ServerError as err:
+            raise GitHubError(
+                f"GitHub answered HTTP {err.status} to {what} {tries} times; retry the job",
+                reason=f"github_http_{err.status}",
+            ) from None
+        except httpx.HTTPError as err:
+            raise GitHubError(
+                f"GitHub at {self.settings.api_url} did not answer {what}: "
+                f"{_network_cause(err, self.settings.timeout)} ({_tries(tries)}); check "
+                "GITHUB_API_URL and the network, or retry the job",
+                reason="github_unreachable",
+            ) from err
 
     # -- reads -----------------------------------------------------------------------
 
@@ -588,20 +646,19 @@ class GitHubClient:
             else:
                 commit.create_status(state, description=text, context=context)
 
-        for attempt in range(self.settings.retries + 1):
-            try:
-                self._call(f"POST {state} status on {sha[:12]}", post)
-                return
-            except GitHubError as err:
-                # a refused connection was already retried by urllib3 (connect retries apply
-                # to POST too); a timeout or a 5xx on a POST was not
-                refused = "connection refused" in err.message
-                transient = (err.reason == "github_unreachable" and not refused) or err.reason in {
-                    f"github_http_{c}" for c in (500, 502, 503, 504)
-                }
-                if not transient or attempt == self.settings.retries:
-                    raise
-                time.sleep(min(10.0, self.settings.backoff * 2**attempt))
+        def transient(err: Exception) -> bool:
+            # a refused connection was already retried by urllib3 (connect retries apply
+            # to POST too); a timeout or a 5xx on a POST was not
+            if not isinstance(err, GitHubError):
+                return False
+            refused = "connection refused" in err.message
+            return (err.reason == "github_unreachable" and not refused) or err.reason in {
+                f"github_http_{c}" for c in RETRY_STATUSES
+            }
+
+        self.policy.run(
+            lambda: self._call(f"POST {state} status on {sha[:12]}", post), transient=transient
+        )
 
     def identity(self) -> Identity:
         """Who the token writes as: ``GET /user`` for a user token; the Actions bot otherwise.
@@ -651,6 +708,14 @@ class GitHubClient:
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+class _ServerError(Exception):
+    """A transient server error (5xx) on the diff download: worth another try."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
 
 
 def _tries(count: int) -> str:

@@ -223,7 +223,7 @@ def _pipeline(
         return None
     token = inputs.get("token") or env.get("GITHUB_TOKEN", "")
     settings = GitHubSettings.from_env(env, token=token)
-    run.settings = settings = replace(settings, throttle=throttle)
+    run.settings = settings = replace(settings, throttle=throttle, sleep=sleep)
     run.gh = gh = client_factory(settings)
 
     if target.pr_number is not None:
