@@ -1,7 +1,6 @@
 """The GitHub adapter: the only module that talks to GitHub.
 
-It owns reading the workflow event (``GITHUB_EVENT_NAME``/``GITHUB_EVENT_PATH``),
-and every REST call the gate makes: the pull request, the config file at the
+It owns every REST call the gate makes: the pull request, the config file at the
 *base* commit (contents API), the diff of exactly ``base_sha...head_sha``
 (compare API, diff media type, with the comparison's file list as the fallback
 when GitHub answers 406), the head tree's paths (git trees API, recursive) for the
@@ -27,7 +26,6 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -62,11 +60,6 @@ MAX_COMMENTS_SCANNED = 1000
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 #: the longest pause between two tries, seconds
 MAX_BACKOFF = 10.0
-
-PULL_ACTIONS = frozenset(
-    {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}
-)
-SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "merge_group", "workflow_dispatch")
 
 T = TypeVar("T")
 
@@ -223,27 +216,6 @@ class PullInfo:
 
 
 @dataclass(frozen=True)
-class Target:
-    """What the event asks the gate to review."""
-
-    event: str  # pull_request | pull_request_target | merge_group | workflow_dispatch
-    action: str  # the event's action ("" for workflow_dispatch)
-    pr_number: int | None  # None for merge_group
-    head_sha: str  # from the payload; run.py re-reads the PR for the current head
-    base_sha: str
-    sender: str
-    label: str | None = None  # the label of a "labeled" event
-    pull: PullInfo | None = None  # the payload's pull request, when there is one
-    #: non-empty when the event asks for nothing (an ``edited`` that did not change the
-    #: base): why; the run posts no status and exits 0
-    ignore: str = ""
-
-    @property
-    def is_merge_group(self) -> bool:
-        return self.event == "merge_group"
-
-
-@dataclass(frozen=True)
 class DiffFetch:
     """The change as per-file sections, and where it came from."""
 
@@ -281,105 +253,6 @@ class Identity:
 
 #: who writes with the workflow's GITHUB_TOKEN (GET /user is refused to that token)
 ACTIONS_BOT = Identity(login="github-actions[bot]", kind="Bot")
-
-
-# --- the event -------------------------------------------------------------------
-
-
-def read_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-    """Read ``GITHUB_EVENT_NAME`` and the JSON at ``GITHUB_EVENT_PATH``."""
-    name = env.get("GITHUB_EVENT_NAME", "")
-    path = env.get("GITHUB_EVENT_PATH", "")
-    if not name or not path:
-        raise UsageError(
-            "GITHUB_EVENT_NAME/GITHUB_EVENT_PATH are not set; "
-            "review-gate action runs inside a GitHub Actions job"
-        )
-    try:
-        payload = json.loads(Path(path).read_bytes())
-    except OSError as err:
-        raise UsageError(f"cannot read the event payload {path}: {err.strerror}") from err
-    except ValueError as err:
-        raise UsageError(f"the event payload {path} is not JSON: {err}") from err
-    if not isinstance(payload, dict):
-        raise UsageError(f"the event payload {path} is not a JSON object")
-    return name, payload
-
-
-def _pr_number_from(value: object) -> int | None:
-    text = str(value).strip().lstrip("#") if value is not None else ""
-    if not text:
-        return None
-    if not text.isdigit() or int(text) <= 0:
-        raise UsageError(f"pull request number {value!r} is not a positive integer")
-    return int(text)
-
-
-def _base_changed(payload: Mapping[str, Any]) -> bool:
-    """Whether an ``edited`` payload says the base branch changed (``changes.base``)."""
-    changes = payload.get("changes")
-    return isinstance(changes, Mapping) and bool(changes.get("base"))
-
-
-def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:
-    """Decide what to review from the event; anything unsupported is a clear UsageError."""
-    sender = str((payload.get("sender") or {}).get("login", ""))
-    if name in ("pull_request", "pull_request_target"):
-        action = str(payload.get("action", ""))
-        if action not in PULL_ACTIONS:
-            raise UsageError(
-                f"{name} action {action!r} is not reviewed; trigger review-gate on "
-                f"types: [{', '.join(sorted(PULL_ACTIONS))}]"
-            )
-        pull = PullInfo.from_json(payload.get("pull_request") or {})
-        label = (payload.get("label") or {}).get("name") if action == "labeled" else None
-        ignore = ""
-        if action == "edited" and not _base_changed(payload):
-            changed = ", ".join(sorted(str(k) for k in (payload.get("changes") or {}))) or "none"
-            ignore = (
-                f"{name} edited without a base change (changed: {changed}): the diff and the "
-                "policy are the same, nothing to review; no status posted"
-            )
-        return Target(
-            event=name,
-            action=action,
-            pr_number=pull.number,
-            head_sha=pull.head_sha,
-            base_sha=pull.base_sha,
-            sender=sender,
-            label=str(label) if label is not None else None,
-            pull=pull,
-            ignore=ignore,
-        )
-    if name == "merge_group":
-        group = payload.get("merge_group") or {}
-        action = str(payload.get("action", ""))
-        if action != "checks_requested":
-            raise UsageError(f"merge_group action {action!r} is not reviewed (checks_requested)")
-        head, base = group.get("head_sha"), group.get("base_sha")
-        if not head or not base:
-            raise UsageError("the merge_group payload lacks head_sha/base_sha")
-        return Target(
-            event=name, action=action, pr_number=None, head_sha=str(head), base_sha=str(base),
-            sender=sender,
-        )  # fmt: skip
-    if name == "workflow_dispatch":
-        inputs = payload.get("inputs") or {}
-        number = _pr_number_from(pr_number)
-        for key in ("pr-number", "pr_number", "pull_request", "pr"):
-            if number is None and key in inputs:
-                number = _pr_number_from(inputs[key])
-        if number is None:
-            raise UsageError(
-                "workflow_dispatch needs a pull request number: set the action input "
-                "'pr-number' (e.g. pr-number: ${{ inputs.pr-number }})"
-            )
-        return Target(
-            event=name, action="", pr_number=number, head_sha="", base_sha="", sender=sender
-        )
-    raise UsageError(
-        f"event {name!r} is not supported; review-gate runs on {', '.join(SUPPORTED_EVENTS)}"
-    )
 
 
 # --- the client ------------------------------------------------------------------

@@ -303,7 +303,7 @@ def _run(args: argparse.Namespace) -> int:
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
-    hint = unreachable_hint(result, result.certificate["context"]["reviewer"]["base_url"])
+    hint = unreachable_hint(result, result.reviewer.base_url)
     if args.json:
         print(json.dumps(summary_json(result, cert_sha), sort_keys=True))
     else:
