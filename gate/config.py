@@ -396,11 +396,11 @@ def _construct(
     lines.setdefault(path, node.start_mark.line + 1)
     expected_tag = _PLAIN_TAGS.get(type(node))
     if expected_tag is not None and node.tag != expected_tag:
-        raise ConfigError(
+        raise _at(
+            node,
+            path,
+            source,
             f"{_dotted(path) or 'the file'} has the YAML tag {node.tag}",
-            source=source,
-            line=node.start_mark.line + 1,
-            key=_dotted(path),
             fix="remove the tag (plain mappings and lists only)",
             reason="config_yaml",
         )
@@ -447,15 +447,29 @@ def _construct(
     assert isinstance(node, yaml.ScalarNode)
     value = yaml.SafeLoader("").construct_object(node)
     if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(
+        raise _at(
+            node,
+            path,
+            source,
             f"{_dotted(path)} is {node.value}, which is not a finite number",
-            source=source,
-            line=node.start_mark.line + 1,
-            key=_dotted(path),
             fix="write a finite number",
             reason="config_invalid",
         )
     return value
+
+
+def _at(
+    node: yaml.Node, path: tuple[str | int, ...], source: str, cause: str, *, fix: str, reason: str
+) -> ConfigError:
+    """A problem with the value at ``node`` (key ``path``) of the file ``source``."""
+    return ConfigError(
+        cause,
+        source=source,
+        line=node.start_mark.line + 1,
+        key=_dotted(path),
+        fix=fix,
+        reason=reason,
+    )
 
 
 # --- schema and messages -------------------------------------------------------

@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -47,13 +47,7 @@ class Reviewer:
     temperature: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "base_url": self.base_url,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
