@@ -5,7 +5,7 @@ start-up. A command module defines ``NAME``, ``HELP``, ``DESCRIPTION``,
 ``ORDER`` (position in ``--help``), ``add_arguments(parser)`` and
 ``run(args) -> int``.
 
-Exit codes (shared by every command that decides):
+Exit codes (:class:`gate.errors.ExitCode`, shared by every command that decides):
 
 ====  ==========================================================
 0     pass (or the command did what it was asked)
@@ -27,12 +27,7 @@ from typing import Protocol, cast
 
 from gate import __version__, commands, redact
 from gate.commands._io import say
-from gate.errors import GateError, UsageError
-
-EXIT_PASS = 0
-EXIT_FAIL = 1
-EXIT_USAGE = 2
-EXIT_BLOCKED = 3
+from gate.errors import ExitCode, GateError, UsageError
 
 
 class Command(Protocol):
@@ -92,27 +87,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = getattr(args, "_run", None)
     if run is None:
         parser.print_help(sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     try:
         return int(run(args))
     except UsageError as err:
         say(f"review-gate {args.command}: error: {err.message}", err=True)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except GateError as err:
         say(f"review-gate {args.command}: error: {err.message}", err=True)
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
     except KeyboardInterrupt:
         say(f"review-gate {args.command}: interrupted", err=True)
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
     except BrokenPipeError:
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
     except Exception as err:  # noqa: BLE001 - a bug must block, never read as "fail" (exit 1)
         say(
             f"review-gate {args.command}: internal error {type(err).__name__}: {err}; "
             "this is a bug in review-gate, please report it (nothing was passed)",
             err=True,
         )
-        return EXIT_BLOCKED
+        return ExitCode.BLOCKED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -76,31 +76,21 @@ class ReviewerConfig:
 
         if self.provider in NEEDS_MODEL and not self.model:
             raise ConfigError(
-                f"reviewer.model is not set for provider {self.provider}; fix: set "
-                "reviewer.model in the config file or the action's model input",
+                f"reviewer.model is not set for provider {self.provider}",
+                key="reviewer.model",
+                fix="set reviewer.model in the config file or the action's model input",
                 reason="config_model_missing",
             )
         base_url = self.base_url or DEFAULT_BASE_URLS.get(self.provider)
         if not base_url:
             raise ConfigError(
-                f"reviewer.base_url is not set and provider {self.provider} has no public "
-                "endpoint; fix: set reviewer.base_url in the config file or the action's "
-                "base-url input",
+                f"reviewer.base_url is not set and provider {self.provider} has no public endpoint",
+                key="reviewer.base_url",
+                fix="set reviewer.base_url in the config file or the action's base-url input",
                 reason="config_base_url_missing",
             )
-        return ReviewerSettings(
-            provider=self.provider,
-            model=self.model,
-            base_url=base_url,
-            api_key=api_key,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            connect_timeout=self.connect_timeout,
-            read_timeout=self.read_timeout,
-            deadline=self.deadline,
-            max_response_bytes=self.max_response_bytes,
-            attempts=self.attempts,
-        )
+        values = {f.name: getattr(self, f.name) for f in fields(ReviewerConfig)}
+        return ReviewerSettings(**{**values, "base_url": base_url, "api_key": api_key})
 
 
 @dataclass(frozen=True)
@@ -206,8 +196,10 @@ def apply_inputs(config: Config, inputs: Mapping[str, str]) -> Config:
     for name, raw in inputs.items():
         if name not in ACTION_INPUTS:
             raise ConfigError(
-                f"input {name}: unknown input{_did_you_mean(name, ACTION_INPUTS)}; fix: use "
-                f"one of the inputs action.yml declares: {', '.join(sorted(ACTION_INPUTS))}",
+                f"unknown input{_did_you_mean(name, ACTION_INPUTS)}",
+                setting=name,
+                fix="use one of the inputs action.yml declares: "
+                + ", ".join(sorted(ACTION_INPUTS)),
                 reason="config_unknown_input",
             )
         value = raw.strip()
@@ -223,12 +215,11 @@ def apply_inputs(config: Config, inputs: Mapping[str, str]) -> Config:
         return config
     errors = sorted(_validator().iter_errors(data), key=lambda e: [str(p) for p in e.path])
     if errors:
-        messages = []
+        problems = []
         for err in errors:
             culprit = given.get(tuple(str(p) for p in err.absolute_path))
-            source = f"input {culprit}" if culprit else "config"
-            messages.append(_describe(err, source=source, lines=lines, input_name=culprit))
-        raise ConfigError("\n".join(messages), reason="config_invalid_input")
+            problems += _describe(err, source="config", lines=lines, input_name=culprit)
+        raise _all(problems, reason="config_invalid_input")
     return _build(data)
 
 
@@ -273,13 +264,17 @@ def load_config(path: str | os.PathLike[str]) -> Config:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError as err:
         raise ConfigError(
-            f"{source}: config file does not exist; fix: create it (see "
-            "examples/review-gate.config.yml) or point the config input at the right path",
+            "config file does not exist",
+            source=source,
+            fix="create it (see examples/review-gate.config.yml) or point the config input "
+            "at the right path",
             reason="config_missing",
         ) from err
     except OSError as err:
         raise ConfigError(
-            f"{source}: cannot read config file: {err.strerror}; fix: make it a readable file",
+            f"cannot read config file: {err.strerror}",
+            source=source,
+            fix="make it a readable file",
             reason="config_unreadable",
         ) from err
     return parse_config(_decode(raw, source=source), source=source)
@@ -288,15 +283,18 @@ def load_config(path: str | os.PathLike[str]) -> Config:
 def _decode(raw: bytes, *, source: str) -> str:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(
-            f"{source}: config file is larger than {MAX_CONFIG_BYTES} bytes; fix: keep "
-            "long review instructions short or move them out of the config",
+            f"config file is larger than {MAX_CONFIG_BYTES} bytes",
+            source=source,
+            fix="keep long review instructions short or move them out of the config",
             reason="config_too_large",
         )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError(
-            f"{source}: config file is not UTF-8 (byte {err.start}); fix: save it as UTF-8",
+            f"config file is not UTF-8 (byte {err.start})",
+            source=source,
+            fix="save it as UTF-8",
             reason="config_encoding",
         ) from err
 
@@ -305,7 +303,9 @@ def parse_config(text: str, *, source: str) -> Config:
     """Parse and validate config YAML; every error names the source, key, line and fix."""
     if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
         raise ConfigError(
-            f"{source}: config is larger than {MAX_CONFIG_BYTES} bytes; fix: shorten it",
+            f"config is larger than {MAX_CONFIG_BYTES} bytes",
+            source=source,
+            fix="shorten it",
             reason="config_too_large",
         )
     node = compose_yaml(text, source=source)
@@ -315,26 +315,45 @@ def parse_config(text: str, *, source: str) -> Config:
     try:
         data = _construct(node, (), lines, source=source)
     except yaml.YAMLError as err:
-        raise ConfigError(_yaml_error(err, source), reason="config_yaml") from err
+        raise _yaml_error(err, source) from err
     if data is None:
         return default_config()
     errors = list(_validator().iter_errors(data))
     if errors:
-        described = sorted(
-            (_line_of(tuple(e.absolute_path), lines, e), _describe(e, source=source, lines=lines))
-            for e in errors
+        groups = sorted(
+            (_describe(e, source=source, lines=lines) for e in errors),
+            key=lambda group: (group[0].line, "\n".join(p.message for p in group)),
         )
-        raise ConfigError("\n".join(msg for _, msg in described), reason="config_invalid")
+        raise _all([p for group in groups for p in group], reason="config_invalid")
     return _build(data)
 
 
-def _yaml_error(err: yaml.YAMLError, source: str) -> str:
+def _all(problems: list[ConfigError], *, reason: str) -> ConfigError:
+    """One error carrying every problem found, the first one's fields on top."""
+    first, *more = problems
+    return ConfigError(
+        first.cause,
+        source=first.source,
+        line=first.line,
+        key=first.key,
+        fix=first.fix,
+        setting=first.setting,
+        example=first.example,
+        reason=reason,
+        more=more,
+    )
+
+
+def _yaml_error(err: yaml.YAMLError, source: str) -> ConfigError:
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    where = f" line {mark.line + 1}" if mark is not None else ""
     problem = getattr(err, "problem", None) or str(err)
-    return (
-        f"{source}{where}: not valid YAML: {problem}; fix: check the indentation there, "
-        "and quote values that contain ': ' or start with a special character"
+    return ConfigError(
+        f"not valid YAML: {problem}",
+        source=source,
+        line=mark.line + 1 if mark is not None else 0,
+        fix="check the indentation there, and quote values that contain ': ' or start with "
+        "a special character",
+        reason="config_yaml",
     )
 
 
@@ -355,8 +374,10 @@ def compose_yaml(text: str, *, source: str) -> yaml.Node | None:
             line = event.start_mark.line + 1 if event.start_mark is not None else 0
             if isinstance(event, yaml.AliasEvent):
                 raise ConfigError(
-                    f"{source} line {line}: YAML alias *{event.anchor} is not "
-                    "supported; fix: write the value out instead of referring to an anchor",
+                    f"YAML alias *{event.anchor} is not supported",
+                    source=source,
+                    line=line,
+                    fix="write the value out instead of referring to an anchor",
                     reason="config_yaml",
                 )
             if (
@@ -365,27 +386,33 @@ def compose_yaml(text: str, *, source: str) -> yaml.Node | None:
             ):
                 shown = event.tag.replace("tag:yaml.org,2002:", "!!", 1)
                 raise ConfigError(
-                    f"{source} line {line}: the value has the YAML tag {shown} (tags are "
-                    "refused); fix: remove the tag and write the value plainly (quote text, "
-                    "leave numbers and true/false unquoted)",
+                    f"the value has the YAML tag {shown} (tags are refused)",
+                    source=source,
+                    line=line,
+                    fix="remove the tag and write the value plainly (quote text, leave "
+                    "numbers and true/false unquoted)",
                     reason="config_yaml",
                 )
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:
                     raise ConfigError(
-                        f"{source} line {line}: nesting deeper than {MAX_YAML_DEPTH} levels; "
-                        "fix: a config has at most two levels (reviewer: and its keys)",
+                        f"nesting deeper than {MAX_YAML_DEPTH} levels",
+                        source=source,
+                        line=line,
+                        fix="a config has at most two levels (reviewer: and its keys)",
                         reason="config_yaml",
                     )
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
-        raise ConfigError(_yaml_error(err, source), reason="config_yaml") from err
+        raise _yaml_error(err, source) from err
     except RecursionError as err:  # not expected after the depth check; never a crash
         raise ConfigError(
-            f"{source}: nesting too deep to read; fix: a config has at most two levels",
+            "nesting too deep to read",
+            source=source,
+            fix="a config has at most two levels",
             reason="config_yaml",
         ) from err
 
@@ -408,9 +435,12 @@ def _construct(
     lines.setdefault(path, node.start_mark.line + 1)
     expected_tag = _PLAIN_TAGS.get(type(node))
     if expected_tag is not None and node.tag != expected_tag:
-        raise ConfigError(
-            f"{source} line {node.start_mark.line + 1}: {_dotted(path) or 'the file'} has the "
-            f"YAML tag {node.tag}; fix: remove the tag (plain mappings and lists only)",
+        raise _at(
+            node,
+            path,
+            source,
+            f"{_dotted(path) or 'the file'} has the YAML tag {node.tag}",
+            fix="remove the tag (plain mappings and lists only)",
             reason="config_yaml",
         )
     if isinstance(node, yaml.MappingNode):
@@ -423,16 +453,23 @@ def _construct(
             ):
                 shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
                 raise ConfigError(
-                    f"{source} line {line}: key {shown!r} under {_dotted(path) or 'the top level'} "
-                    "is not read as a string by YAML; fix: use one of the documented key names "
-                    "(quote it if it really is meant literally)",
+                    f"key {shown!r} under {_dotted(path) or 'the top level'} "
+                    "is not read as a string by YAML",
+                    source=source,
+                    line=line,
+                    key=_dotted(path),
+                    fix="use one of the documented key names (quote it if it really is meant "
+                    "literally)",
                     reason="config_invalid",
                 )
             key = str(key_node.value)
             if key in first:
                 raise ConfigError(
-                    f"{source} line {line}: duplicate key {_dotted((*path, key))} (first at "
-                    f"line {first[key]}); fix: keep only one of them",
+                    f"duplicate key {_dotted((*path, key))} (first at line {first[key]})",
+                    source=source,
+                    line=line,
+                    key=_dotted((*path, key)),
+                    fix="keep only one of them",
                     reason="config_duplicate_key",
                 )
             first[key] = line
@@ -461,12 +498,29 @@ def _construct(
             reason="config_invalid",
         ) from err
     if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(
-            f"{source} line {node.start_mark.line + 1}: {_dotted(path)} is {node.value}, which "
-            "is not a finite number; fix: write a finite number",
+        raise _at(
+            node,
+            path,
+            source,
+            f"{_dotted(path)} is {node.value}, which is not a finite number",
+            fix="write a finite number",
             reason="config_invalid",
         )
     return value
+
+
+def _at(
+    node: yaml.Node, path: tuple[str | int, ...], source: str, cause: str, *, fix: str, reason: str
+) -> ConfigError:
+    """A problem with the value at ``node`` (key ``path``) of the file ``source``."""
+    return ConfigError(
+        cause,
+        source=source,
+        line=node.start_mark.line + 1,
+        key=_dotted(path),
+        fix=fix,
+        reason=reason,
+    )
 
 
 # --- schema and messages -------------------------------------------------------
@@ -603,31 +657,44 @@ def _describe(
     source: str,
     lines: Mapping[tuple[str | int, ...], int],
     input_name: str | None = None,
-) -> str:
+) -> list[ConfigError]:
+    """The problems one schema error stands for (one per unknown key), with the fix."""
     path = tuple(err.absolute_path)
     line = _line_of(path, lines, err)
-    where = f"{source} line {line}" if line else source
-    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+    setting = input_name or ""
+    if err.validator == "additionalProperties" and _extra_keys(err):
         allowed = _allowed_keys(err)
-        parts = []
-        for key in _extra_keys(err):
-            key_line = lines.get((*path, key, "<key>"), line)
-            at = f"{source} line {key_line}" if key_line else source
-            parts.append(
-                f"{at}: unknown key {_dotted((*path, key))}{_did_you_mean(key, allowed)}; "
-                f"fix: rename or remove it (known keys{' under ' + _dotted(path) if path else ''}:"
-                f" {', '.join(allowed)}); unknown keys are rejected so a typo cannot weaken "
-                "the gate"
+        under = f" under {_dotted(path)}" if path else ""
+        return [
+            ConfigError(
+                f"unknown key {_dotted((*path, key))}{_did_you_mean(key, allowed)}",
+                source=source,
+                line=lines.get((*path, key, "<key>"), line),
+                key=_dotted((*path, key)),
+                fix=f"rename or remove it (known keys{under}: {', '.join(allowed)}); unknown "
+                "keys are rejected so a typo cannot weaken the gate",
+                setting=setting,
             )
-        return "\n".join(parts)
+            for key in _extra_keys(err)
+        ]
     key = _dotted(path) or "the file"
     leaf = _schema_at(path)
     expect = _expect(leaf, key)
-    fix = _fix(path, leaf, input_name)
+    default = leaf.get("default")
     got = _show(err.instance, leaf)
     if key == "reviewer.api_key_env" and isinstance(err.instance, str):
         got = "a value that is not shown (it may be the key itself: name its variable here)"
-    return f"{where}: {key} must be {expect}, got {got}; fix: {fix}"
+    return [
+        ConfigError(
+            f"{key} must be {expect}, got {got}",
+            source=source,
+            line=line,
+            key=_dotted(path),
+            fix="" if input_name else _fix(path, leaf),
+            setting=setting,
+            example=_input_text(default) if input_name and default not in ("", None) else "",
+        )
+    ]
 
 
 _PATTERN_WORDS = {
@@ -675,16 +742,13 @@ def _expect(leaf: Mapping[str, Any], key: str) -> str:
     return text
 
 
-def _fix(path: tuple[str | int, ...], leaf: Mapping[str, Any], input_name: str | None) -> str:
+def _fix(path: tuple[str | int, ...], leaf: Mapping[str, Any]) -> str:
     key = _dotted(path)
     if not key:
         return "write the file as a mapping of keys to values (see examples/review-gate.config.yml)"
     if isinstance(path[-1], int):
         return f"make every item of {_dotted(path[:-1])} a non-empty quoted string"
     default = leaf.get("default")
-    if input_name is not None:
-        example = f" (e.g. {json.dumps(_input_text(default))})" if default not in ("", None) else ""
-        return f"correct the {input_name} input{example}, or leave it empty to use the config file"
     if default in ("", None):
         return f"correct {key}, or remove the key"
     under = f" under {_dotted(path[:-1])}:" if len(path) > 1 else ""

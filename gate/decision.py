@@ -1,4 +1,4 @@
-"""The decision table of DESIGN.md, as one pure function.
+"""The decision table of docs/design.md, as one pure function.
 
 :func:`decide` maps what arrived (a sealed MC1 envelope, or nothing, plus the
 attempts that produced it) to a :class:`Decision`. Only one row yields
@@ -22,6 +22,7 @@ from gate.errors import (
     BadEncoding,
     BindingError,
     EnvelopeError,
+    ExitCode,
     FenceError,
     ShapeError,
     StrictJSONError,
@@ -103,13 +104,13 @@ def blocked(state: State, reason: str, detail: str, *, status: Status = Status.E
     )
 
 
-def exit_code(decision: Decision) -> int:
+def exit_code(decision: Decision) -> ExitCode:
     """0 for pass, 1 for fail, 3 for every other (blocking) state."""
     if decision.state is State.PASS and decision.status is Status.SUCCESS:
-        return 0
+        return ExitCode.PASS
     if decision.state is State.FAIL:
-        return 1
-    return 3
+        return ExitCode.FAIL
+    return ExitCode.BLOCKED
 
 
 def _incomplete(attempts: Sequence[Attempt], reason: str, detail: str, end: str) -> Decision:

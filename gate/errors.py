@@ -36,6 +36,19 @@ Verification functions raise; they never return booleans.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping, Sequence
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The process exit codes every command and the action share (the one definition)."""
+
+    PASS = 0  # pass, or the command did what it was asked
+    FAIL = 1  # the reviewer rejected; an apply was incomplete or corrupt
+    USAGE = 2  # bad arguments, unreadable input, a misconfigured workflow
+    BLOCKED = 3  # needs_human / incomplete / refused / any other blocking error
+
 
 class GateError(Exception):
     """Base of every error review-gate raises on purpose."""
@@ -59,9 +72,72 @@ class UsageError(GateError):
 
 
 class ConfigError(GateError):
-    """The configuration file or an action input is invalid."""
+    """The configuration file or an action input is invalid.
+
+    The problem is carried as fields, so each front end words it its own way:
+    ``source`` (the file, or ``"config"``), ``line`` (0 when unknown), ``key`` (dotted),
+    ``cause``, ``fix`` and, when an override gave the value, ``setting`` (its name) with
+    ``example`` (a valid value); an empty ``fix`` with a ``setting`` means "correct that
+    setting". ``more`` holds the further problems found in the same pass (a file can have
+    several). ``message`` names a setting as an input (the action's words); the command
+    line renders its options with :meth:`render`.
+    """
 
     reason = "config_invalid"
+
+    def __init__(
+        self,
+        cause: str,
+        *,
+        source: str = "",
+        line: int = 0,
+        key: str = "",
+        fix: str = "",
+        setting: str = "",
+        example: str = "",
+        reason: str | None = None,
+        more: Sequence[ConfigError] = (),
+    ) -> None:
+        self.cause, self.source, self.line, self.key = cause, source, line, key
+        self.fix, self.setting, self.example = fix, setting, example
+        self.more = tuple(more)
+        super().__init__(self.render(), reason=reason)
+
+    @property
+    def problems(self) -> tuple[ConfigError, ...]:
+        """This problem and the further ones, in the order found."""
+        return (self, *self.more)
+
+    def render(
+        self,
+        *,
+        setting: Callable[[str], str] = "input {}".format,
+        correct: Callable[[str, str], str] | None = None,
+        fixes: Mapping[str, str] | None = None,
+    ) -> str:
+        """Every problem, one a line: ``where: cause; fix: fix``.
+
+        ``setting`` names an override (``"input NAME"``); ``correct(name, example)`` words
+        the fix of a wrong override; ``fixes`` replaces the fix's text by reason (the
+        whole tail after ``cause; ``).
+        """
+        lines = []
+        for problem in self.problems:
+            where = setting(problem.setting) if problem.setting else problem.source
+            if problem.line and not problem.setting:
+                where = f"{where} line {problem.line}"
+            text = f"{where}: {problem.cause}" if where else problem.cause
+            fix = problem.fix
+            if not fix and problem.setting:
+                fix = (correct or _correct_input)(problem.setting, problem.example)
+            tail = (fixes or {}).get(problem.reason, f"fix: {fix}" if fix else "")
+            lines.append(f"{text}; {tail}" if tail else text)
+        return "\n".join(lines)
+
+
+def _correct_input(name: str, example: str) -> str:
+    shown = f" (e.g. {json.dumps(example)})" if example else ""
+    return f"correct the {name} input{shown}, or leave it empty to use the config file"
 
 
 # --- MC1 envelope -----------------------------------------------------------

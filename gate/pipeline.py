@@ -1,11 +1,12 @@
 """One review, end to end: diff bytes + config -> decision + certificate.
 
-:func:`review_diff` is the pipeline of DESIGN.md between the diff and the
+:func:`review_diff` is the pipeline of docs/design.md between the diff and the
 status, shared by ``review-gate review`` and the GitHub action: it binds the
 review to ``sha256(diff)`` and the policy version, builds the prompt, calls
-the reviewer transport (which retries only bytes that did not arrive), applies
-the decision table to the sealed envelope, and assembles the certificate.
-It touches no environment variable, no file and no exit code; the callers do.
+the reviewer transport (which retries only bytes that did not arrive) and
+applies the decision table to the sealed envelope; the certificate is built from
+the result, once, by the caller that writes it. It touches no environment
+variable, no file and no exit code; the callers do.
 
 Before it, the selection both callers share: :func:`select_diff` splits the
 diff into file sections and applies the config's ``include``/``exclude`` and
@@ -21,7 +22,8 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,19 +37,70 @@ from gate.prompt import build_prompt
 
 
 @dataclass(frozen=True)
+class Reviewer:
+    """Who reviewed, as the certificate names it (no key, no credentials in the URL)."""
+
+    provider: str
+    model: str
+    base_url: str
+    max_tokens: int
+    temperature: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class ReviewResult:
-    """Everything one review produced."""
+    """Everything one review produced; the certificate is built from it, once, by whoever
+    writes it (:meth:`certificate_for`), with the caller's own context added."""
 
     decision: Decision
     outcome: ReviewOutcome
     binding: Binding
     prompt_sha256: str
-    certificate: dict[str, Any]
+    config_sha256: str
+    reviewer: Reviewer
+    min_confidence: float
     #: what the reviewer saw (when the caller passed it); ``decision`` already
     #: reflects it, ``review_decision`` is the verdict's own decision
     coverage: Coverage | None = None
     review_decision: Decision | None = None
     notes: tuple[str, ...] = ()
+    #: the caller's context for the certificate, given to :func:`review_diff`
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def certificate_for(
+        self, decision: Decision | None = None, *, extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The certificate of this review, deciding ``decision`` (default: the review's)."""
+        context: dict[str, Any] = {
+            "reviewer": self.reviewer.to_json(),
+            "min_confidence": self.min_confidence,
+        }
+        if self.coverage is not None:
+            context["coverage"] = self.coverage.to_json()
+            if self.review_decision is not None and self.decision is not self.review_decision:
+                context["review_decision"] = self.review_decision.to_json()
+        context.update(self.extra)
+        context.update(extra or {})
+        return certificate.build(
+            decision or self.decision,
+            binding=self.binding,
+            attempts=self.outcome.attempts,
+            inputs={
+                "diff": self.binding.diff_sha,
+                "prompt": self.prompt_sha256,
+                "config": self.config_sha256,
+            },
+            envelope=self.outcome.envelope,
+            extra=context,
+        )
+
+    @cached_property
+    def certificate(self) -> dict[str, Any]:
+        """The certificate with no caller context (built on first use)."""
+        return self.certificate_for()
 
 
 def binding_for(diff: bytes, config: Config) -> Binding:
@@ -205,40 +258,23 @@ def review_diff(
         decision, note = guard_coverage(
             verdict_decision, coverage, allow_partial=config.allow_partial_coverage
         )
-    context: dict[str, Any] = {
-        "reviewer": {
-            "provider": settings.provider,
-            "model": settings.model,
-            "base_url": public_url(settings.base_url),
-            "max_tokens": settings.max_tokens,
-            "temperature": settings.temperature,
-        },
-        "min_confidence": config.min_confidence,
-    }
-    if coverage is not None:
-        context["coverage"] = coverage.to_json()
-        if decision is not verdict_decision:
-            context["review_decision"] = verdict_decision.to_json()
-    context.update(extra_cert or {})
-    cert = certificate.build(
-        decision,
-        binding=binding,
-        attempts=outcome.attempts,
-        inputs={
-            "diff": binding.diff_sha,
-            "prompt": prompt.sha256(),
-            "config": config_sha256(config),
-        },
-        envelope=outcome.envelope,
-        extra=context,
+    reviewer = Reviewer(
+        provider=settings.provider,
+        model=settings.model,
+        base_url=public_url(settings.base_url),
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
     )
     return ReviewResult(
         decision=decision,
         outcome=outcome,
         binding=binding,
         prompt_sha256=prompt.sha256(),
-        certificate=cert,
+        config_sha256=config_sha256(config),
+        reviewer=reviewer,
+        min_confidence=config.min_confidence,
         coverage=coverage,
         review_decision=verdict_decision,
         notes=() if note is None else (note,),
+        extra=dict(extra_cert or {}),
     )

@@ -1,7 +1,6 @@
 """The GitHub adapter: the only module that talks to GitHub.
 
-It owns reading the workflow event (``GITHUB_EVENT_NAME``/``GITHUB_EVENT_PATH``),
-and every REST call the gate makes: the pull request, the config file at the
+It owns every REST call the gate makes: the pull request, the config file at the
 *base* commit (contents API), the diff of exactly ``base_sha...head_sha``
 (compare API, diff media type, with the comparison's file list as the fallback
 when GitHub answers 406), the head tree's paths (git trees API, recursive) for the
@@ -10,9 +9,11 @@ permission for the override, commit statuses and the one sticky comment
 (adopted only when the token's own identity wrote it).
 
 It uses PyGithub with ``base_url`` from ``GITHUB_API_URL`` (so GitHub
-Enterprise Server works), an explicit timeout on every call and a bounded
-retry policy (5xx and connection errors only, no unbounded ``Retry-After``
-sleeps). The diff is fetched with httpx (same token, same timeouts) because
+Enterprise Server works) and an explicit timeout on every call. One
+:class:`RetryPolicy` (5xx and connection errors only, exponential backoff with a
+cap, no ``Retry-After`` sleeps, an injectable ``sleep``) paces every retry: the
+ones urllib3 makes under PyGithub, the status post and the diff download. The
+diff is fetched with httpx (same token, same timeouts, same policy) because
 PyGithub decodes bodies as text and the gate needs the exact bytes. Every
 failure becomes a :class:`~gate.errors.GitHubError` whose ``reason`` is a
 stable code and whose message names the call, the HTTP status and the fix.
@@ -24,7 +25,6 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -34,6 +34,7 @@ from github import Auth, Github, GithubException
 from urllib3.util.retry import Retry
 
 from gate import strictjson
+from gate.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
 from gate.redact import redact
@@ -51,21 +52,76 @@ MAX_FILES = 3000
 COMPARE_FILES_CAP = 300
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
-MAX_DESCRIPTION = 140
 #: permissions that may apply the override label
 OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 #: comments scanned when looking for the sticky comment
 MAX_COMMENTS_SCANNED = 1000
-
-PULL_ACTIONS = frozenset(
-    {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}
-)
-SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "merge_group", "workflow_dispatch")
+#: the answers worth asking again (GitHub's transient server errors)
+RETRY_STATUSES = frozenset({500, 502, 503, 504})
+#: the longest pause between two tries, seconds
+MAX_BACKOFF = 10.0
 
 T = TypeVar("T")
 
 
 # --- settings and typed records ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """The one retry policy for GitHub: ``retries`` more tries after the first, pausing
+    ``backoff * 2**(n-1)`` seconds (at most :data:`MAX_BACKOFF`) before the n-th retry,
+    with ``sleep`` (injectable: tests and the demo pass one that does not wait)."""
+
+    retries: int = 2
+    backoff: float = 0.5
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    def pause(self, retry: int) -> None:
+        """Wait before retry number ``retry`` (1 for the first retry)."""
+        delay = min(MAX_BACKOFF, self.backoff * 2 ** (retry - 1))
+        if retry > 0 and delay > 0:
+            self.sleep(delay)
+
+    def run(self, once: Callable[[], T], *, transient: Callable[[Exception], bool]) -> T:
+        """``once()``, tried again (after a pause) while it raises a transient error."""
+        for retry in range(self.retries + 1):
+            self.pause(retry)
+            try:
+                return once()
+            except Exception as err:
+                if retry == self.retries or not transient(err):
+                    raise
+        raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
+
+    def for_urllib3(self) -> Retry:
+        """The same policy for the requests PyGithub makes (through urllib3)."""
+        return _PolicyRetry(
+            total=self.retries,
+            connect=self.retries,
+            read=self.retries,
+            status=self.retries,
+            status_forcelist=tuple(sorted(RETRY_STATUSES)),
+            respect_retry_after_header=False,
+            raise_on_status=False,
+            policy=self,
+        )
+
+
+class _PolicyRetry(Retry):
+    """urllib3's retry bookkeeping, with the pauses taken from a :class:`RetryPolicy`."""
+
+    def __init__(self, *args: Any, policy: RetryPolicy | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.policy = policy or RetryPolicy()
+
+    def new(self, **kw: Any) -> _PolicyRetry:
+        renewed = super().new(**kw)
+        renewed.policy = self.policy
+        return renewed
+
+    def _sleep_backoff(self) -> None:
+        self.policy.pause(len(self.history))
 
 
 @dataclass(frozen=True)
@@ -80,6 +136,11 @@ class GitHubSettings:
     retries: int = 2
     backoff: float = 0.5
     throttle: bool = True  # PyGithub's pause between requests (GitHub's guidance); off in tests
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(retries=self.retries, backoff=self.backoff, sleep=self.sleep)
 
     @staticmethod
     def from_env(env: Mapping[str, str], *, token: str) -> GitHubSettings:
@@ -155,27 +216,6 @@ class PullInfo:
 
 
 @dataclass(frozen=True)
-class Target:
-    """What the event asks the gate to review."""
-
-    event: str  # pull_request | pull_request_target | merge_group | workflow_dispatch
-    action: str  # the event's action ("" for workflow_dispatch)
-    pr_number: int | None  # None for merge_group
-    head_sha: str  # from the payload; run.py re-reads the PR for the current head
-    base_sha: str
-    sender: str
-    label: str | None = None  # the label of a "labeled" event
-    pull: PullInfo | None = None  # the payload's pull request, when there is one
-    #: non-empty when the event asks for nothing (an ``edited`` that did not change the
-    #: base): why; the run posts no status and exits 0
-    ignore: str = ""
-
-    @property
-    def is_merge_group(self) -> bool:
-        return self.event == "merge_group"
-
-
-@dataclass(frozen=True)
 class DiffFetch:
     """The change as per-file sections, and where it came from."""
 
@@ -215,116 +255,6 @@ class Identity:
 ACTIONS_BOT = Identity(login="github-actions[bot]", kind="Bot")
 
 
-# --- the event -------------------------------------------------------------------
-
-
-def read_event(env: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-    """Read ``GITHUB_EVENT_NAME`` and the JSON at ``GITHUB_EVENT_PATH``."""
-    name = env.get("GITHUB_EVENT_NAME", "")
-    path = env.get("GITHUB_EVENT_PATH", "")
-    if not name or not path:
-        raise UsageError(
-            "GITHUB_EVENT_NAME/GITHUB_EVENT_PATH are not set; "
-            "review-gate action runs inside a GitHub Actions job"
-        )
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as err:
-        raise UsageError(f"cannot read the event payload {path}: {err.strerror}") from err
-    payload = strictjson.loads(raw, what=f"the event payload {path}", error=UsageError)
-    if not isinstance(payload, dict):
-        raise UsageError(f"the event payload {path} is not a JSON object")
-    return name, payload
-
-
-def _pr_number_from(value: object) -> int | None:
-    text = str(value).strip().lstrip("#") if value is not None else ""
-    if not text:
-        return None
-    # ASCII digits only: str.isdigit() also accepts superscripts, which int() refuses;
-    # and a bounded length, as int() refuses more than 4300 digits
-    if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) <= 0:
-        raise UsageError(f"pull request number {value!r} is not a positive integer")
-    return int(text)
-
-
-def _object(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``payload[key]`` as an object: empty when absent or null; a UsageError when another type."""
-    value = payload.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise UsageError(f"the event payload's {key!r} is a {type(value).__name__}, not an object")
-    return value
-
-
-def _base_changed(payload: Mapping[str, Any]) -> bool:
-    """Whether an ``edited`` payload says the base branch changed (``changes.base``)."""
-    changes = payload.get("changes")
-    return isinstance(changes, Mapping) and bool(changes.get("base"))
-
-
-def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:
-    """Decide what to review from the event; anything unsupported is a clear UsageError."""
-    sender = str(_object(payload, "sender").get("login", ""))
-    if name in ("pull_request", "pull_request_target"):
-        action = str(payload.get("action", ""))
-        if action not in PULL_ACTIONS:
-            raise UsageError(
-                f"{name} action {action!r} is not reviewed; trigger review-gate on "
-                f"types: [{', '.join(sorted(PULL_ACTIONS))}]"
-            )
-        pull = PullInfo.from_json(_object(payload, "pull_request"))
-        label = _object(payload, "label").get("name") if action == "labeled" else None
-        ignore = ""
-        if action == "edited" and not _base_changed(payload):
-            changed = ", ".join(sorted(str(k) for k in _object(payload, "changes"))) or "none"
-            ignore = (
-                f"{name} edited without a base change (changed: {changed}): the diff and the "
-                "policy are the same, nothing to review; no status posted"
-            )
-        return Target(
-            event=name,
-            action=action,
-            pr_number=pull.number,
-            head_sha=pull.head_sha,
-            base_sha=pull.base_sha,
-            sender=sender,
-            label=str(label) if label is not None else None,
-            pull=pull,
-            ignore=ignore,
-        )
-    if name == "merge_group":
-        group = _object(payload, "merge_group")
-        action = str(payload.get("action", ""))
-        if action != "checks_requested":
-            raise UsageError(f"merge_group action {action!r} is not reviewed (checks_requested)")
-        head, base = group.get("head_sha"), group.get("base_sha")
-        if not head or not base:
-            raise UsageError("the merge_group payload lacks head_sha/base_sha")
-        return Target(
-            event=name, action=action, pr_number=None, head_sha=str(head), base_sha=str(base),
-            sender=sender,
-        )  # fmt: skip
-    if name == "workflow_dispatch":
-        inputs = _object(payload, "inputs")
-        number = _pr_number_from(pr_number)
-        for key in ("pr-number", "pr_number", "pull_request", "pr"):
-            if number is None and key in inputs:
-                number = _pr_number_from(inputs[key])
-        if number is None:
-            raise UsageError(
-                "workflow_dispatch needs a pull request number: set the action input "
-                "'pr-number' (e.g. pr-number: ${{ inputs.pr-number }})"
-            )
-        return Target(
-            event=name, action="", pr_number=number, head_sha="", base_sha="", sender=sender
-        )
-    raise UsageError(
-        f"event {name!r} is not supported; review-gate runs on {', '.join(SUPPORTED_EVENTS)}"
-    )
-
-
 # --- the client ------------------------------------------------------------------
 
 
@@ -352,16 +282,7 @@ class GitHubClient:
 
     def __init__(self, settings: GitHubSettings) -> None:
         self.settings = settings
-        retry = Retry(
-            total=settings.retries,
-            connect=settings.retries,
-            read=settings.retries,
-            status=settings.retries,
-            backoff_factor=settings.backoff,  # 2 retries: at most ~2 x backoff seconds
-            status_forcelist=(500, 502, 503, 504),
-            respect_retry_after_header=False,
-            raise_on_status=False,
-        )
+        self.policy = settings.retry
         pause = None if not settings.throttle else 0.25
         self._gh = Github(
             auth=Auth.Token(settings.token),
@@ -369,7 +290,7 @@ class GitHubClient:
             timeout=max(1, round(settings.timeout)),
             user_agent=USER_AGENT,
             per_page=100,
-            retry=retry,
+            retry=self.policy.for_urllib3(),
             seconds_between_requests=pause,
             seconds_between_writes=None if not settings.throttle else 1.0,
             lazy=True,
@@ -410,56 +331,55 @@ class GitHubClient:
         """GET raw bytes (diff media type). Returns (status, body); 406/size cap -> (406, b"")."""
         url = f"{self.settings.api_url}{path}"
         timeout = httpx.Timeout(self.settings.timeout)
-        last: Exception | None = None
-        last_status = 0
-        for attempt in range(self.settings.retries + 1):
-            if attempt:
-                time.sleep(min(10.0, self.settings.backoff * 2 ** (attempt - 1)))
-            try:
-                with (
-                    httpx.Client(timeout=timeout, follow_redirects=False) as client,
-                    client.stream("GET", url, headers=self._headers(accept)) as resp,
-                ):
-                    if resp.status_code in (500, 502, 503, 504):
-                        last_status = resp.status_code
-                        continue
-                    if resp.status_code == 406:
+
+        def once() -> tuple[int, bytes]:
+            with (
+                httpx.Client(timeout=timeout, follow_redirects=False) as client,
+                client.stream("GET", url, headers=self._headers(accept)) as resp,
+            ):
+                if resp.status_code in RETRY_STATUSES:
+                    raise _ServerError(resp.status_code)
+                if resp.status_code == 406:
+                    return 406, b""
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > MAX_FETCH_BYTES:
                         return 406, b""
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in resp.iter_bytes():
-                        size += len(chunk)
-                        if size > MAX_FETCH_BYTES:
-                            return 406, b""
-                        chunks.append(chunk)
-                    body = b"".join(chunks)
-                    if resp.status_code != 200:
-                        message = _error_message(body)
-                        fix = _FIXES.get(
-                            resp.status_code,
-                            "a redirect means the repository moved; check GITHUB_REPOSITORY"
-                            if 300 <= resp.status_code < 400
-                            else "retry the job if transient",
-                        )
-                        raise GitHubError(
-                            f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
-                            reason=f"github_http_{resp.status_code}",
-                        )
-                    return resp.status_code, body
-            except httpx.HTTPError as err:
-                last, last_status = err, 0
-        tries = self.settings.retries + 1
-        if last_status:
-            raise GitHubError(
-                f"GitHub answered HTTP {last_status} to {what} {tries} times; retry the job",
-                reason=f"github_http_{last_status}",
+                    chunks.append(chunk)
+                body = b"".join(chunks)
+                if resp.status_code != 200:
+                    message = _error_message(body)
+                    fix = _FIXES.get(
+                        resp.status_code,
+                        "a redirect means the repository moved; check GITHUB_REPOSITORY"
+                        if 300 <= resp.status_code < 400
+                        else "retry the job if transient",
+                    )
+                    raise GitHubError(
+                        f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
+                        reason=f"github_http_{resp.status_code}",
+                    )
+                return resp.status_code, body
+
+        tries = self.policy.retries + 1
+        try:
+            return self.policy.run(
+                once, transient=lambda err: isinstance(err, _ServerError | httpx.HTTPError)
             )
-        cause = _network_cause(last, self.settings.timeout) if last else "no answer"
-        raise GitHubError(
-            f"GitHub at {self.settings.api_url} did not answer {what}: {cause} "
-            f"({_tries(tries)}); check GITHUB_API_URL and the network, or retry the job",
-            reason="github_unreachable",
-        ) from last
+        except _ServerError as err:
+            raise GitHubError(
+                f"GitHub answered HTTP {err.status} to {what} {tries} times; retry the job",
+                reason=f"github_http_{err.status}",
+            ) from None
+        except httpx.HTTPError as err:
+            raise GitHubError(
+                f"GitHub at {self.settings.api_url} did not answer {what}: "
+                f"{_network_cause(err, self.settings.timeout)} ({_tries(tries)}); check "
+                "GITHUB_API_URL and the network, or retry the job",
+                reason="github_unreachable",
+            ) from err
 
     # -- reads -----------------------------------------------------------------------
 
@@ -587,7 +507,9 @@ class GitHubClient:
         if state not in STATUS_STATES:
             raise ValueError(f"unknown status state {state!r}")
         description = redact(description)  # a public text: redacted, and before the cut
-        text = description if len(description) <= MAX_DESCRIPTION else description[:139] + "…"
+        text = description
+        if len(text) > MAX_DESCRIPTION:
+            text = text[: MAX_DESCRIPTION - 1] + "…"
 
         def post() -> None:
             commit = self._repo.get_commit(sha)
@@ -598,20 +520,19 @@ class GitHubClient:
             else:
                 commit.create_status(state, description=text, context=context)
 
-        for attempt in range(self.settings.retries + 1):
-            try:
-                self._call(f"POST {state} status on {sha[:12]}", post)
-                return
-            except GitHubError as err:
-                # a refused connection was already retried by urllib3 (connect retries apply
-                # to POST too); a timeout or a 5xx on a POST was not
-                refused = "connection refused" in err.message
-                transient = (err.reason == "github_unreachable" and not refused) or err.reason in {
-                    f"github_http_{c}" for c in (500, 502, 503, 504)
-                }
-                if not transient or attempt == self.settings.retries:
-                    raise
-                time.sleep(min(10.0, self.settings.backoff * 2**attempt))
+        def transient(err: Exception) -> bool:
+            # a refused connection was already retried by urllib3 (connect retries apply
+            # to POST too); a timeout or a 5xx on a POST was not
+            if not isinstance(err, GitHubError):
+                return False
+            refused = "connection refused" in err.message
+            return (err.reason == "github_unreachable" and not refused) or err.reason in {
+                f"github_http_{c}" for c in RETRY_STATUSES
+            }
+
+        self.policy.run(
+            lambda: self._call(f"POST {state} status on {sha[:12]}", post), transient=transient
+        )
 
     def identity(self) -> Identity:
         """Who the token writes as: ``GET /user`` for a user token; the Actions bot otherwise.
@@ -662,6 +583,14 @@ class GitHubClient:
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+class _ServerError(Exception):
+    """A transient server error (5xx) on the diff download: worth another try."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
 
 
 def _tries(count: int) -> str:

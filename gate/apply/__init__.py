@@ -1,7 +1,7 @@
 """Verified apply for agent write tools: the decision table and its one entry point.
 
 An agent's write tool result is applied only when it is provably whole. This
-module owns the decision table of DESIGN.md (``ok`` / ``incomplete`` /
+module owns the decision table of docs/design.md (``ok`` / ``incomplete`` /
 ``corrupt`` / ``refused``), the :class:`ApplyResult` it reports (hint lines,
 log line, JSON record), and :func:`apply_tool_result`, which strings the
 parts together: parsing (:mod:`gate.apply.parse`), confinement
@@ -59,7 +59,7 @@ from gate.apply.paths import (
 from gate.apply.write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
 from gate.atomic import fsync_dir, sha256_hex
 from gate.attempt import EndReason
-from gate.errors import ApplyError, AtomicWriteError
+from gate.errors import ApplyError, AtomicWriteError, ExitCode
 
 __all__ = [
     "WRITE_CHUNK",
@@ -86,11 +86,11 @@ class Outcome(StrEnum):
     REFUSED = "refused"
 
 
-EXIT_CODES: Mapping[Outcome, int] = {
-    Outcome.OK: 0,
-    Outcome.INCOMPLETE: 1,
-    Outcome.CORRUPT: 1,
-    Outcome.REFUSED: 3,
+EXIT_CODES: Mapping[Outcome, ExitCode] = {
+    Outcome.OK: ExitCode.PASS,
+    Outcome.INCOMPLETE: ExitCode.FAIL,
+    Outcome.CORRUPT: ExitCode.FAIL,
+    Outcome.REFUSED: ExitCode.BLOCKED,
 }
 
 
@@ -132,7 +132,7 @@ class ApplyResult:
         return {f"apply.{outcome}": self.outcome is outcome for outcome in Outcome}
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         return EXIT_CODES[self.outcome]
 
     def hints(self) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gate.errors import UsageError
+from gate.errors import ExitCode, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy, parse_hostport
 
 NAME = "fault-proxy"
@@ -111,4 +111,4 @@ def run(args: argparse.Namespace) -> int:
         proxy.serve()
     except KeyboardInterrupt:  # Ctrl-C is how a long-running proxy is meant to end
         print("fault-proxy: stopped", file=sys.stderr)
-    return 0
+    return ExitCode.PASS

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from gate.apply import precommit as hooks
-from gate.errors import UsageError
+from gate.errors import ExitCode, UsageError
 
 NAME = "hooks"
 ORDER = 70
@@ -49,19 +49,19 @@ def run(args: argparse.Namespace) -> int:
         for line in report.messages:
             print(line, file=sys.stderr)
         if report.blocked:
-            return 3
+            return ExitCode.BLOCKED
         print(NOTHING_BLOCKS)
-        return 0
+        return ExitCode.PASS
     if args.hooks_action == "install":
         done = hooks.install(args.root)
         print(f"{done.action} review-gate pre-commit guard: {done.hook}")
         if done.chained is not None:
             print(f"chained earlier hook (runs after the guard): {done.chained}")
-        return 0
+        return ExitCode.PASS
     if args.hooks_action == "uninstall":
         done = hooks.uninstall(args.root)
         print(f"removed review-gate pre-commit guard: {done.hook}")
         if done.chained is not None:
             print(f"restored earlier hook: {done.chained}")
-        return 0
+        return ExitCode.PASS
     raise UsageError(f"unknown hooks action {args.hooks_action!r}")  # pragma: no cover - argparse

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -221,38 +220,23 @@ def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
     )
 
 
-_CLI_FIX = {
+# The fix in this command's words where the config's names the action's inputs.
+_CLI_FIXES = {
     "config_model_missing": "pass --model NAME (or set reviewer.model in --config)",
     "config_base_url_missing": "pass --base-url URL (or set reviewer.base_url in --config)",
+    "config_missing": "fix: create it (see examples/review-gate.config.yml) or pass --config "
+    "PATH with the right path",
 }
 
 
-# gate.config words its fixes for the action's inputs; on the command line they are options.
-_INPUT_FIX = re.compile(
-    r'fix: correct the (?P<name>[a-z-]+) input(?: \(e\.g\. "(?P<example>[^"]*)"\))?, '
-    r"or leave it empty to use the config file"
-)
-_CONFIG_PATH_FIX = "point the config input at the right path"
-
-
-def _cli_line(line: str) -> str:
-    if line.startswith("input "):  # an override: name it the way it was given
-        line = "--" + line.removeprefix("input ")
-
-    def option(match: re.Match[str]) -> str:
-        name, example = match["name"], match["example"]
-        given = f"--{name} {example}" if example else f"a valid --{name}"
-        return f"fix: pass {given}, or omit it"
-
-    line = _INPUT_FIX.sub(option, line)
-    return line.replace(_CONFIG_PATH_FIX, "pass --config PATH with the right path")
+def _pass_option(name: str, example: str) -> str:
+    given = f"--{name} {example}" if example else f"a valid --{name}"
+    return f"pass {given}, or omit it"
 
 
 def usage_from(err: ConfigError) -> UsageError:
     """A config problem met on the command line, named and fixed the way the user gave it."""
-    message = "\n".join(_cli_line(line) for line in err.message.splitlines())
-    if err.reason in _CLI_FIX:
-        message = f"{message.split(';')[0]}; {_CLI_FIX[err.reason]}"
+    message = err.render(setting="--{}".format, correct=_pass_option, fixes=_CLI_FIXES)
     return UsageError(message, reason=err.reason)
 
 
@@ -319,7 +303,7 @@ def _run(args: argparse.Namespace) -> int:
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
-    hint = unreachable_hint(result, result.certificate["context"]["reviewer"]["base_url"])
+    hint = unreachable_hint(result, result.reviewer.base_url)
     if args.json:
         say_json(summary_json(result, cert_sha))
     else:

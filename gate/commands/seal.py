@@ -6,6 +6,7 @@ import argparse
 
 from gate.commands._io import read_input, write_output
 from gate.envelope import seal
+from gate.errors import ExitCode
 
 NAME = "seal"
 ORDER = 22
@@ -33,4 +34,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     content = read_input(args.file, what="content")
     write_output(args.output, seal(content))
-    return 0
+    return ExitCode.PASS

@@ -8,7 +8,7 @@ import time
 from gate.commands._io import read_input, say, say_json
 from gate.decision import Binding, State
 from gate.envelope import verify
-from gate.errors import GateError, UsageError
+from gate.errors import ExitCode, GateError, UsageError
 from gate.lab import selftest
 from gate.verdict import check_shape, extract_fence, strict_loads
 
@@ -94,4 +94,4 @@ def run(args: argparse.Namespace) -> int:
     for _, tally in rows:
         for label in tally.passed[:20]:
             say(f"PASSED (must not): {label}", err=True)
-    return 0 if report.ok else 1
+    return ExitCode.PASS if report.ok else ExitCode.FAIL

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from gate.config import ReviewerConfig
 from gate.errors import UsageError
 from gate.redact import key_problem
 from gate.reviewers.providers import (
@@ -23,21 +24,19 @@ from gate.reviewers.providers import (
 )
 
 
-@dataclass(frozen=True)
-class ReviewerSettings:
-    """Which reviewer to call and the limits of every call (seconds, bytes)."""
+@dataclass(frozen=True, kw_only=True)
+class ReviewerSettings(ReviewerConfig):
+    """Which reviewer to call and the limits of every call (seconds, bytes).
+
+    The config's reviewer section (:class:`~gate.config.ReviewerConfig`, whose fields and
+    defaults it inherits), resolved for one call: ``provider``, ``model`` and ``base_url``
+    are required, and it holds the API key itself (never in ``repr``) and the retry pacing.
+    """
 
     provider: str
     model: str
     base_url: str
     api_key: str | None = field(default=None, repr=False)
-    max_tokens: int = 4096
-    temperature: float = 0.0
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    deadline: float = 300.0
-    max_response_bytes: int = 4 * 1024 * 1024
-    attempts: int = 3
     backoff_base: float = 1.0
     backoff_cap: float = 30.0
     retry_after_cap: float = 60.0

@@ -14,8 +14,8 @@ import pytest
 
 import gate.pipeline
 from gate.cli import main
-from gate.commands.demo import load_sample
 from gate.decision import Decision, State, Status
+from gate.lab.demo import load_sample
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED = {

@@ -470,3 +470,21 @@ def test_to_settings_refuses_missing_model_or_endpoint(monkeypatch: pytest.Monke
         ReviewerConfig(provider="mc1").to_settings(None)
     assert endpoint.value.reason == "config_base_url_missing"
     assert "fix: set reviewer.base_url" in endpoint.value.message
+
+
+def test_config_errors_carry_where_and_fix_as_fields() -> None:
+    """Each front end words a problem from these fields (the CLI: options, not inputs)."""
+    err = _error("policy_version: '1'\nreviewer:\n  max_tokens: lots\n  atempts: 2\n")
+    first, second = err.problems
+    assert (first.source, first.line, first.key) == ("review-gate.yml", 3, "reviewer.max_tokens")
+    assert first.cause.startswith("reviewer.max_tokens must be an integer")
+    assert first.fix.startswith("write it as e.g. `max_tokens: 4096`")
+    assert (second.line, second.key) == (4, "reviewer.atempts")
+    assert err.message.splitlines()[1] == second.message
+    with pytest.raises(ConfigError) as info:
+        apply_inputs(default_config(), {"max-tokens": "0"})
+    wrong = info.value
+    assert (wrong.setting, wrong.example, wrong.fix) == ("max-tokens", "4096", "")
+    cli = wrong.render(setting="--{}".format, correct=lambda n, e: f"pass --{n} {e}")
+    assert cli.startswith("--max-tokens: reviewer.max_tokens must be")
+    assert cli.endswith("; fix: pass --max-tokens 4096")

@@ -288,6 +288,25 @@ def test_diff_fetch_5xx_retries_are_bounded(fake):
     assert len(calls(fake, "repos/compare-commits-with-basehead")) == 3
 
 
+@pytest.mark.parametrize(
+    ("pattern", "call"),
+    [
+        (r"^GET .*/compare/", lambda c: c.compare_diff(BASE, HEAD)),  # httpx, the diff bytes
+        (r"^GET .*/pulls/7$", lambda c: c.get_pull(7)),  # PyGithub, through urllib3
+        (r"^POST .*/statuses/", lambda c: c.create_status(HEAD, state="success",
+                                                           description="ok", context="c",
+                                                           target_url=None)),
+    ],
+)  # fmt: skip
+def test_every_github_call_paces_its_retries_with_the_one_injected_policy(fake, pattern, call):
+    fake.inject(pattern, 503, count=100)
+    pauses: list[float] = []
+    client = client_for(fake, retries=3, backoff=0.75, sleep=pauses.append)
+    with pytest.raises(GitHubError):
+        call(client)
+    assert pauses == [0.75, 1.5, 3.0]  # backoff * 2**(n-1) before the n-th retry; no real sleep
+
+
 def test_diff_fetch_404_is_named(fake):
     with pytest.raises(GitHubError, match="HTTP 404 to GET compare") as info:
         client_for(fake).compare_diff(BASE, "f" * 40)

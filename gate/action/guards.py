@@ -1,0 +1,170 @@
+"""The action's guards: each a small function returning a :class:`Decision` or None.
+
+:mod:`gate.action.run` takes them in order (docs/design.md): draft, then a pending
+status, override, apply marker, credentials, then the diff, superseded (head or base
+moved while it was fetched), coverage, and only then the review. The first guard
+that returns a decision ends the run with it; None lets the run go on. Only the
+override can return a pass, and only for a writer's label on this exact head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
+from gate.action.state import Override, RunState
+from gate.config import Config
+from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
+from gate.diff import Coverage
+from gate.errors import ConfigError
+from gate.pipeline import nothing_reviewed
+from gate.reviewers import needs_api_key
+
+APPLY_MARKER = ".apply/incomplete"
+
+
+def draft(pull: PullInfo | None, config: Config) -> Decision | None:
+    """A draft pull request is skipped (the caller posts it as pending, never success)."""
+    if pull is None or not pull.draft or not config.skip_drafts:
+        return None
+    return replace(
+        blocked(
+            State.NEEDS_HUMAN,
+            "draft",
+            "draft pull request: the review is skipped until it is marked ready for review",
+        ),
+        description="draft: review skipped until the pull request is ready for review",
+    )
+
+
+def override(run: RunState, config: Config) -> Decision | None:
+    """A human override: the override label just applied, by a writer, on this exact head."""
+    target, pull, gh = run.target, run.pull, run.gh
+    if target is None or pull is None or gh is None:
+        return None
+    if target.action != "labeled" or target.label != config.override_label:
+        return None
+    labelled_head = target.pull.head_sha if target.pull else ""
+    if labelled_head != run.head:
+        run.notes.append(
+            f"override label was applied on {labelled_head[:12]}, but the head is now "
+            f"{run.head[:12]}: a new push needs a new override"
+        )
+        return None
+    if config.override_label not in pull.labels:
+        run.notes.append(
+            f"the override label {config.override_label!r} is no longer on the pull request"
+        )
+        return None
+    login = target.sender
+    permission = gh.permission(login) if login else "none"
+    if permission not in OVERRIDE_PERMISSIONS:
+        run.notes.append(
+            f"override label applied by @{login} (permission {permission}) was ignored: "
+            "only users with write, maintain or admin permission can override"
+        )
+        return None
+    run.evidence.override = Override(login, permission, config.override_label, run.head)
+    detail = (
+        f"overridden by @{login} ({permission}) with the label {config.override_label!r} "
+        f"on {run.head[:12]}; no model review was used for this status"
+    )
+    return Decision(
+        state=State.PASS,
+        status=Status.SUCCESS,
+        reason="override",
+        description=f"overridden by @{login}"[:MAX_DESCRIPTION],
+        detail=detail,
+    )
+
+
+def apply_marker(gh: GitHubClient, head: str) -> Decision | None:
+    """Block while an ``.apply/incomplete`` exists at any depth of the head tree, or when
+    GitHub's listing of that tree was truncated (absence cannot be known)."""
+    listing = gh.tree_paths(head)
+    found = [p for p in listing.paths if p == APPLY_MARKER or p.endswith("/" + APPLY_MARKER)]
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return blocked(
+            State.NEEDS_HUMAN,
+            "apply_incomplete",
+            f"{found[0]} exists in the head tree{more}: an agent write was not applied "
+            "whole; finish or revert it and delete the marker",
+        )
+    if listing.truncated:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "tree_truncated",
+            f"GitHub truncated the listing of the head tree ({len(listing.paths)} paths), so "
+            f"the absence of {APPLY_MARKER} cannot be checked; review by hand",
+        )
+    return None
+
+
+def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> Decision | None:
+    """No reviewer key where one is needed: name the variable (and why a fork has none)."""
+    if api_key:
+        return None
+    try:
+        probe = config.reviewer.to_settings(None)
+    except ConfigError:
+        return None  # review_diff reports it with the config's own message
+    explicit = bool(config.reviewer.api_key_env)
+    if not (explicit or needs_api_key(probe)):
+        return None
+    key_env = config.reviewer.key_env()
+    if pull is not None and pull.is_fork:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "fork_no_credentials",
+            f"fork PR without reviewer credentials: {key_env} is not available to runs "
+            "from forks; use pull_request_target (the gate never checks out fork code) "
+            "or review by hand",
+        )
+    return blocked(
+        State.NEEDS_HUMAN,
+        "missing_api_key",
+        f"no reviewer API key: set the secret in {key_env} or the action input api-key",
+    )
+
+
+def base_moved(first: PullInfo | None, base: str, now: PullInfo) -> str:
+    """How the pull request was retargeted since the run read it ("" when it was not).
+
+    Only a change of base *branch* supersedes the review (its config and its diff
+    belong to another target). New commits on the same base branch move the base
+    SHA all the time in a busy repository; the diff reviewed (base...head) is still
+    the pull request's change, so that alone must not turn every review into an
+    error that nothing re-runs.
+    """
+    if first is None or now.base_ref == first.base_ref:
+        return ""
+    return f"the base moved from {first.base_ref}@{base[:12]} to {now.base_ref}@{now.base_sha[:12]}"
+
+
+def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
+    """The head or the base moved while the diff was fetched: the new run decides."""
+    if run.pull is None:
+        return None
+    now = gh.get_pull(run.pull.number)
+    if now.head_sha != run.head:
+        return blocked(
+            State.INCOMPLETE,
+            "superseded",
+            f"superseded: the head moved to {now.head_sha[:12]} while the diff was "
+            "fetched; the run for the new head decides",
+        )
+    moved = base_moved(run.pull, run.base, now)
+    if moved:
+        return blocked(
+            State.INCOMPLETE,
+            "superseded",
+            f"superseded: {moved} while the diff was fetched; the review under the "
+            "new base decides (re-run the job if none started)",
+        )
+    return None
+
+
+def coverage(selected: Coverage) -> Decision | None:
+    """Nothing left to review after the selection: never ask the model about nothing."""
+    return nothing_reviewed(selected)

@@ -1,0 +1,67 @@
+"""The action's inputs (``with:`` in the workflow, ``INPUT_*`` in the environment), typed.
+
+The config overrides among them (``model``, ``min-confidence``, ...) are applied by
+:func:`gate.config.apply_inputs`, which rejects an undeclared input by name; the rest
+are read here, once: where the config is, the tokens, whether a blocking decision
+fails the job, where the certificate goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gate.config import DEFAULT_CONFIG_PATH, inputs_from_env
+from gate.errors import UsageError
+from gate.reviewers.providers import DEFAULT_KEY_ENV
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    """Every input by its kebab-case name (``raw``), and the runtime ones, read."""
+
+    raw: Mapping[str, str]
+    config_path: str
+    token: str
+    api_key: str
+    certificate_dir: str
+    pr_number: str
+    status_context: str
+
+    @staticmethod
+    def from_env(env: Mapping[str, str]) -> ActionInputs:
+        raw = inputs_from_env(env)
+        return ActionInputs(
+            raw=raw,
+            config_path=raw.get("config") or DEFAULT_CONFIG_PATH,
+            token=raw.get("token") or env.get("GITHUB_TOKEN", ""),
+            api_key=raw.get("api-key", ""),
+            certificate_dir=raw.get("certificate-dir", ""),
+            pr_number=raw.get("pr-number", ""),
+            status_context=raw.get("status-context") or "review-gate",
+        )
+
+    def fail_job(self) -> bool:
+        """The ``fail-job`` input (default true); anything but true/false is a UsageError."""
+        return _flag(self.raw.get("fail-job", ""), True)
+
+    def secrets(self, env: Mapping[str, str]) -> list[str]:
+        """Every token and key this run may hold, to mask before anything is printed."""
+        found = (
+            self.raw.get("token"),
+            self.raw.get("api-key"),
+            env.get("GITHUB_TOKEN"),
+            *(env.get(name) for name in DEFAULT_KEY_ENV.values()),
+        )
+        return [s for s in found if s]
+
+
+def _flag(value: str, default: bool) -> bool:
+    text = value.strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    if not text:
+        return default
+    raise UsageError(f"input fail-job: {value!r} is not true or false")

@@ -1,0 +1,139 @@
+"""What one action run has learned so far, typed.
+
+:class:`RunState` is filled in as the run walks forward (event, pull request, config,
+coverage, review); :class:`Evidence` is what the certificate's ``context`` records
+about the run, one typed field per key (``to_json`` spells the keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from gate.action.event import Target
+from gate.action.github import GitHubClient, GitHubSettings, PullInfo
+from gate.action.inputs import ActionInputs
+from gate.config import Config
+from gate.decision import Decision
+from gate.diff import Coverage
+from gate.pipeline import ReviewResult
+
+
+@dataclass(frozen=True)
+class StatusRecord:
+    """A commit status: what was (or is about to be) posted, on which commit."""
+
+    status: str
+    description: str
+    sha: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"status": self.status, "description": self.description, "sha": self.sha}
+
+
+@dataclass(frozen=True)
+class Override:
+    """A human override that was honoured: who, with which permission, on which head."""
+
+    login: str
+    permission: str
+    label: str
+    head_sha: str
+
+
+@dataclass
+class Evidence:
+    """The run's part of the certificate's ``context`` (absent fields are left out)."""
+
+    github: dict[str, Any] | None = None
+    config: dict[str, str] | None = None
+    coverage: Coverage | None = None
+    override: Override | None = None
+    #: the decision the review reached, when another one is posted (coverage, base moved)
+    review_decision: Decision | None = None
+    base_moved_to: tuple[str, str] | None = None  # (ref, sha)
+    superseded_by: str | None = None
+    #: what is about to be posted; ``posted`` and ``final_state`` are set only once GitHub
+    #: has accepted the status, so a failed post never reports this state
+    status_to_post: StatusRecord | None = None
+    posted: StatusRecord | None = None
+    final_state: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.github is not None:
+            out["github"] = self.github
+        if self.config is not None:
+            out["config"] = self.config
+        if self.coverage is not None:
+            out["coverage"] = self.coverage.to_json()
+        if self.override is not None:
+            o = self.override
+            out["override"] = {
+                "login": o.login,
+                "permission": o.permission,
+                "label": o.label,
+                "head_sha": o.head_sha,
+            }
+        if self.review_decision is not None:
+            out["review_decision"] = self.review_decision.to_json()
+        if self.base_moved_to is not None:
+            out["base_moved_to"] = {"ref": self.base_moved_to[0], "sha": self.base_moved_to[1]}
+        if self.superseded_by is not None:
+            out["superseded_by"] = self.superseded_by
+        for name in ("status_to_post", "posted"):
+            record = getattr(self, name)
+            if record is not None:
+                out[name] = record.to_json()
+        if self.final_state is not None:
+            out["final_state"] = self.final_state
+        return out
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """Where the certificate went (None when it could not be written) and the digests."""
+
+    certificate_path: str | None
+    digests: Mapping[str, str]
+
+
+@dataclass
+class RunState:
+    """What this run has learned so far (filled in as the run walks forward)."""
+
+    env: Mapping[str, str]
+    inputs: ActionInputs
+    out: TextIO
+    secrets: list[str]
+    context: str = "review-gate"
+    settings: GitHubSettings | None = None
+    gh: GitHubClient | None = None
+    target: Target | None = None
+    pull: PullInfo | None = None
+    head: str = ""
+    base: str = ""
+    config: Config | None = None
+    config_sha: str = ""
+    result: ReviewResult | None = None
+    notes: list[str] = field(default_factory=list)
+    evidence: Evidence = field(default_factory=Evidence)
+    #: None until the certificate was written (or its writing failed) for the final decision
+    artifacts: Artifacts | None = None
+
+    @property
+    def run_url(self) -> str | None:
+        if self.settings is None:
+            return None
+        return self.settings.run_url(self.env.get("GITHUB_RUN_ID", ""))
+
+    @property
+    def subject(self) -> str:
+        if self.target is not None and self.target.is_merge_group:
+            return f"merge group {self.head[:12]}"
+        if self.pull is not None:
+            return f"pull request #{self.pull.number}"
+        if self.target is not None and self.target.pr_number is not None:
+            return f"pull request #{self.target.pr_number}"
+        return "this run"

@@ -1,0 +1,442 @@
+"""The demo's scenarios: see the gate refuse every broken answer, on this machine, in seconds.
+
+``review-gate demo`` (:mod:`gate.commands.demo`) runs :func:`run_demo` and prints
+:func:`text_report`.
+
+The demo starts a local reviewer (:class:`gate.lab.sim.ReviewerSimulator`, speaking
+the OpenAI streaming dialect byte for byte) on 127.0.0.1, whose scripted model
+answers a well-formed verdict bound to the ``diff_sha`` and ``policy_version``
+it reads from the prompt. It reviews a bundled sample diff through
+:func:`gate.pipeline.review_diff` (the same code the action runs), once cleanly
+and then through the fault proxy (:mod:`gate.lab.faults`) with a cut, flipped bytes
+and a stall, plus scripted answers that echo an example, reject the change or
+run out of tokens. It prints what was sent, what arrived, the decision and why;
+writes one certificate per case; and exits 0 only if every case got the
+decision it must get. No API key, no network beyond 127.0.0.1, no process or
+thread left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from gate import certificate
+from gate.atomic import atomic_write
+from gate.config import Config, ReviewerConfig
+from gate.decision import Binding, State
+from gate.errors import GateError, UsageError
+from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
+from gate.lab.sim import ReviewerSimulator, SimResponse
+from gate.pipeline import ReviewResult, binding_for, review_diff
+from gate.prompt import binding_in, build_prompt
+
+SAMPLE = "sample.diff"
+POLICY_VERSION = "1"
+RETRY_PAUSE_CAP = 0.05  # seconds; the real backoff is seconds long
+STALL_READ_TIMEOUT = 0.5
+
+
+# --- the scripted model ----------------------------------------------------------
+
+
+def verdict_block(binding: Binding, verdict: str, reasons: Sequence[str], confidence: float) -> str:
+    obj = {
+        "verdict": verdict,
+        "reasons": list(reasons),
+        "confidence": confidence,
+        "diff_sha": binding.diff_sha,
+        "policy_version": binding.policy_version,
+    }
+    return "```json\n" + json.dumps(obj, indent=2) + "\n```\n"
+
+
+PASS_REASONS = (
+    "invoice_total now rounds to the cent with banker's rounding and refuses a negative rate",
+    "new tests cover the empty invoice and the negative tax rate",
+)
+FAIL_REASONS = ("invoice_total drops the rounding of the subtotal before tax (line 21)",)
+
+
+def answer(mode: str, binding: Binding) -> str:
+    """What the scripted model says for ``mode``, bound to ``binding``."""
+    if mode == "fail":
+        return "One problem blocks this change.\n\n" + verdict_block(
+            binding, "fail", FAIL_REASONS, 0.9
+        )
+    real = "I reviewed the change.\n\n" + verdict_block(binding, "pass", PASS_REASONS, 0.93)
+    if mode == "echo":
+        example = verdict_block(Binding("<sha256 of the diff>", "<policy>"), "pass", ["..."], 1.0)
+        return "The answer format is:\n\n" + example + "\n" + real
+    return real
+
+
+def request_text(value: Any) -> str:
+    """Every string in a request body, joined (works for every dialect's JSON)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return "\n".join(request_text(item) for item in value.values())
+    if isinstance(value, list):
+        return "\n".join(request_text(item) for item in value)
+    return ""
+
+
+@dataclass
+class ScriptedModel:
+    """The simulator's responder: answers per :attr:`mode`, bound to the prompt's binding."""
+
+    mode: str = "pass"
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        binding = binding_in(request_text(request))
+        if binding is None:
+            return "The prompt carried no diff_sha; I cannot give a bound verdict."
+        return answer(self.mode, binding)
+
+
+# --- cases -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    expected: State
+    mode: str = "pass"  # what the scripted model answers
+    fault: Fault = field(default_factory=Fault)
+    sent: str = "sample diff"  # one-line account of what was sent / done on the wire
+    read_timeout: float = 5.0
+    script: tuple[SimResponse, ...] = ()
+    note: str = ""  # a footnote for a row that might read as a contradiction
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    result: ReviewResult
+    wire: ConnectionRecord | None
+    certificate_path: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.result.decision.state is self.case.expected
+
+
+def locate(haystack: bytes, needle: bytes) -> int:
+    at = haystack.find(needle)
+    if at < 0:
+        raise GateError(
+            f"demo: could not find {needle[:20]!r} in the healthy response to aim a flip; "
+            "this is a bug in the demo, please report it",
+            reason="demo_bug",
+        )
+    return at
+
+
+def inside_sha(haystack: bytes, diff_sha: str) -> int:
+    """The offset of a byte of ``diff_sha`` in the healthy response.
+
+    The model's text is streamed in small pieces, so the hex digest may be split
+    across events; any 6-digit window of it that arrived in one piece will do.
+    """
+    for start in range(len(diff_sha) - 6, -1, -1):
+        at = haystack.find(diff_sha[start : start + 6].encode())
+        if at >= 0:
+            return at + 3
+    return locate(haystack, diff_sha.encode())
+
+
+def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
+    """The cases that break the healthy response on the wire, aimed at its bytes."""
+    half = len(healthy) // 2
+    sha_at = inside_sha(healthy, binding.diff_sha)
+    done_at = locate(healthy, b"data: [DONE]") + len("data: [")
+    return [
+        Case(
+            "cut",
+            State.INCOMPLETE,
+            fault=Fault(FaultKind.CUT, half),
+            sent=f"cut after byte {half}",
+        ),
+        Case(
+            "flip-sha",
+            State.NEEDS_HUMAN,
+            fault=Fault(FaultKind.FLIP, sha_at),
+            sent=f"flip byte {sha_at} (diff_sha)",
+        ),
+        Case(
+            "flip-done",
+            State.INCOMPLETE,
+            fault=Fault(FaultKind.FLIP, done_at),
+            sent=f"flip byte {done_at} ([DONE])",
+            note=(
+                "the HTTP response ended properly (end trailer) and the finish reason was "
+                "stop; only the data: [DONE] end marker was corrupted, and without it the "
+                "answer is not proven whole"
+            ),
+        ),
+        Case(
+            "stall",
+            State.INCOMPLETE,
+            fault=Fault(FaultKind.STALL, half),
+            sent=f"stall after byte {half}",
+            read_timeout=STALL_READ_TIMEOUT,
+        ),
+    ]
+
+
+def model_cases() -> list[Case]:
+    return [
+        Case("echoed-example", State.NEEDS_HUMAN, mode="echo", sent="model echoes an example"),
+        Case("reject", State.FAIL, mode="fail", sent="model answers fail"),
+        Case(
+            "out-of-tokens",
+            State.INCOMPLETE,
+            sent="model hits max_tokens",
+            script=(SimResponse(finish="length"),),
+        ),
+    ]
+
+
+# --- running -----------------------------------------------------------------------
+
+
+def demo_config(base_url: str, *, read_timeout: float) -> Config:
+    return Config(
+        reviewer=ReviewerConfig(
+            provider="openai",
+            model="demo-reviewer",
+            base_url=base_url,
+            connect_timeout=2.0,
+            read_timeout=read_timeout,
+            deadline=10.0,
+            attempts=2,
+        ),
+        policy_version=POLICY_VERSION,
+    )
+
+
+def short_pause(seconds: float) -> None:
+    time.sleep(min(seconds, RETRY_PAUSE_CAP))
+
+
+@contextlib.contextmanager
+def loopback_only() -> Iterator[None]:
+    """Keep any configured HTTP proxy away from 127.0.0.1 for the demo's duration."""
+    saved = {name: os.environ.get(name) for name in ("NO_PROXY", "no_proxy")}
+    for name, value in saved.items():
+        os.environ[name] = ",".join(x for x in (value, "127.0.0.1", "localhost") if x)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def via(proxy: FaultProxy, sim_url: str) -> str:
+    """The simulator's base URL, with its host and port replaced by the proxy's."""
+    return proxy.url + urlsplit(sim_url).path
+
+
+def run_case(
+    case: Case,
+    diff: bytes,
+    base_url: str,
+    out: Path,
+    proxy: FaultProxy | None,
+    review: Callable[..., ReviewResult] = review_diff,
+) -> Outcome:
+    before = len(proxy.records) if proxy is not None else 0
+    if proxy is not None:
+        proxy.fault = case.fault
+    config = demo_config(base_url, read_timeout=case.read_timeout)
+    result = review(
+        diff,
+        config,
+        api_key=None,  # a local OpenAI-compatible server needs no key
+        extra_cert={"command": "demo", "case": case.name, "on_the_wire": case.sent},
+        sleep=short_pause,
+    )
+    wire = None
+    if proxy is not None:
+        proxy.wait(5.0)
+        records = proxy.records[before:]
+        wire = records[-1] if records else None
+    path = out / f"{case.name}.json"
+    certificate.write(path, result.certificate)
+    return Outcome(case=case, result=result, wire=wire, certificate_path=path)
+
+
+def run_all(diff: bytes, out: Path) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    model = ScriptedModel()
+    with loopback_only():
+        with ReviewerSimulator("openai", model) as sim, FaultProxy(_hostport(sim.base_url)) as px:
+            healthy = Case("healthy", State.PASS, sent="as is")
+            first = run_case(healthy, diff, via(px, sim.base_url), out, px)
+            outcomes.append(first)
+            captured = bytes(first.wire.captured) if first.wire is not None else b""
+            for case in wire_cases(captured, first.result.binding):
+                outcomes.append(run_case(case, diff, via(px, sim.base_url), out, px))
+            for case in model_cases():
+                if case.script:
+                    continue
+                model.mode = case.mode
+                outcomes.append(run_case(case, diff, via(px, sim.base_url), out, px))
+        for case in model_cases():
+            if not case.script:
+                continue
+            scripted = ScriptedModel(mode=case.mode)
+            with ReviewerSimulator("openai", scripted, script=case.script) as sim:
+                outcomes.append(run_case(case, diff, sim.base_url, out, None))
+    return outcomes
+
+
+def _hostport(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    if parts.hostname is None or parts.port is None:
+        raise GateError(f"demo: the simulator URL {url!r} has no host:port", reason="demo_bug")
+    return parts.hostname, parts.port
+
+
+# --- reporting ---------------------------------------------------------------------
+
+
+def arrived(outcome: Outcome) -> str:
+    last = outcome.result.outcome.last
+    if last is None:
+        return "nothing"
+    finish = str(last.finish_reason)
+    if last.provider_finish_reason and last.provider_finish_reason != finish:
+        finish = f"{finish} ({last.provider_finish_reason})"
+    return f"{last.bytes_received} B, end {last.end_reason}, finish {finish}"
+
+
+WHY_WIDTH = 96
+
+
+def why(outcome: Outcome) -> str:
+    """The reason code and the cause, without the state prefix, bounded in width."""
+    decision = outcome.result.decision
+    tail = decision.description
+    for prefix in (f"{decision.state}: ", f"{decision.reason}: "):
+        tail = tail.removeprefix(prefix)
+    tail = re.sub(r"^incomplete after \d+ attempts?: ", "", tail)
+    text = f"{decision.reason}: {tail}"
+    return text if len(text) <= WHY_WIDTH else text[: WHY_WIDTH - 3] + "..."
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    rows = [("case", "on the wire", "tries", "arrived (body, last try)", "decision", "why")]
+    for o in outcomes:
+        state = str(o.result.decision.state)
+        mark = state if o.ok else f"{state} (EXPECTED {o.case.expected})"
+        tries = str(len(o.result.outcome.attempts))
+        seen = f"{arrived(o)} *" if o.case.note else arrived(o)
+        rows.append((o.case.name, o.case.sent, tries, seen, mark, why(o)))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:5])]
+        lines.append("  ".join([*cells, row[5]]).rstrip())
+    for o in outcomes:
+        if o.case.note:
+            lines.append(f"* {o.case.name}: {o.case.note}")
+    return "\n".join(lines)
+
+
+def summary_json(outcomes: Sequence[Outcome], out: Path) -> dict[str, Any]:
+    return {
+        "ok": all(o.ok for o in outcomes),
+        "out": str(out),
+        "cases": [
+            {
+                "case": o.case.name,
+                "expected": str(o.case.expected),
+                "ok": o.ok,
+                "on_the_wire": o.case.sent,
+                "note": o.case.note or None,
+                "wire_bytes": None if o.wire is None else o.wire.client_bytes,
+                "decision": o.result.decision.to_json(),
+                "attempts": [a.to_json() for a in o.result.outcome.attempts],
+                "certificate": str(o.certificate_path),
+            }
+            for o in outcomes
+        ],
+    }
+
+
+def load_sample() -> bytes:
+    return resources.files("gate").joinpath("data", SAMPLE).read_bytes()
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One run of every case: what was sent, what came of it, how long it took."""
+
+    diff: bytes
+    binding: Binding
+    prompt_chars: int
+    outcomes: list[Outcome]
+    elapsed: float
+    out: Path
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)
+
+
+def run_demo(out: Path) -> DemoRun:
+    """Run every case into ``out`` (certificates and the sample diff); UsageError when
+    ``out`` cannot be written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create the output folder {out}: {err.strerror}") from err
+    diff = load_sample()
+    sample = out / SAMPLE
+    try:  # the exact bytes reviewed, for re-verifying the certificates offline
+        atomic_write(sample, diff)
+    except (GateError, OSError) as err:
+        raise UsageError(f"cannot write {sample}: {err}") from err
+    binding = binding_for(diff, demo_config("http://127.0.0.1", read_timeout=1.0))
+    prompt = build_prompt(diff, binding=binding)
+    started = time.monotonic()
+    outcomes = run_all(diff, out)
+    elapsed = time.monotonic() - started
+    return DemoRun(diff, binding, len(prompt.system) + len(prompt.user), outcomes, elapsed, out)
+
+
+def text_report(run: DemoRun) -> list[str]:
+    """The demo's screen: what was sent and to whom, the table, where the evidence is."""
+    diff, binding, out, outcomes = run.diff, run.binding, run.out, run.outcomes
+    sample = out / SAMPLE
+    good = sum(o.ok for o in outcomes)
+    verdict = "every case got its expected decision" if run.ok else "SOME CASES DID NOT"
+    return [
+        f"sent: the bundled {SAMPLE} ({len(diff)} bytes, diff_sha {binding.diff_sha[:12]}..., "
+        f"policy_version {binding.policy_version}) in a {run.prompt_chars}-character prompt",
+        "to:   a local reviewer speaking the OpenAI streaming dialect on 127.0.0.1, "
+        "through the fault proxy; 2 tries per case, retry pauses shortened",
+        "      (wire offsets count the HTTP response from its first byte, headers included)",
+        "",
+        table(outcomes),
+        "",
+        f"certificates: {out}/ ({len(outcomes)} files, one per case), with the diff as {sample}",
+        f"re-verify one offline: review-gate verify --from-certificate {out / 'healthy.json'} "
+        f"--diff {sample} --policy-version {POLICY_VERSION}",
+        f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full",
+        f"{good}/{len(outcomes)} as expected in {run.elapsed:.1f} s: {verdict}",
+    ]
