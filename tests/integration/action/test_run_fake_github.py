@@ -687,7 +687,7 @@ def test_standalone_fake_serves_state_and_records(tmp_path):
     }
     state_path, out_path = tmp_path / "state.json", tmp_path / "received.json"
     state_path.write_text(json.dumps(state))
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.github", "--port", "0", "--state", str(state_path),
          "--out", str(out_path)],
@@ -742,7 +742,7 @@ def test_container_entry_point_review_gate_action(tmp_path, fake, sim_factory):
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(pr_payload()))
     output = tmp_path / "output.txt"
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": str(root),

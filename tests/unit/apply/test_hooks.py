@@ -20,7 +20,7 @@ from gate.apply import precommit as hooks
 from gate.cli import build_parser, main
 from gate.errors import UsageError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def git_env(home: Path) -> dict[str, str]:

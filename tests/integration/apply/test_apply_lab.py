@@ -20,7 +20,7 @@ from typing import Any
 
 import gate.envelope
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def env(home: Path) -> dict[str, str]:
