@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,29 +93,25 @@ def parse_outputs(text: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    with FakeGitHub(REPO) as gh:
-        yield gh
-        assert gh.violations == [], "requests outside GitHub's OpenAPI description"
-        assert gh.response_violations == [], "the fake answered outside the description"
+def fake(fake_github: FakeGitHub) -> FakeGitHub:
+    """The shared fake GitHub (tests/conftest.py), for REPO."""
+    assert fake_github.repository == REPO
+    return fake_github
 
 
 @pytest.fixture
-def sim_factory() -> Iterator[Callable[..., ReviewerSimulator]]:
-    started: list[ReviewerSimulator] = []
+def sim_factory(
+    sim_factory: Callable[..., ReviewerSimulator],
+) -> Callable[..., ReviewerSimulator]:
+    """The shared simulator factory (tests/conftest.py), answering a bound pass by default."""
 
     def make(
         responder: Callable[[dict[str, Any]], str] = verdict_text,
         script: tuple[SimResponse, ...] = (),
     ) -> ReviewerSimulator:
-        sim = ReviewerSimulator("openai", responder, script=script)
-        sim.start()
-        started.append(sim)
-        return sim
+        return sim_factory(responder, script)
 
-    yield make
-    for sim in started:
-        sim.stop()
+    return make
 
 
 def run_gate(
