@@ -1,4 +1,4 @@
-"""The decision table of DESIGN.md, as one pure function.
+"""The decision table of docs/design.md, as one pure function.
 
 :func:`decide` maps what arrived (a sealed MC1 envelope, or nothing, plus the
 attempts that produced it) to a :class:`Decision`. Only one row yields

@@ -1,6 +1,6 @@
 """MC1 envelope: seal and verify, whole-buffer and streaming.
 
-Format (see DESIGN.md)::
+Format (see docs/design.md)::
 
     MC1 <len> <sha256>\\n<body>
 

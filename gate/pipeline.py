@@ -1,6 +1,6 @@
 """One review, end to end: diff bytes + config -> decision + certificate.
 
-:func:`review_diff` is the pipeline of DESIGN.md between the diff and the
+:func:`review_diff` is the pipeline of docs/design.md between the diff and the
 status, shared by ``review-gate review`` and the GitHub action: it binds the
 review to ``sha256(diff)`` and the policy version, builds the prompt, calls
 the reviewer transport (which retries only bytes that did not arrive), applies

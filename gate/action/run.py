@@ -1,6 +1,6 @@
 """The GitHub Action pipeline: orchestration only.
 
-One run, in one direction (DESIGN.md)::
+One run, in one direction (docs/design.md)::
 
     event -> pull request -> config at the BASE commit (+ action inputs)
       -> draft skip (pending, never success) | pending status

@@ -1,7 +1,7 @@
 """Verified apply for agent write tools: the decision table and its one entry point.
 
 An agent's write tool result is applied only when it is provably whole. This
-module owns the decision table of DESIGN.md (``ok`` / ``incomplete`` /
+module owns the decision table of docs/apply.md (``ok`` / ``incomplete`` /
 ``corrupt`` / ``refused``), the :class:`ApplyResult` it reports (hint lines,
 log line, JSON record), and :func:`apply_tool_result`, which strings the
 parts together: parsing (:mod:`gate.apply.parse`), confinement
