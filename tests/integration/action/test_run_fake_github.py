@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,29 +93,25 @@ def parse_outputs(text: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    with FakeGitHub(REPO) as gh:
-        yield gh
-        assert gh.violations == [], "requests outside GitHub's OpenAPI description"
-        assert gh.response_violations == [], "the fake answered outside the description"
+def fake(fake_github: FakeGitHub) -> FakeGitHub:
+    """The shared fake GitHub (tests/conftest.py), for REPO."""
+    assert fake_github.repository == REPO
+    return fake_github
 
 
 @pytest.fixture
-def sim_factory() -> Iterator[Callable[..., ReviewerSimulator]]:
-    started: list[ReviewerSimulator] = []
+def sim_factory(
+    sim_factory: Callable[..., ReviewerSimulator],
+) -> Callable[..., ReviewerSimulator]:
+    """The shared simulator factory (tests/conftest.py), answering a bound pass by default."""
 
     def make(
         responder: Callable[[dict[str, Any]], str] = verdict_text,
         script: tuple[SimResponse, ...] = (),
     ) -> ReviewerSimulator:
-        sim = ReviewerSimulator("openai", responder, script=script)
-        sim.start()
-        started.append(sim)
-        return sim
+        return sim_factory(responder, script)
 
-    yield make
-    for sim in started:
-        sim.stop()
+    return make
 
 
 def run_gate(
@@ -687,7 +683,7 @@ def test_standalone_fake_serves_state_and_records(tmp_path):
     }
     state_path, out_path = tmp_path / "state.json", tmp_path / "received.json"
     state_path.write_text(json.dumps(state))
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.github", "--port", "0", "--state", str(state_path),
          "--out", str(out_path)],
@@ -742,7 +738,7 @@ def test_container_entry_point_review_gate_action(tmp_path, fake, sim_factory):
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(pr_payload()))
     output = tmp_path / "output.txt"
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": str(root),

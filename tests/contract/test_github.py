@@ -35,12 +35,11 @@ Binary files a/img.png and b/img.png differ
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    with FakeGitHub(REPO) as gh:
-        gh.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=DIFF)
-        yield gh
-        assert gh.violations == [], "requests outside GitHub's OpenAPI description"
-        assert gh.response_violations == []
+def fake(fake_github: FakeGitHub) -> FakeGitHub:
+    """The shared fake GitHub (tests/conftest.py), with pull request 7."""
+    assert fake_github.repository == REPO
+    fake_github.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+    return fake_github
 
 
 def client_for(fake: FakeGitHub, **kw) -> GitHubClient:

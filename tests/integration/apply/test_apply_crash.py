@@ -40,7 +40,7 @@ import pytest
 from gate.apply import WRITE_CHUNK, Outcome, apply_tool_result
 from gate.atomic import TEMP_SUFFIX
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 SIZE = 4 * WRITE_CHUNK + 12345
 MID_WRITE_KILLS = 20
 TIMED_KILLS = 25

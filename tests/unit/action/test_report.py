@@ -209,7 +209,7 @@ def test_every_output_is_declared_in_action_yml_and_listed_by_action_help():
 
     from gate.commands import action
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     declared = yaml.safe_load((root / "action.yml").read_text("utf-8"))["outputs"]
     written = report.outputs_for(make_report())
     assert set(declared) == set(written)

@@ -19,44 +19,19 @@ import yaml
 from gate.apply import precommit as hooks
 from gate.cli import build_parser, main
 from gate.errors import UsageError
+from tests.gitrepo import git, git_env
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def git_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.invalid",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.invalid",
-    )
-    return env
-
-
-def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=check,
-        env=git_env(repo.parent),
-    )
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    (path / "mod.py").write_text("x = 1\n")
-    (path / "other.py").write_text("y = 1\n")
-    git(path, "add", "mod.py", "other.py")
-    git(path, "commit", "-q", "-m", "init")
-    return path
+def repo(git_repo: Path) -> Path:
+    """The shared git repository (tests/conftest.py) with mod.py and other.py committed."""
+    (git_repo / "mod.py").write_text("x = 1\n")
+    (git_repo / "other.py").write_text("y = 1\n")
+    git(git_repo, "add", "mod.py", "other.py")
+    git(git_repo, "commit", "-q", "-m", "init")
+    return git_repo
 
 
 def mark(repo: Path, *entries: tuple[str, str]) -> None:

@@ -18,7 +18,7 @@ import pytest
 from gate.errors import UsageError
 from gate.lab.faults import Fault, FaultKind, FaultProxy, parse_hostport
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 REQUEST = b"GET /thing HTTP/1.1\r\nHost: upstream\r\n\r\n"
 RESPONSE = bytes(range(256)) * 4  # 1024 bytes, every byte value, so a flip is visible
 

@@ -12,29 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import gate.envelope
+from tests.gitrepo import git_env
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def env(home: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    base.update(
-        HOME=str(home),
-        PYTHONPATH=str(REPO_ROOT),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="lab",
-        GIT_AUTHOR_EMAIL="lab@example.invalid",
-        GIT_COMMITTER_NAME="lab",
-        GIT_COMMITTER_EMAIL="lab@example.invalid",
-    )
-    return base
+    return git_env(home) | {"PYTHONPATH": str(REPO_ROOT)}
 
 
 def sh(cwd: Path, *argv: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:

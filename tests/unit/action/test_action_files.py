@@ -15,7 +15,7 @@ from gate import cli
 from gate.action import report
 from gate.config import ACTION_INPUTS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _yaml(path: Path) -> dict[Any, Any]:

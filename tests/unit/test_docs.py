@@ -1,0 +1,112 @@
+"""The documentation stays true to the files it describes.
+
+- docs/action.md's inputs and outputs are what scripts/gen_action_docs.py renders from
+  action.yml (run the script after changing action.yml);
+- the README's quick-start workflow is the same YAML as examples/review-gate.yml;
+- every relative link (and its #anchor) in the README, CONTRIBUTING.md and docs/ resolves;
+- docs/design.md's module map names every module of gate/;
+- the README's set-up commands are the ones .ci/run runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scripts.gen_action_docs import BEGIN, END, load_action, render, tables
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")])
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FENCED = re.compile(r"^ *(```|~~~).*?^ *\1", re.MULTILINE | re.DOTALL)
+
+
+def test_action_md_is_generated_from_action_yml() -> None:
+    doc = (ROOT / "docs" / "action.md").read_text("utf-8")
+    action = load_action(ROOT / "action.yml")
+    assert doc == render(doc, action), "docs/action.md is stale: run scripts/gen_action_docs.py"
+    # every input and output, with its default, is in the generated part
+    generated = doc[doc.index(BEGIN) : doc.index(END)]
+    for name, spec in action["inputs"].items():
+        default = spec["default"] or '""'
+        assert f"| `{name}` | `{default}` |" in generated, name
+    for name in action["outputs"]:
+        assert f"| `{name}` |" in generated, name
+
+
+def test_render_replaces_only_the_generated_part() -> None:
+    action = {"inputs": {"x": {"description": "a | b", "default": ""}}, "outputs": {}}
+    doc = f"hand text\n{BEGIN}\nold\n{END}\nmore hand text\n"
+    out = render(doc, action)
+    assert out == f"hand text\n{BEGIN}\n{tables(action)}{END}\nmore hand text\n"
+    assert "a \\| b" in out
+    with pytest.raises(SystemExit):
+        render("no markers\n", action)
+
+
+def _yaml_blocks(text: str) -> list[str]:
+    blocks = re.findall(r"^( *)```yaml\n(.*?)^\1```", text, flags=re.MULTILINE | re.DOTALL)
+    return ["\n".join(line[len(indent) :] for line in body.splitlines()) for indent, body in blocks]
+
+
+def test_readme_workflow_is_the_example_workflow() -> None:
+    example = yaml.safe_load((ROOT / "examples" / "review-gate.yml").read_text("utf-8"))
+    workflows = [
+        loaded
+        for block in _yaml_blocks((ROOT / "README.md").read_text("utf-8"))
+        if isinstance(loaded := yaml.safe_load(block), dict) and "jobs" in loaded
+    ]
+    assert workflows == [example]
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.strip().lower().replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = FENCED.sub("", path.read_text("utf-8"))
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.MULTILINE)}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(doc: Path) -> None:
+    text = FENCED.sub("", doc.read_text("utf-8"))
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue  # https:, mailto:
+        file_part, _, anchor = target.partition("#")
+        path = (doc.parent / file_part).resolve() if file_part else doc
+        assert path.exists(), f"{doc.name}: link to {target}: no such file"
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), f"{doc.name}: link to {target}: no such heading"
+
+
+def test_design_names_every_module() -> None:
+    design = (ROOT / "docs" / "design.md").read_text("utf-8")
+    modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "gate").rglob("*.py"))
+    assert modules
+    missing = [m for m in modules if f"`{m}`" not in design]
+    assert missing == [], f"docs/design.md's module map does not name {missing}"
+
+
+def test_readme_setup_commands_are_the_ci_commands() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    demo = (
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/review-gate demo"
+    )
+    assert demo in readme
+    assert "bash .ci/run" in readme
+    assert ".venv/bin/pip install -q -e '.[test]'" in ci
+    assert ".venv/bin/review-gate demo" in ci
+    for command in ("npm ci --prefix tests/node", ".venv/bin/python -m pytest"):
+        assert command in ci
+        assert command in readme
+    # the two set-up commands come first, before the quick start
+    assert readme.index("bash .ci/run") < readme.index("## Quick start")
