@@ -230,6 +230,8 @@ def released(
         yield Released(ws, ref, version, major, source, release, env)
     finally:
         _remove_local_copies(docker, image, env)
+        if base != act.BASE_IMAGE:  # the digest name this module gave the base image
+            subprocess.run([docker, "rmi", base], capture_output=True, timeout=60, check=False)
 
 
 def test_release_commit_pins_the_pushed_digest(released: Released, registry: str) -> None:
