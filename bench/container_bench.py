@@ -111,6 +111,27 @@ def image_size(tag: str) -> int:
     return int(docker("image", "inspect", "--format", "{{.Size}}", tag).strip())
 
 
+# Run inside the image: bytes on disk per installed distribution (the files its RECORD
+# lists, byte-compiled files included), as JSON, largest first.
+SIZES_SCRIPT = """
+import importlib.metadata as m, json, os
+sizes = {}
+for dist in m.distributions():
+    total = 0
+    for file in dist.files or []:
+        path = str(file.locate())
+        if os.path.isfile(path):
+            total += os.path.getsize(path)
+    sizes[dist.metadata["Name"]] = total
+print(json.dumps(sorted(sizes.items(), key=lambda kv: -kv[1])))
+"""
+
+
+def distribution_sizes(tag: str) -> list[tuple[str, int]]:
+    out = docker("run", "--rm", "--entrypoint", "/opt/venv/bin/python", tag, "-c", SIZES_SCRIPT)
+    return [(str(name), int(size)) for name, size in json.loads(out)]
+
+
 def timed_start(argv: list[str], listener: FirstRequest, name: str) -> float:
     """Seconds from starting ``docker run`` to the listener's first request."""
     listener.reset()
@@ -202,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         f"image size: {image / mib:.1f} MiB vs base {base_size / mib:.1f} MiB: "
         f"ratio {image / base_size:.2f} (+{(image - base_size) / mib:.1f} MiB)"
     )
+
+    sizes = distribution_sizes(args.image)
+    venv = sum(size for _, size in sizes)
+    shown = ", ".join(f"{name} {size / mib:.1f}" for name, size in sizes[:8])
+    print(f"venv by distribution (MiB, {venv / mib:.1f} in all): {shown}")
 
     listener = FirstRequest()
     try:

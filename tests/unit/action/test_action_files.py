@@ -98,11 +98,39 @@ def _instructions() -> list[tuple[str, str]]:
     return out
 
 
-def test_dockerfile_base_is_a_build_arg_with_a_default() -> None:
+def test_dockerfile_base_is_a_build_arg_with_a_default_pinned_by_digest() -> None:
     steps = _instructions()
-    assert steps[0] == ("ARG", "BASE_IMAGE=python:3.12-slim")
+    assert steps[0][0] == "ARG"
+    assert re.fullmatch(r"BASE_IMAGE=python:3\.12-slim@sha256:[0-9a-f]{64}", steps[0][1])
     froms = [rest for kw, rest in steps if kw == "FROM"]
     assert froms == ["${BASE_IMAGE} AS build", "${BASE_IMAGE}"]
+
+
+def test_dockerfile_installs_only_hashed_locks_and_the_project_without_deps() -> None:
+    runs = [rest for kw, rest in _instructions() if kw == "RUN"]
+    installs = [
+        part.strip()
+        for run in runs
+        for part in run.split("&&")
+        if re.search(r"\bpip\b.* install\b", part)
+    ]
+    assert installs, runs
+    for install in installs:
+        assert "--no-deps" in install, install
+        if "-r " in install:
+            assert "--require-hashes" in install, install
+            assert "--only-binary :all:" in install, install
+        else:  # the project's own wheel, built here, and nothing else
+            assert "--no-index" in install, install
+            assert install.endswith("/src/dist/*.whl"), install
+    locks = [re.search(r"-r (\S+)", i) for i in installs]
+    assert sorted(m.group(1) for m in locks if m) == [
+        "/src/requirements-build.lock",
+        "/src/requirements.lock",
+    ]
+    # the wheel is built without build isolation (nothing unhashed is fetched)
+    assert any("--no-build-isolation" in run for run in runs)
+    assert any("pip --python /opt/venv/bin/python check" in run for run in runs)
 
 
 def test_dockerfile_final_stage_holds_only_the_venv() -> None:
@@ -136,7 +164,13 @@ def test_dockerignore_is_an_allow_list() -> None:
     ]
     assert lines[0] == "*"
     allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
-    assert allowed == {"pyproject.toml", "README.md", "gate"}
+    assert allowed == {
+        "pyproject.toml",
+        "README.md",
+        "requirements.lock",
+        "requirements-build.lock",
+        "gate",
+    }
     assert "**/__pycache__" in lines
 
 
