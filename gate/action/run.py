@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate import certificate, redact
-from gate.action import guards, report
+from gate.action import findings_report, guards, report
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -174,6 +174,7 @@ def _review(
         sections.append(possibly_unlisted(fetch.capped_at))
     selected = select_diff(sections, config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
+    run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
 
@@ -442,9 +443,14 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
         except GitHubError as err:
             run.notes.append(f"could not update the PR comment: {err.message}")
     rep = _report(run, decision, state, artifacts)
-    report.emit(report.annotation_commands(rep), run.out)
+    findings = findings_report.findings_of(decision, run.reviewed_diff)
+    anchored = findings_report.annotation_commands(
+        findings, failed=state == "fail", context=run.context
+    )
+    report.emit(report.annotation_commands(rep) + anchored, run.out)
     try:
-        report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), report.summary_markdown(rep))
+        summary = report.summary_markdown(rep) + "\n".join(findings_report.summary_lines(findings))
+        report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)
         report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
     except OSError as err:
         report.emit([f"::warning::could not write the summary/outputs: {err}"], run.out)

@@ -117,6 +117,8 @@ class RunState:
     config: Config | None = None
     config_sha: str = ""
     result: ReviewResult | None = None
+    #: the exact diff bytes sent to the reviewer (findings are placed on its right side)
+    reviewed_diff: bytes = b""
     notes: list[str] = field(default_factory=list)
     evidence: Evidence = field(default_factory=Evidence)
     #: None until the certificate was written (or its writing failed) for the final decision
