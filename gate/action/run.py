@@ -35,8 +35,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, redact
-from gate.action import findings_report, guards, report
+from gate import certificate, cost, redact
+from gate.action import cost_report, findings_report, guards, report
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -177,6 +177,8 @@ def _review(
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
+    if (costly := cost.over_budget(selected.data, config)) is not None:
+        return _post_final(run, costly)  # max_cost: decided before any request
 
     try:
         run.result = result = review_diff(
@@ -399,6 +401,8 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             raw_path = folder / f"{stem}.response"
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
+        if run.config is not None:
+            context["cost"] = cost.cost_of(result.outcome.attempts, run.config).to_json()
         cert = result.certificate_for(decision, extra=context)
     else:
         coverage = run.evidence.coverage
@@ -449,9 +453,14 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     )
     report.emit(report.annotation_commands(rep) + anchored, run.out)
     try:
-        summary = report.summary_markdown(rep) + "\n".join(findings_report.summary_lines(findings))
+        extra, outputs = findings_report.summary_lines(findings), report.outputs_for(rep)
+        if run.result is not None and run.config is not None:
+            spent = cost.cost_of(run.result.outcome.attempts, run.config)
+            extra += cost_report.summary_lines(spent)
+            outputs.update(spent.outputs())
+        summary = report.summary_markdown(rep) + "\n".join(extra)
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)
-        report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
+        report.write_outputs(run.env.get("GITHUB_OUTPUT"), outputs)
     except OSError as err:
         report.emit([f"::warning::could not write the summary/outputs: {err}"], run.out)
     if rep.status == "none" or not run.head:
