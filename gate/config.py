@@ -118,6 +118,7 @@ class Config:
     override_label: str = "review-gate:override"
     skip_drafts: bool = True
     sticky_comment: bool = True
+    review_comments: bool = False
     #: price per million tokens by model name (gate.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
@@ -164,6 +165,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "skip-drafts": ("skip_drafts",),
     "comment": ("sticky_comment",),
     "max-cost": ("max_cost",),
+    "review-comments": ("review_comments",),
 }
 # Action inputs that are not config (read by the action itself).
 RUNTIME_INPUTS = frozenset(

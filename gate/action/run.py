@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate import certificate, cost, redact
-from gate.action import cost_report, findings_report, guards, report
+from gate.action import cost_report, findings_report, guards, report, reviews
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -45,6 +45,7 @@ from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
+from gate.findings import Finding
 from gate.pipeline import config_sha256, review_diff, select_diff
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
@@ -437,6 +438,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             run.artifacts = Artifacts(None, {})
             run.notes.append(f"could not write the certificate: {type(err).__name__}: {err}")
     artifacts = run.artifacts
+    findings = findings_report.findings_of(decision, run.reviewed_diff)
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
         try:
@@ -446,8 +448,9 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             )
         except GitHubError as err:
             run.notes.append(f"could not update the PR comment: {err.message}")
+    if run.pull is not None and run.config is not None and run.config.review_comments and posted:
+        _post_review(run, decision, state, findings)
     rep = _report(run, decision, state, artifacts)
-    findings = findings_report.findings_of(decision, run.reviewed_diff)
     anchored = findings_report.annotation_commands(
         findings, failed=state == "fail", context=run.context
     )
@@ -475,6 +478,31 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     if state == "skipped":
         return ExitCode.BLOCKED
     return exit_code(decision)
+
+
+def _post_review(
+    run: RunState, decision: Decision, state: str, findings: tuple[Finding, ...]
+) -> None:
+    """The gate's pull request review (review_comments): only for a decision with a verdict,
+    and only when it fails or has a finding on a changed line."""
+    if decision.verdict is None or run.pull is None or run.gh is None:
+        return
+    if state != "fail" and not any(f.anchored for f in findings):
+        return
+    posted = run.evidence.posted
+    try:
+        done = reviews.post_review(
+            run.gh,
+            run.pull.number,
+            run.head,
+            context=run.context,
+            state=state,
+            description=posted.description if posted else decision.description,
+            findings=findings,
+        )
+        report.emit([f"review-gate: pull request review: {done}"], run.out)
+    except GitHubError as err:
+        run.notes.append(f"could not post the pull request review: {err.message}")
 
 
 def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts) -> report.Report:

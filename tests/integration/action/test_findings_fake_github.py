@@ -76,3 +76,77 @@ def test_a_pass_annotates_as_warnings(tmp_path, fake, sim_factory):
     assert [(n, p["file"], p["line"]) for n, p, _ in annotations] == [
         ("warning", "src/calc.py", "2")
     ]
+
+
+# --- review-comments: one review per head, the gate's own only ----------------------------
+
+OLD_HEAD = "4" * 40
+BOT = "github-actions[bot]"
+
+
+def reviews_posted(fake):
+    return [r for r in fake.requests if r.operation == "pulls/create-review"]
+
+
+def test_a_fail_posts_one_request_changes_review_with_line_comments(tmp_path, fake, sim_factory):
+    setup_pull(fake, config="review_comments: true\n")
+    result = run_gate(tmp_path, fake, sim_factory(answer(REASONS)), pr_payload())
+    assert result.code == 1, result.stdout
+    (posted,) = reviews_posted(fake)
+    body = posted.json_body()
+    assert body["event"] == "REQUEST_CHANGES"
+    assert body["commit_id"] == HEAD
+    assert [(c["path"], c.get("start_line"), c["line"], c["side"]) for c in body["comments"]] == [
+        ("src/calc.py", None, 2, "RIGHT"),
+        ("src/calc.py", 1, 3, "RIGHT"),
+    ]
+    assert "the sign is flipped back" in body["comments"][0]["body"]
+    assert "3 more reasons are not on a changed line (2 name a line outside" in body["body"]
+    assert body["body"].startswith("<!-- review-gate:review:review-gate -->")
+
+
+def test_a_pass_with_findings_comments_and_never_approves(tmp_path, fake, sim_factory):
+    setup_pull(fake, config="review_comments: true\n")
+    reasons = ["src/calc.py:2: checked the sign"]
+    result = run_gate(tmp_path, fake, sim_factory(answer(reasons, "pass", 0.95)), pr_payload())
+    assert result.code == 0, result.stdout
+    (posted,) = reviews_posted(fake)
+    assert posted.json_body()["event"] == "COMMENT"
+
+
+def test_review_comments_are_off_by_default(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    run_gate(tmp_path, fake, sim_factory(answer(REASONS)), pr_payload())
+    assert not any("reviews" in r.path for r in fake.requests)
+
+
+def test_on_a_new_head_the_gates_reviews_are_superseded_and_a_humans_is_left_alone(
+    tmp_path, fake, sim_factory
+):
+    setup_pull(fake, config="review_comments: true\n")
+    marker = "<!-- review-gate:review:review-gate -->"
+    gate_blocking = fake.add_review(
+        7, f"{marker}\nold fail", login=BOT, commit_id=OLD_HEAD, state="CHANGES_REQUESTED"
+    )
+    gate_comment = fake.add_review(7, f"{marker}\nold note", login=BOT, commit_id=OLD_HEAD)
+    human = fake.add_review(
+        7, f"{marker}\nI copied the marker", login="maintainer", commit_id=OLD_HEAD,
+        state="CHANGES_REQUESTED",
+    )  # fmt: skip
+    result = run_gate(tmp_path, fake, sim_factory(answer(REASONS)), pr_payload())
+    assert result.code == 1, result.stdout
+    by_id = {r["id"]: r for r in fake.review_list(7)}
+    assert by_id[gate_blocking]["state"] == "DISMISSED"
+    assert by_id[gate_comment]["body"].startswith(f"{marker}\nSuperseded")
+    assert by_id[human]["state"] == "CHANGES_REQUESTED"
+    assert by_id[human]["body"] == f"{marker}\nI copied the marker"
+    touched = {r.path for r in fake.requests if r.method == "PUT"}
+    assert not any(path.endswith(f"/{human}") or f"/{human}/" in path for path in touched)
+    assert len(reviews_posted(fake)) == 1
+
+    # a re-run on the same head updates the gate's review instead of adding a second one
+    again = run_gate(tmp_path, fake, sim_factory(answer(REASONS)), pr_payload())
+    assert again.code == 1, again.stdout
+    assert len(reviews_posted(fake)) == 1
+    on_head = [r for r in fake.review_list(7) if r["commit_id"] == HEAD]
+    assert len(on_head) == 1
