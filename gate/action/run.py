@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate import certificate, cost, redact
-from gate.action import cost_report, findings_report, guards, report, reviews
+from gate.action import command, cost_report, findings_report, guards, report, reviews
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -132,6 +132,9 @@ def _review(
     settings = GitHubSettings.from_env(run.env, token=token or "")
     run.settings = replace(settings, throttle=throttle, sleep=sleep)
     run.gh = gh = client_factory(run.settings)
+    if (refused := command.start(run, gh)) is not None:  # /review-gate review by a non-writer
+        run.target = replace(target, ignore=refused)
+        return None
     _read_pull(run, gh)
     # config from the BASE commit: a pull request cannot lower its own bar
     try:
@@ -215,6 +218,8 @@ def _read_pull(run: RunState, gh: GitHubClient) -> None:
         "run_url": run.run_url,
         "api_url": run.settings.api_url,
     }
+    if run.command is not None:
+        run.evidence.github["command"] = run.command
 
 
 def _load_config(gh: GitHubClient, path: str, base: str, inputs: Mapping[str, str]) -> Config:

@@ -139,6 +139,7 @@ class FakeGitHub:
         self.statuses: dict[str, list[dict[str, Any]]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
+        self.reactions: list[tuple[int, str]] = []  # (comment id, content)
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
@@ -449,6 +450,7 @@ class FakeGitHub:
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
+            (r"/issues/comments/(\d+)/reactions", "POST", self._post_reaction),
             (r"/pulls/(\d+)/reviews", "GET", self._get_reviews),
             (r"/pulls/(\d+)/reviews", "POST", self._post_review),
             (r"/pulls/(\d+)/reviews/(\d+)", "PUT", self._put_review),
@@ -679,6 +681,18 @@ class FakeGitHub:
         entry["user"] = _user(login, bot=login.endswith("[bot]") if bot is None else bot)
         with self.lock:
             self.comments.setdefault(number, []).append(entry)
+
+    def _post_reaction(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        content = str((rec.json_body() or {}).get("content", ""))
+        with self.lock:
+            self.reactions.append((int(m.group(1)), content))
+        return _json(
+            201,
+            {"id": self._id(), "node_id": "REA_1", "user": self._author(), "content": content,
+             "created_at": EPOCH},
+        )  # fmt: skip
 
     # -- pull request reviews (GitHub's rules: a COMMENT review cannot be dismissed,
     # APPROVE/REQUEST_CHANGES need a body, a line must be given for each comment) --------
