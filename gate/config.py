@@ -119,6 +119,7 @@ class Config:
     skip_drafts: bool = True
     sticky_comment: bool = True
     review_comments: bool = False
+    report: str = "status"  # status | check-run | both (gate.action.checks)
     #: price per million tokens by model name (gate.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
@@ -166,6 +167,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "comment": ("sticky_comment",),
     "max-cost": ("max_cost",),
     "review-comments": ("review_comments",),
+    "report": ("report",),
 }
 # Action inputs that are not config (read by the action itself).
 RUNTIME_INPUTS = frozenset(

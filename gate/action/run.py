@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate import certificate, cost, redact
-from gate.action import command, cost_report, findings_report, guards, report, reviews
+from gate.action import checks, command, cost_report, findings_report, guards, report, reviews
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -273,6 +273,19 @@ def _api_key(run: RunState, config: Config) -> str | None:
 
 def _post(run: RunState, status: Status, description: str) -> None:
     assert run.gh is not None
+    mode = run.config.report if run.config is not None else "status"
+    if checks.wants_check(mode):
+        run.check_run_id = checks.post(
+            run.gh,
+            check_id=run.check_run_id,
+            name=run.context,
+            head=run.head,
+            status=status,
+            description=description,
+            details_url=run.run_url,
+        )
+    if not checks.wants_status(mode):
+        return
     run.gh.create_status(
         run.head,
         state=str(status),
@@ -467,6 +480,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
         summary = report.summary_markdown(rep) + "\n".join(extra)
+        _publish_check(run, rep.description, summary, findings, failed=state == "fail")
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)
         report.write_outputs(run.env.get("GITHUB_OUTPUT"), outputs)
     except OSError as err:
@@ -483,6 +497,25 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     if state == "skipped":
         return ExitCode.BLOCKED
     return exit_code(decision)
+
+
+def _publish_check(
+    run: RunState, description: str, summary: str, findings: tuple[Finding, ...], *, failed: bool
+) -> None:
+    """The check run's output: the job summary and every anchored finding (pages of 50)."""
+    if run.check_run_id is None or run.gh is None:
+        return
+    try:
+        checks.publish(
+            run.gh,
+            run.check_run_id,
+            description=description,
+            summary=summary,
+            items=checks.check_annotations(findings, failed=failed),
+        )
+    except GitHubError as err:
+        message = report.escape_data(f"could not write the check run output: {err.message}")
+        report.emit([f"::warning::{message}"], run.out)
 
 
 def _post_review(

@@ -140,6 +140,7 @@ class FakeGitHub:
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
+        self.check_runs: dict[int, dict[str, Any]] = {}  # id -> check run (+ "annotations")
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
@@ -451,6 +452,8 @@ class FakeGitHub:
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
             (r"/issues/comments/(\d+)/reactions", "POST", self._post_reaction),
+            (r"/check-runs", "POST", self._post_check_run),
+            (r"/check-runs/(\d+)", "PATCH", self._patch_check_run),
             (r"/pulls/(\d+)/reviews", "GET", self._get_reviews),
             (r"/pulls/(\d+)/reviews", "POST", self._post_review),
             (r"/pulls/(\d+)/reviews/(\d+)", "PUT", self._put_review),
@@ -693,6 +696,67 @@ class FakeGitHub:
             {"id": self._id(), "node_id": "REA_1", "user": self._author(), "content": content,
              "created_at": EPOCH},
         )  # fmt: skip
+
+    # -- check runs (GitHub's rules: at most 50 annotations per request, appended across
+    # updates; a conclusion needs status completed) -------------------------------------
+
+    def _check_run_json(self, run: dict[str, Any]) -> dict[str, Any]:
+        output = run.get("output") or {}
+        url = f"{self.api_url}/repos/{self.repository}/check-runs/{run['id']}"
+        return {
+            "id": run["id"], "node_id": f"CR_{run['id']}", "head_sha": run["head_sha"],
+            "name": run["name"], "status": run["status"], "conclusion": run.get("conclusion"),
+            "details_url": run.get("details_url"), "url": url, "html_url": url,
+            "external_id": "", "started_at": EPOCH,
+            "completed_at": EPOCH if run["status"] == "completed" else None,
+            "output": {
+                "title": output.get("title"), "summary": output.get("summary"), "text": None,
+                "annotations_count": len(run["annotations"]),
+                "annotations_url": url + "/annotations",
+            },
+            "check_suite": {"id": 1}, "app": None, "pull_requests": [],
+        }  # fmt: skip
+
+    def _apply_check(self, run: dict[str, Any], data: dict[str, Any]) -> str:
+        output = data.get("output")
+        if isinstance(output, dict):
+            notes = output.get("annotations") or []
+            if len(notes) > 50:
+                return "Only 50 annotations can be sent per request"
+            run["annotations"].extend(notes)
+            run["output"] = {k: v for k, v in output.items() if k != "annotations"}
+        for key in ("name", "status", "conclusion", "details_url"):
+            if key in data:
+                run[key] = data[key]
+        if run.get("conclusion") and run["status"] != "completed":
+            run["status"] = "completed"  # GitHub: a conclusion completes the run
+        return ""
+
+    def _post_check_run(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        data = rec.json_body() or {}
+        run: dict[str, Any] = {"id": self._id(), "head_sha": str(data.get("head_sha", "")),
+                               "name": str(data.get("name", "")), "status": "queued",
+                               "annotations": []}  # fmt: skip
+        problem = self._apply_check(run, data)
+        if problem:
+            return _json(422, {"message": problem})
+        with self.lock:
+            self.check_runs[run["id"]] = run
+        return _json(201, self._check_run_json(run))
+
+    def _patch_check_run(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            run = self.check_runs.get(int(m.group(1)))
+            if run is None:
+                return _json(404, {"message": "Not Found"})
+            problem = self._apply_check(run, rec.json_body() or {})
+            if problem:
+                return _json(422, {"message": problem})
+            return _json(200, self._check_run_json(run))
 
     # -- pull request reviews (GitHub's rules: a COMMENT review cannot be dismissed,
     # APPROVE/REQUEST_CHANGES need a body, a line must be given for each comment) --------
