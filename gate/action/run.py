@@ -422,6 +422,9 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
             context["cost"] = cost.cost_of(result.outcome.attempts, run.config).to_json()
+        found = findings_report.findings_of(decision, run.reviewed_diff)
+        if found:
+            context["findings"] = [f.to_json() for f in found]
         cert = result.certificate_for(decision, extra=context)
     else:
         coverage = run.evidence.coverage

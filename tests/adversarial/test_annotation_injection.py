@@ -33,7 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate import untrusted
-from gate.action import findings_report, report
+from gate.action import checks, findings_report, report, reviews
 from gate.findings import Anchor, findings_for
 from tests.fakes.runner import parse_command, runner_lines
 
@@ -113,3 +113,33 @@ def test_no_location_outside_the_diff_is_annotated(text, path):
     findings = findings_for(reasons, diff)
     assert all(not f.anchored for f in findings)
     assert findings_report.annotation_commands(findings, failed=True, context="c") == []
+
+
+@EXAMPLES
+@given(
+    paths=st.lists(PATHS, min_size=1, max_size=3, unique=True),
+    texts=st.lists(TEXT, min_size=1, max_size=6),
+    picks=st.lists(st.integers(0, 5), min_size=6, max_size=6),
+)
+def test_review_comments_and_check_annotations_stay_on_reviewed_lines(paths, texts, picks):
+    """The other two sinks of a location (a review comment, a check-run annotation) take
+    the path and lines from the same classification: never another file or line."""
+    diff = diff_for(paths)
+    reasons = []
+    for i, text in enumerate(texts):
+        path = paths[picks[i] % len(paths)]
+        prefix = [f"{path}:2:", f"{path}:1-3:", f"{path}:40:", "other.py:2:", "", text[:3]]
+        reasons.append(prefix[picks[(i + 1) % 6]] + text)
+    findings = findings_for(reasons, diff)
+    anchored = [f for f in findings if f.anchored]
+    for item in checks.check_annotations(findings, failed=True):
+        assert item["path"] in paths
+        assert 1 <= item["start_line"] <= item["end_line"] <= 3
+    assert len(checks.check_annotations(findings, failed=True)) == len(anchored)
+    comments = reviews.review_comments(findings)
+    for comment in comments:
+        assert comment["path"] in paths
+        assert comment["side"] == "RIGHT"
+        assert 1 <= comment.get("start_line", comment["line"]) <= comment["line"] <= 3
+        assert "\n" not in comment["body"]  # md() collapses whitespace: inert, one line
+    assert len(comments) == len([f for f in anchored if findings_report.annotatable(f)])

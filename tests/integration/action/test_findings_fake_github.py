@@ -65,6 +65,21 @@ def test_a_fail_annotates_anchored_lines_and_keeps_the_rest_in_the_summary(
     assert "docs/other.md:1" in result.summary
     assert result.summary.count("unanchored: not on the right side of the reviewed diff") == 2
     assert fake.status_list(HEAD)[-1]["state"] == "failure"
+    recorded = result.certificate["context"]["findings"]
+    assert [f["anchor"] for f in recorded] == [
+        "anchored",
+        "anchored",
+        "outside",
+        "outside",
+        "general",
+    ]
+    assert recorded[1] == {
+        "anchor": "anchored",
+        "text": "no test covers add()",
+        "path": "src/calc.py",
+        "start": 1,
+        "end": 3,
+    }
 
 
 def test_a_pass_annotates_as_warnings(tmp_path, fake, sim_factory):
