@@ -25,7 +25,7 @@ from typing import Any
 
 from gate.action.findings_report import annotatable
 from gate.action.github import GitHubClient
-from gate.action.report import code, md
+from gate.action.report import code, comment_marker, md
 from gate.findings import Anchor, Finding
 from gate.redact import redact
 
@@ -37,10 +37,8 @@ DISMISSABLE = frozenset({"CHANGES_REQUESTED", "APPROVED"})
 
 
 def review_marker(context: str) -> str:
-    safe = "".join(ch for ch in context if ch.isalnum() or ch in "-_.:/")
-    while "--" in safe:
-        safe = safe.replace("--", "-")
-    return f"<!-- review-gate:review:{safe} -->"
+    """The hidden marker of the gate's review: the sticky comment's, with ``review``."""
+    return comment_marker(context).replace("review-gate:sticky:", "review-gate:review:", 1)
 
 
 def event_for(state: str) -> str:
