@@ -33,6 +33,8 @@ from gate.diff import split_diff
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 #: ``:N:`` or ``:N-M:`` after a path; line numbers are at most 9 digits
 _LOCATION = re.compile(r":([1-9][0-9]{0,8})(?:-([1-9][0-9]{0,8}))?:")
+#: prefixes a reviewer may put before a reviewed path (the diff's "b/" name, "./")
+_LENIENT_PREFIXES = ("b/", "./")
 #: the longest path prefix considered (a reason is the reviewer's text)
 MAX_PATH_CHARS = 1024
 
@@ -154,6 +156,9 @@ def parse_reason(reason: str, paths: Iterable[str] = ()) -> tuple[str, int, int,
         text = reason[match.end() :].strip()
         if path in known:
             return path, start, end, text
+        for prefix in _LENIENT_PREFIXES:  # the diff's b/ side, or ./ (a common spelling)
+            if path.startswith(prefix) and path[len(prefix) :] in known:
+                return path[len(prefix) :], start, end, text
         if fallback is None and not any(ch.isspace() for ch in path):
             fallback = (path, start, end, text)
     return fallback

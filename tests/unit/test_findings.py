@@ -74,6 +74,9 @@ def test_paths_with_colons_and_the_longest_known_prefix():
     assert parse_reason("see line 3: of it", []) is None  # whitespace: no path
     assert parse_reason("src/x.py:0: zero is no line", ["src/x.py"]) is None
     assert parse_reason(":3: empty path", []) is None
+    assert parse_reason("b/src/x.py:4: diff name", ["src/x.py"]) == ("src/x.py", 4, 4, "diff name")
+    assert parse_reason("./src/x.py:4: dot", ["src/x.py"]) == ("src/x.py", 4, 4, "dot")
+    assert parse_reason("b/y.py:4: not reviewed", ["src/x.py"]) == ("b/y.py", 4, 4, "not reviewed")
 
 
 def test_removed_lines_and_deleted_files_have_no_right_side():
