@@ -94,6 +94,15 @@ class ReviewerConfig:
 
 
 @dataclass(frozen=True)
+class ModelPrice:
+    """A model's price in the config's currency per million input and output tokens."""
+
+    model: str
+    input: float
+    output: float
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration, after the file and the inputs are merged."""
 
@@ -109,13 +118,20 @@ class Config:
     override_label: str = "review-gate:override"
     skip_drafts: bool = True
     sticky_comment: bool = True
+    review_comments: bool = False
+    report: str = "status"  # status | check-run | both (gate.action.checks)
+    #: price per million tokens by model name (gate.cost)
+    pricing: tuple[ModelPrice, ...] = ()
+    max_cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, ReviewerConfig):
+            if f.name == "pricing":
+                out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif isinstance(value, ReviewerConfig):
                 out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
             elif isinstance(value, tuple):
                 out[f.name] = list(value)
@@ -149,6 +165,9 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "override-label": ("override_label",),
     "skip-drafts": ("skip_drafts",),
     "comment": ("sticky_comment",),
+    "max-cost": ("max_cost",),
+    "review-comments": ("review_comments",),
+    "report": ("report",),
 }
 # Action inputs that are not config (read by the action itself).
 RUNTIME_INPUTS = frozenset(
@@ -813,4 +832,11 @@ def _build(data: Mapping[str, Any]) -> Config:
     for name in ("include", "exclude"):
         if name in top:
             top[name] = tuple(top[name])
+    if top.get("max_cost") is not None:
+        top["max_cost"] = float(top["max_cost"])
+    if "pricing" in top:
+        top["pricing"] = tuple(
+            ModelPrice(model, float(price["input"]), float(price["output"]))
+            for model, price in sorted(top["pricing"].items())
+        )
     return Config(reviewer=ReviewerConfig(**reviewer_data), **top)

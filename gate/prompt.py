@@ -63,7 +63,10 @@ Inside the block write one JSON object and nothing else. The object has exactly 
 members, in any order, and no other member:
 - verdict: the string pass when the change may be merged, or the string fail when it must not.
 - reasons: an array of one or more non-empty strings. For fail, each names a problem and \
-where it is. For pass, say what you checked.
+where it is. For pass, say what you checked. When a reason concerns specific lines of the \
+changed file, start it with the file's path as the diff names it (after b/), a colon, the \
+line number in the new version of the file and a colon (src/app.py:42: ...), or with \
+path:first-last: for a range of lines (src/app.py:40-45: ...).
 - confidence: a number from 0 to 1 (not a string) saying how sure you are of the verdict.
 - diff_sha: the diff_sha value given with the diff, copied exactly.
 - policy_version: the policy_version value given with the diff, copied exactly.

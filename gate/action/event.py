@@ -20,7 +20,15 @@ from gate.errors import UsageError
 PULL_ACTIONS = frozenset(
     {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}
 )
-SUPPORTED_EVENTS = ("pull_request", "pull_request_target", "merge_group", "workflow_dispatch")
+SUPPORTED_EVENTS = (
+    "pull_request",
+    "pull_request_target",
+    "merge_group",
+    "workflow_dispatch",
+    "issue_comment",
+)
+#: the comment command that asks for a fresh review of the pull request's current head
+REVIEW_COMMAND = "/review-gate review"
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,8 @@ class Target:
     #: non-empty when the event asks for nothing (an ``edited`` that did not change the
     #: base): why; the run posts no status and exits 0
     ignore: str = ""
+    #: the id of the comment holding :data:`REVIEW_COMMAND` (an ``issue_comment`` event)
+    comment_id: int | None = None
 
     @property
     def is_merge_group(self) -> bool:
@@ -132,6 +142,8 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
             event=name, action=action, pr_number=None, head_sha=str(head), base_sha=str(base),
             sender=sender,
         )  # fmt: skip
+    if name == "issue_comment":
+        return _comment_command(payload, sender)
     if name == "workflow_dispatch":
         inputs = _object(payload, "inputs")
         number = _pr_number_from(pr_number)
@@ -148,4 +160,44 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
         )
     raise UsageError(
         f"event {name!r} is not supported; review-gate runs on {', '.join(SUPPORTED_EVENTS)}"
+    )
+
+
+def is_review_command(body: str) -> bool:
+    """Whether a comment asks for a review: its first non-blank line is exactly
+    :data:`REVIEW_COMMAND` (surrounding blanks ignored)."""
+    for line in body.splitlines():
+        if line.strip():
+            return line.strip() == REVIEW_COMMAND
+    return False
+
+
+def _comment_command(payload: Mapping[str, Any], sender: str) -> Target:
+    """An ``issue_comment``: a review of the pull request's current head when a new comment
+    on a pull request holds :data:`REVIEW_COMMAND`; anything else asks for nothing."""
+    action = str(payload.get("action", ""))
+    issue, comment = _object(payload, "issue"), _object(payload, "comment")
+    author = _object(comment, "user")
+    ignore = ""
+    if action != "created":
+        ignore = f"issue_comment {action!r}: only a new comment can be a command"
+    elif not isinstance(issue.get("pull_request"), Mapping):
+        ignore = "a comment on an issue, not on a pull request: nothing to review"
+    elif not is_review_command(str(comment.get("body") or "")):
+        ignore = f"the comment is not the command {REVIEW_COMMAND!r}: nothing to review"
+    elif str(author.get("type", "")) == "Bot":
+        ignore = "a command written by a bot is not run"
+    number = _pr_number_from(issue.get("number")) if not ignore else None
+    comment_id = comment.get("id")
+    if not ignore and not (isinstance(comment_id, int) and comment_id > 0):
+        raise UsageError("the issue_comment payload lacks the comment's id")
+    return Target(
+        event="issue_comment",
+        action=action,
+        pr_number=number,
+        head_sha="",
+        base_sha="",
+        sender=str(author.get("login") or sender),
+        ignore=ignore,
+        comment_id=comment_id if not ignore and isinstance(comment_id, int) else None,
     )

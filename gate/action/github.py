@@ -300,6 +300,16 @@ class GitHubClient:
 
     # -- plumbing ------------------------------------------------------------------
 
+    @property
+    def repo(self) -> Any:
+        """The PyGithub repository (lazy), for the modules that add calls of their own
+        (:mod:`gate.action.reviews`); each such call goes through :meth:`call`."""
+        return self._repo
+
+    def call(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()`` with GitHub's errors turned into a :class:`GitHubError` naming ``what``."""
+        return self._call(what, fn)
+
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         try:
             return fn()

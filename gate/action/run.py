@@ -35,8 +35,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, redact
-from gate.action import guards, report
+from gate import certificate, cost, redact
+from gate.action import checks, command, cost_report, findings_report, guards, report, reviews
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -45,6 +45,7 @@ from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
+from gate.findings import Finding
 from gate.pipeline import config_sha256, review_diff, select_diff
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
@@ -131,6 +132,9 @@ def _review(
     settings = GitHubSettings.from_env(run.env, token=token or "")
     run.settings = replace(settings, throttle=throttle, sleep=sleep)
     run.gh = gh = client_factory(run.settings)
+    if (refused := command.start(run, gh)) is not None:  # /review-gate review by a non-writer
+        run.target = replace(target, ignore=refused)
+        return None
     _read_pull(run, gh)
     # config from the BASE commit: a pull request cannot lower its own bar
     try:
@@ -174,8 +178,11 @@ def _review(
         sections.append(possibly_unlisted(fetch.capped_at))
     selected = select_diff(sections, config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
+    run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
+    if (costly := cost.over_budget(selected.data, config)) is not None:
+        return _post_final(run, costly)  # max_cost: decided before any request
 
     try:
         run.result = result = review_diff(
@@ -211,6 +218,8 @@ def _read_pull(run: RunState, gh: GitHubClient) -> None:
         "run_url": run.run_url,
         "api_url": run.settings.api_url,
     }
+    if run.command is not None:
+        run.evidence.github["command"] = run.command
 
 
 def _load_config(gh: GitHubClient, path: str, base: str, inputs: Mapping[str, str]) -> Config:
@@ -264,6 +273,19 @@ def _api_key(run: RunState, config: Config) -> str | None:
 
 def _post(run: RunState, status: Status, description: str) -> None:
     assert run.gh is not None
+    mode = run.config.report if run.config is not None else "status"
+    if checks.wants_check(mode):
+        run.check_run_id = checks.post(
+            run.gh,
+            check_id=run.check_run_id,
+            name=run.context,
+            head=run.head,
+            status=status,
+            description=description,
+            details_url=run.run_url,
+        )
+    if not checks.wants_status(mode):
+        return
     run.gh.create_status(
         run.head,
         state=str(status),
@@ -398,6 +420,11 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             raw_path = folder / f"{stem}.response"
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
+        if run.config is not None:
+            context["cost"] = cost.cost_of(result.outcome.attempts, run.config).to_json()
+        found = findings_report.findings_of(decision, run.reviewed_diff)
+        if found:
+            context["findings"] = [f.to_json() for f in found]
         cert = result.certificate_for(decision, extra=context)
     else:
         coverage = run.evidence.coverage
@@ -432,6 +459,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             run.artifacts = Artifacts(None, {})
             run.notes.append(f"could not write the certificate: {type(err).__name__}: {err}")
     artifacts = run.artifacts
+    findings = findings_report.findings_of(decision, run.reviewed_diff)
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
         try:
@@ -441,11 +469,23 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             )
         except GitHubError as err:
             run.notes.append(f"could not update the PR comment: {err.message}")
+    if run.pull is not None and run.config is not None and run.config.review_comments and posted:
+        _post_review(run, decision, state, findings)
     rep = _report(run, decision, state, artifacts)
-    report.emit(report.annotation_commands(rep), run.out)
+    anchored = findings_report.annotation_commands(
+        findings, failed=state == "fail", context=run.context
+    )
+    report.emit(report.annotation_commands(rep) + anchored, run.out)
     try:
-        report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), report.summary_markdown(rep))
-        report.write_outputs(run.env.get("GITHUB_OUTPUT"), report.outputs_for(rep))
+        extra, outputs = findings_report.summary_lines(findings), report.outputs_for(rep)
+        if run.result is not None and run.config is not None:
+            spent = cost.cost_of(run.result.outcome.attempts, run.config)
+            extra += cost_report.summary_lines(spent)
+            outputs.update(spent.outputs())
+        summary = report.summary_markdown(rep) + "\n".join(extra)
+        _publish_check(run, rep.description, summary, findings, failed=state == "fail")
+        report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)
+        report.write_outputs(run.env.get("GITHUB_OUTPUT"), outputs)
     except OSError as err:
         report.emit([f"::warning::could not write the summary/outputs: {err}"], run.out)
     if rep.status == "none" or not run.head:
@@ -460,6 +500,50 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     if state == "skipped":
         return ExitCode.BLOCKED
     return exit_code(decision)
+
+
+def _publish_check(
+    run: RunState, description: str, summary: str, findings: tuple[Finding, ...], *, failed: bool
+) -> None:
+    """The check run's output: the job summary and every anchored finding (pages of 50)."""
+    if run.check_run_id is None or run.gh is None:
+        return
+    try:
+        checks.publish(
+            run.gh,
+            run.check_run_id,
+            description=description,
+            summary=summary,
+            items=checks.check_annotations(findings, failed=failed),
+        )
+    except GitHubError as err:
+        message = report.escape_data(f"could not write the check run output: {err.message}")
+        report.emit([f"::warning::{message}"], run.out)
+
+
+def _post_review(
+    run: RunState, decision: Decision, state: str, findings: tuple[Finding, ...]
+) -> None:
+    """The gate's pull request review (review_comments): only for a decision with a verdict,
+    and only when it fails or has a finding on a changed line."""
+    if decision.verdict is None or run.pull is None or run.gh is None:
+        return
+    if state != "fail" and not any(f.anchored for f in findings):
+        return
+    posted = run.evidence.posted
+    try:
+        done = reviews.post_review(
+            run.gh,
+            run.pull.number,
+            run.head,
+            context=run.context,
+            state=state,
+            description=posted.description if posted else decision.description,
+            findings=findings,
+        )
+        report.emit([f"review-gate: pull request review: {done}"], run.out)
+    except GitHubError as err:
+        run.notes.append(f"could not post the pull request review: {err.message}")
 
 
 def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts) -> report.Report:

@@ -117,6 +117,12 @@ class RunState:
     config: Config | None = None
     config_sha: str = ""
     result: ReviewResult | None = None
+    #: the exact diff bytes sent to the reviewer (findings are placed on its right side)
+    reviewed_diff: bytes = b""
+    #: the comment command that asked for this review (who, with which permission)
+    command: dict[str, Any] | None = None
+    #: the check run of this run (report: check-run or both), once created
+    check_run_id: int | None = None
     notes: list[str] = field(default_factory=list)
     evidence: Evidence = field(default_factory=Evidence)
     #: None until the certificate was written (or its writing failed) for the final decision

@@ -128,7 +128,7 @@ def test_workflow_dispatch_from_real_payloads_needs_a_pr_number():
             target_from_event("workflow_dispatch", payload, pr_number="abc")
 
 
-@pytest.mark.parametrize("event", ["push", "issue_comment", "pull_request_review", "release"])
+@pytest.mark.parametrize("event", ["push", "issues", "pull_request_review", "release"])
 def test_other_events_are_a_clear_error(event):
     payload = (examples(event) or [{}])[0]
     with pytest.raises(UsageError, match=f"event '{event}' is not supported"):
@@ -152,3 +152,12 @@ def test_read_event_from_files(tmp_path):
         read_event({"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": str(tmp_path / "nope")})
     with pytest.raises(UsageError, match="GITHUB_EVENT_NAME"):
         read_event({})
+
+
+def test_issue_comment_examples_ask_for_nothing_unless_they_are_the_command():
+    """GitHub's issue_comment examples are comments on issues, none is the command."""
+    for payload in examples("issue_comment"):
+        target = target_from_event("issue_comment", payload)
+        assert target.ignore
+        assert target.pr_number is None
+        assert target.comment_id is None

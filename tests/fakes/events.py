@@ -118,3 +118,38 @@ def workflow_dispatch_event(
     payload["inputs"] = dict(inputs or {})
     _point_repo(payload["repository"], repository)
     return payload
+
+
+def issue_comment_event(
+    *,
+    repository: str,
+    number: int,
+    body: str,
+    login: str = "octocat",
+    bot: bool = False,
+    on_pull_request: bool = True,
+    action: str = "created",
+) -> dict[str, Any]:
+    """A real ``issue_comment`` ``created`` example, pointed at the fake repository. The
+    examples are comments on issues; a comment on a pull request carries the documented
+    ``issue.pull_request`` object, added here when ``on_pull_request``."""
+    payload = examples("issue_comment", "created")[0]
+    payload["action"] = action
+    issue, comment = payload["issue"], payload["comment"]
+    issue["number"] = number
+    if on_pull_request:
+        base = f"https://api.github.com/repos/{repository}/pulls/{number}"
+        issue["pull_request"] = {
+            "url": base,
+            "html_url": f"https://github.com/{repository}/pull/{number}",
+            "diff_url": f"https://github.com/{repository}/pull/{number}.diff",
+            "patch_url": f"https://github.com/{repository}/pull/{number}.patch",
+            "merged_at": None,
+        }
+    else:
+        issue.pop("pull_request", None)
+    comment["body"] = body
+    comment["user"]["login"] = payload["sender"]["login"] = login
+    comment["user"]["type"] = payload["sender"]["type"] = "Bot" if bot else "User"
+    _point_repo(payload["repository"], repository)
+    return payload

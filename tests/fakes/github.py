@@ -138,6 +138,9 @@ class FakeGitHub:
         self.permissions: dict[str, str] = {}
         self.statuses: dict[str, list[dict[str, Any]]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
+        self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
+        self.reactions: list[tuple[int, str]] = []  # (comment id, content)
+        self.check_runs: dict[int, dict[str, Any]] = {}  # id -> check run (+ "annotations")
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
@@ -448,6 +451,13 @@ class FakeGitHub:
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
+            (r"/issues/comments/(\d+)/reactions", "POST", self._post_reaction),
+            (r"/check-runs", "POST", self._post_check_run),
+            (r"/check-runs/(\d+)", "PATCH", self._patch_check_run),
+            (r"/pulls/(\d+)/reviews", "GET", self._get_reviews),
+            (r"/pulls/(\d+)/reviews", "POST", self._post_review),
+            (r"/pulls/(\d+)/reviews/(\d+)", "PUT", self._put_review),
+            (r"/pulls/(\d+)/reviews/(\d+)/dismissals", "PUT", self._dismiss_review),
         ]
 
     def _get_pull(
@@ -674,6 +684,175 @@ class FakeGitHub:
         entry["user"] = _user(login, bot=login.endswith("[bot]") if bot is None else bot)
         with self.lock:
             self.comments.setdefault(number, []).append(entry)
+
+    def _post_reaction(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        content = str((rec.json_body() or {}).get("content", ""))
+        with self.lock:
+            self.reactions.append((int(m.group(1)), content))
+        return _json(
+            201,
+            {"id": self._id(), "node_id": "REA_1", "user": self._author(), "content": content,
+             "created_at": EPOCH},
+        )  # fmt: skip
+
+    # -- check runs (GitHub's rules: at most 50 annotations per request, appended across
+    # updates; a conclusion needs status completed) -------------------------------------
+
+    def _check_run_json(self, run: dict[str, Any]) -> dict[str, Any]:
+        output = run.get("output") or {}
+        url = f"{self.api_url}/repos/{self.repository}/check-runs/{run['id']}"
+        return {
+            "id": run["id"], "node_id": f"CR_{run['id']}", "head_sha": run["head_sha"],
+            "name": run["name"], "status": run["status"], "conclusion": run.get("conclusion"),
+            "details_url": run.get("details_url"), "url": url, "html_url": url,
+            "external_id": "", "started_at": EPOCH,
+            "completed_at": EPOCH if run["status"] == "completed" else None,
+            "output": {
+                "title": output.get("title"), "summary": output.get("summary"), "text": None,
+                "annotations_count": len(run["annotations"]),
+                "annotations_url": url + "/annotations",
+            },
+            "check_suite": {"id": 1}, "app": None, "pull_requests": [],
+        }  # fmt: skip
+
+    def _apply_check(self, run: dict[str, Any], data: dict[str, Any]) -> str:
+        output = data.get("output")
+        if isinstance(output, dict):
+            notes = output.get("annotations") or []
+            if len(notes) > 50:
+                return "Only 50 annotations can be sent per request"
+            run["annotations"].extend(notes)
+            run["output"] = {k: v for k, v in output.items() if k != "annotations"}
+        for key in ("name", "status", "conclusion", "details_url"):
+            if key in data:
+                run[key] = data[key]
+        if run.get("conclusion") and run["status"] != "completed":
+            run["status"] = "completed"  # GitHub: a conclusion completes the run
+        return ""
+
+    def _post_check_run(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        data = rec.json_body() or {}
+        run: dict[str, Any] = {"id": self._id(), "head_sha": str(data.get("head_sha", "")),
+                               "name": str(data.get("name", "")), "status": "queued",
+                               "annotations": []}  # fmt: skip
+        problem = self._apply_check(run, data)
+        if problem:
+            return _json(422, {"message": problem})
+        with self.lock:
+            self.check_runs[run["id"]] = run
+        return _json(201, self._check_run_json(run))
+
+    def _patch_check_run(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            run = self.check_runs.get(int(m.group(1)))
+            if run is None:
+                return _json(404, {"message": "Not Found"})
+            problem = self._apply_check(run, rec.json_body() or {})
+            if problem:
+                return _json(422, {"message": problem})
+            return _json(200, self._check_run_json(run))
+
+    # -- pull request reviews (GitHub's rules: a COMMENT review cannot be dismissed,
+    # APPROVE/REQUEST_CHANGES need a body, a line must be given for each comment) --------
+
+    def _review_json(
+        self, number: int, rid: int, body: str, state: str, commit_id: str, user: dict[str, Any]
+    ) -> dict[str, Any]:
+        pull_url = f"{self.api_url}/repos/{self.repository}/pulls/{number}"
+        html = f"https://example/{self.repository}/pull/{number}#pullrequestreview-{rid}"
+        return {
+            "id": rid, "node_id": f"PRR_{rid}", "user": user, "body": body, "state": state,
+            "html_url": html, "pull_request_url": pull_url, "commit_id": commit_id,
+            "submitted_at": EPOCH, "author_association": "MEMBER",
+            "_links": {"html": {"href": html}, "pull_request": {"href": pull_url}},
+            "comments": [],  # the fake's own record (not part of GitHub's answer)
+        }  # fmt: skip
+
+    def add_review(
+        self, number: int, body: str, *, login: str, commit_id: str, state: str = "COMMENTED"
+    ) -> int:
+        """A review by ``login`` (a ``Bot`` account when the login ends in ``[bot]``)."""
+        user = _user(login, bot=login.endswith("[bot]"))
+        entry = self._review_json(number, self._id(), body, state, commit_id, user)
+        with self.lock:
+            self.reviews.setdefault(number, []).append(entry)
+        return int(entry["id"])
+
+    def review_list(self, number: int) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(r) for r in self.reviews.get(number, [])]
+
+    @staticmethod
+    def _public(review: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in review.items() if k != "comments"}
+
+    def _get_reviews(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        with self.lock:
+            if number not in self.pulls:
+                return _json(404, {"message": "Not Found"})
+            items = [self._public(r) for r in self.reviews.get(number, [])]
+        return self._page(items, query, f"/repos/{self.repository}/pulls/{number}/reviews")
+
+    def _post_review(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        data = rec.json_body() or {}
+        event = data.get("event", "PENDING")
+        body = str(data.get("body") or "")
+        if number not in self.pulls:
+            return _json(404, {"message": "Not Found"})
+        if event in ("REQUEST_CHANGES", "APPROVE") and not body:
+            return _json(422, {"message": f"Review Can not {event.lower()} without a body"})
+        comments = data.get("comments") or []
+        if any("line" not in c and "position" not in c for c in comments):
+            return _json(422, {"message": "Unprocessable Entity: line is required"})
+        state = {"COMMENT": "COMMENTED", "REQUEST_CHANGES": "CHANGES_REQUESTED",
+                 "APPROVE": "APPROVED"}.get(event, "PENDING")  # fmt: skip
+        with self.lock:
+            commit_id = str(data.get("commit_id") or self.pulls[number]["head"]["sha"])
+        entry = self._review_json(number, self._id(), body, state, commit_id, self._author())
+        entry["comments"] = comments
+        with self.lock:
+            self.reviews.setdefault(number, []).append(entry)
+        return _json(200, self._public(entry))
+
+    def _find_review(self, number: int, rid: int) -> dict[str, Any] | None:
+        return next((r for r in self.reviews.get(number, []) if r["id"] == rid), None)
+
+    def _put_review(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            review = self._find_review(int(m.group(1)), int(m.group(2)))
+            if review is None:
+                return _json(404, {"message": "Not Found"})
+            if review["user"]["login"] != self._author()["login"]:
+                return _json(403, {"message": "Only the author can edit a review"})
+            review["body"] = str((rec.json_body() or {}).get("body", ""))
+            return _json(200, self._public(review))
+
+    def _dismiss_review(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            review = self._find_review(int(m.group(1)), int(m.group(2)))
+            if review is None:
+                return _json(404, {"message": "Not Found"})
+            if review["state"] not in ("CHANGES_REQUESTED", "APPROVED"):
+                return _json(422, {"message": "Can not dismiss a commented pull request review"})
+            review["state"] = "DISMISSED"
+            review["dismissal_message"] = str((rec.json_body() or {}).get("message", ""))
+            return _json(200, self._public(review))
 
     def write_out(self) -> None:
         if self.out_path is None:

@@ -619,9 +619,9 @@ def test_workflow_dispatch_with_a_pr_number(tmp_path, fake, sim_factory):
 
 
 def test_unsupported_event_is_a_clear_error(tmp_path, fake, sim_factory):
-    result = run_gate(tmp_path, fake, None, {"action": "created"}, event="issue_comment")
+    result = run_gate(tmp_path, fake, None, {"action": "created"}, event="issue")
     assert result.code == 2
-    assert "event 'issue_comment' is not supported" in result.stdout
+    assert "event 'issue' is not supported" in result.stdout
     assert fake.requests == []
 
 

@@ -1,0 +1,133 @@
+"""The check run: the gate's decision as a check (``report: check-run`` or ``both``).
+
+A check run named like the status context is created on the reviewed head when the
+review starts (``in_progress``) and completed with the decision: ``success`` only for
+a ``success`` status, ``failure`` for every other final state. A skipped draft leaves it
+``in_progress`` (never ``neutral`` or ``skipped``, which branch protection counts as
+passing). Its output is the job summary, and the anchored findings are attached as
+annotations (GitHub takes at most 50 per request, so they are sent in pages of 50).
+
+A check run can only be created by a GitHub App (the workflow's ``GITHUB_TOKEN`` is the
+GitHub Actions app): branch protection can require the check *from that app*, so a
+status or check posted with any other token cannot satisfy it (docs/security.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gate import untrusted
+from gate.action.github import GitHubClient
+from gate.decision import Status
+from gate.findings import Finding
+from gate.redact import redact
+
+REPORT_MODES = ("status", "check-run", "both")
+#: GitHub's limit of annotations in one create or update request
+ANNOTATIONS_PER_REQUEST = 50
+#: a bound on the pages sent (50 annotations each)
+MAX_ANNOTATION_PAGES = 20
+#: GitHub's limit on the output summary (characters)
+MAX_SUMMARY_CHARS = 65_535
+MAX_TITLE_CHARS = 255
+_CONCLUSION = {Status.SUCCESS: "success", Status.FAILURE: "failure", Status.ERROR: "failure"}
+
+
+def wants_status(mode: str) -> bool:
+    return mode in ("status", "both")
+
+
+def wants_check(mode: str) -> bool:
+    return mode in ("check-run", "both")
+
+
+def _title(description: str) -> str:
+    return untrusted.line(redact(description))[:MAX_TITLE_CHARS] or "review-gate"
+
+
+def _summary(markdown: str) -> str:
+    text = redact(markdown)
+    if len(text) > MAX_SUMMARY_CHARS:
+        cut = "\n\n… (cut; see the job summary)"
+        text = text[: MAX_SUMMARY_CHARS - len(cut)] + cut
+    return text
+
+
+def post(
+    gh: GitHubClient,
+    *,
+    check_id: int | None,
+    name: str,
+    head: str,
+    status: Status,
+    description: str,
+    details_url: str | None,
+) -> int:
+    """Create (``check_id`` None) or update the check run; return its id."""
+    body: dict[str, Any] = {"name": name, "head_sha": head}
+    if details_url:
+        body["details_url"] = details_url
+    if status is Status.PENDING:
+        body["status"] = "in_progress"
+    else:
+        body["status"] = "completed"
+        body["conclusion"] = _CONCLUSION[status]
+    title = _title(description)
+    body["output"] = {"title": title, "summary": _summary(description)}
+    return _send(gh, check_id, body, what=f"{body['status']} check run {name!r} on {head[:12]}")
+
+
+def check_annotations(findings: Sequence[Finding], *, failed: bool) -> list[dict[str, Any]]:
+    """Every anchored finding as a check-run annotation (``failure`` on fail)."""
+    level = "failure" if failed else "warning"
+    return [
+        {
+            "path": f.path,
+            "start_line": f.start,
+            "end_line": f.end,
+            "annotation_level": level,
+            "message": redact(f.text) or "(empty)",
+            "title": "review-gate",
+        }
+        for f in findings
+        if f.anchored
+    ]
+
+
+def publish(
+    gh: GitHubClient,
+    check_id: int,
+    *,
+    description: str,
+    summary: str,
+    items: Sequence[dict[str, Any]],
+) -> int:
+    """Set the output (the job summary) and attach ``items`` in pages of 50; return the
+    number of annotations sent."""
+    output = {"title": _title(description), "summary": _summary(summary)}
+    pages = [
+        list(items[i : i + ANNOTATIONS_PER_REQUEST])
+        for i in range(0, len(items), ANNOTATIONS_PER_REQUEST)
+    ][:MAX_ANNOTATION_PAGES] or [[]]
+    sent = 0
+    for number, page in enumerate(pages, start=1):
+        body = {"output": {**output, "annotations": page} if page else output}
+        _send(gh, check_id, body, what=f"check run output, page {number} of {len(pages)}")
+        sent += len(page)
+    return sent
+
+
+def _send(gh: GitHubClient, check_id: int | None, body: dict[str, Any], *, what: str) -> int:
+    base = f"{gh.repo.url}/check-runs"
+
+    def once() -> int:
+        if check_id is None:
+            _headers, data = gh.repo.requester.requestJsonAndCheck("POST", base, input=body)
+        else:
+            _headers, data = gh.repo.requester.requestJsonAndCheck(
+                "PATCH", f"{base}/{check_id}", input=body
+            )
+        return int(data["id"])
+
+    return gh.call(f"{'POST' if check_id is None else 'PATCH'} {what}", once)

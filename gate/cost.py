@@ -1,0 +1,178 @@
+"""What a review cost: tokens per attempt and in total, priced by the config; the budget.
+
+- :func:`usage_of` reads an attempt's token counts from the provider's own usage record
+  (OpenAI ``prompt_tokens``/``completion_tokens``, Anthropic ``input_tokens`` plus its
+  cache counts/``output_tokens``, Gemini ``promptTokenCount``/``candidatesTokenCount``
+  plus ``thoughtsTokenCount``). An attempt without a complete record (cut, refused,
+  simulated without usage) has unknown tokens.
+- :func:`cost_of` prices every attempt with the config's ``pricing`` for the reviewer's
+  model (per million tokens). A total is given only when every attempt is known: a
+  partial sum would read as the whole cost. Unknown is empty, never zero.
+- :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is
+  ``attempts x (prompt bytes x input price + max_tokens x output price)`` per million,
+  plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing. It is
+  conservative: a tokenizer's token covers at least one byte, the answer is at most
+  ``max_tokens``, and the gate asks at most ``attempts`` times. An estimate that
+  cannot be made (no price for the model) blocks too: an unknown cost is not under a
+  limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gate.attempt import Attempt
+from gate.config import Config, ModelPrice
+from gate.decision import Decision, State, Status, blocked
+from gate.pipeline import binding_for
+from gate.prompt import build_prompt
+
+PER = 1_000_000
+#: tokens added per attempt to the byte count for the provider's message framing
+TOKEN_OVERHEAD = 64
+
+_INPUT_KEYS = ("prompt_tokens", "input_tokens", "promptTokenCount")
+_INPUT_EXTRA = ("cache_creation_input_tokens", "cache_read_input_tokens")
+_OUTPUT_KEYS = ("completion_tokens", "output_tokens", "candidatesTokenCount")
+_OUTPUT_EXTRA = ("thoughtsTokenCount",)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One attempt's tokens and cost; None where unknown."""
+
+    attempt: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+        }
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """Every attempt's usage, the totals (None unless every attempt is known) and the price."""
+
+    model: str
+    price: ModelPrice | None
+    attempts: tuple[Usage, ...]
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        price = {"input": self.price.input, "output": self.price.output} if self.price else None
+        return {
+            "model": self.model,
+            "price_per_million": price,
+            "attempts": [u.to_json() for u in self.attempts],
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+        }
+
+    def outputs(self) -> dict[str, str]:
+        """The step outputs ``input-tokens``, ``output-tokens``, ``cost`` (empty when unknown)."""
+        return {
+            "input-tokens": "" if self.input_tokens is None else str(self.input_tokens),
+            "output-tokens": "" if self.output_tokens is None else str(self.output_tokens),
+            "cost": money(self.cost),
+        }
+
+
+def money(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def price_for(config: Config) -> ModelPrice | None:
+    model = config.reviewer.model
+    return next((p for p in config.pricing if p.model == model), None)
+
+
+def _count(usage: Mapping[str, int], keys: Sequence[str], extra: Sequence[str]) -> int | None:
+    found = [usage[k] for k in keys if isinstance(usage.get(k), int)]
+    if not found:
+        return None
+    return found[0] + sum(usage[k] for k in extra if isinstance(usage.get(k), int))
+
+
+def usage_of(attempt: Attempt) -> tuple[int | None, int | None]:
+    """(input tokens, output tokens) the provider reported for ``attempt``."""
+    usage = attempt.usage or {}
+    return _count(usage, _INPUT_KEYS, _INPUT_EXTRA), _count(usage, _OUTPUT_KEYS, _OUTPUT_EXTRA)
+
+
+def price(tokens_in: int, tokens_out: int, rate: ModelPrice) -> float:
+    return (tokens_in * rate.input + tokens_out * rate.output) / PER
+
+
+def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
+    rate = price_for(config)
+    rows = []
+    for attempt in attempts:
+        tokens_in, tokens_out = usage_of(attempt)
+        known = tokens_in is not None and tokens_out is not None and rate is not None
+        cost = price(tokens_in or 0, tokens_out or 0, rate) if known and rate else None
+        rows.append(Usage(attempt.number, tokens_in, tokens_out, cost))
+    every = bool(rows)
+    total_in = sum(u.input_tokens or 0 for u in rows)
+    total_out = sum(u.output_tokens or 0 for u in rows)
+    return CostReport(
+        model=config.reviewer.model,
+        price=rate,
+        attempts=tuple(rows),
+        input_tokens=total_in if every and all(u.input_tokens is not None for u in rows) else None,
+        output_tokens=total_out
+        if every and all(u.output_tokens is not None for u in rows)
+        else None,
+        cost=sum(u.cost or 0.0 for u in rows)
+        if every and all(u.cost is not None for u in rows)
+        else None,
+    )
+
+
+def estimate(diff: bytes, config: Config) -> tuple[int, int, float | None]:
+    """(input tokens, output tokens, cost) at most, over every attempt (cost None: no price)."""
+    prompt = build_prompt(diff, binding=binding_for(diff, config), instructions=config.instructions)
+    per_attempt = len(prompt.system.encode("utf-8")) + len(prompt.user.encode("utf-8"))
+    tries = config.reviewer.attempts
+    tokens_in = tries * (per_attempt + TOKEN_OVERHEAD)
+    tokens_out = tries * config.reviewer.max_tokens
+    rate = price_for(config)
+    return tokens_in, tokens_out, price(tokens_in, tokens_out, rate) if rate else None
+
+
+def over_budget(diff: bytes, config: Config) -> Decision | None:
+    """``needs_human`` (``over_budget``) when the estimate exceeds ``max_cost`` or cannot be
+    made; None when there is no limit or the review fits under it."""
+    if config.max_cost is None:
+        return None
+    tokens_in, tokens_out, cost = estimate(diff, config)
+    model = config.reviewer.model or "(no model)"
+    if cost is None:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "over_budget",
+            f"max_cost is {config.max_cost:g} but pricing has no price for the model {model}, "
+            "so the cost cannot be estimated; add it under pricing or remove max_cost",
+            status=Status.FAILURE,
+        )
+    if cost <= config.max_cost:
+        return None
+    return blocked(
+        State.NEEDS_HUMAN,
+        "over_budget",
+        f"estimated cost {money(cost)} exceeds max_cost {config.max_cost:g} "
+        f"({tokens_in} input and {tokens_out} output tokens at most, over "
+        f"{config.reviewer.attempts} attempts, for {model}); the reviewer was not asked: "
+        "raise max_cost, lower max_tokens or attempts, or review by hand",
+        status=Status.FAILURE,
+    )

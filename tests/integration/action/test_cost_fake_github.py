@@ -1,0 +1,62 @@
+"""The cost outputs and the max_cost guard through the whole action, against the fake
+GitHub (every request checked against the OpenAPI description) and the reviewer simulator
+(OpenAI dialect; it reports prompt and completion tokens)."""
+
+from __future__ import annotations
+
+from tests.integration.action import test_run_fake_github as base
+from tests.integration.action.test_run_fake_github import HEAD, pr_payload, run_gate, setup_pull
+
+fake = base.fake
+sim_factory = base.sim_factory
+
+PRICED = "pricing:\n  sim-model: {input: 3, output: 15}\n"
+
+
+def test_cost_outputs_summary_and_certificate(tmp_path, fake, sim_factory):
+    setup_pull(fake, config=PRICED)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 0, result.stdout
+    tokens_in = int(result.outputs["input-tokens"])
+    tokens_out = int(result.outputs["output-tokens"])
+    assert tokens_in > 0
+    assert tokens_out > 0
+    want = (tokens_in * 3 + tokens_out * 15) / 1e6
+    assert result.outputs["cost"] == f"{want:.6f}"
+    recorded = result.certificate["context"]["cost"]
+    assert recorded["input_tokens"] == tokens_in
+    assert recorded["price_per_million"] == {"input": 3.0, "output": 15.0}
+    assert [a["attempt"] for a in recorded["attempts"]] == [1]
+    assert "### Cost" in result.summary
+    assert f"| total | {tokens_in} | {tokens_out} | {want:.6f} |" in result.summary
+
+
+def test_without_a_price_the_cost_is_empty_and_tokens_are_given(tmp_path, fake, sim_factory):
+    setup_pull(fake)
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    assert result.code == 0, result.stdout
+    assert result.outputs["cost"] == ""
+    assert int(result.outputs["input-tokens"]) > 0
+    assert "No price for this model" in result.summary
+
+
+def test_max_cost_blocks_before_the_reviewer_is_asked(tmp_path, fake, sim_factory):
+    setup_pull(fake, config=PRICED + "max_cost: 0.000001\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 3, result.stdout
+    assert sim.requests == []
+    assert result.outputs["state"] == "needs_human"
+    assert result.outputs["reason"] == "over_budget"
+    assert result.outputs["cost"] == ""
+    assert fake.status_list(HEAD)[-1]["state"] == "failure"
+    assert "exceeds max_cost" in fake.status_list(HEAD)[-1]["description"]
+
+
+def test_the_max_cost_input_overrides_the_config(tmp_path, fake, sim_factory):
+    setup_pull(fake, config=PRICED + "max_cost: 0.000001\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"max-cost": "100"})
+    assert result.code == 0, result.stdout
+    assert len(sim.requests) == 1
