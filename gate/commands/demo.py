@@ -9,10 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gate.commands._io import say, say_json
-from gate.errors import ExitCode
-from gate.lab.demo import run_demo, summary_json, text_report
-
 NAME = "demo"
 ORDER = 10
 HELP = "watch the gate block cut, corrupted and malformed answers (local, no API key)"
@@ -51,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.commands._io import say, say_json
+    from gate.errors import ExitCode
+    from gate.lab.demo import run_demo, summary_json, text_report
+
     demo = run_demo(Path(args.out))
     if args.json:
         say_json(summary_json(demo.outcomes, demo.out), indent=2)

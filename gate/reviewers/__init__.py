@@ -21,10 +21,10 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from gate import redact
 from gate.attempt import Attempt, ReviewOutcome
-from gate.reviewers.base import HttpRequest, Parser, Reply, perform
 from gate.reviewers.providers import (
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
@@ -33,7 +33,10 @@ from gate.reviewers.providers import (
     USER_AGENT,
     Provider,
 )
-from gate.reviewers.settings import ReviewerSettings, needs_api_key, validate
+
+if TYPE_CHECKING:
+    from gate.reviewers.base import HttpRequest, Parser, Reply
+    from gate.reviewers.settings import ReviewerSettings, needs_api_key, validate
 
 __all__ = [
     "DEFAULT_BASE_URLS",
@@ -51,6 +54,21 @@ __all__ = [
     "validate",
 ]
 
+#: Names re-exported from :mod:`gate.reviewers.settings`, imported on first use
+#: (PEP 562): the settings import the config module, which imports
+#: :mod:`gate.reviewers.providers`, so importing them here would make the package and
+#: :mod:`gate.config` import each other; and the transport (:mod:`~gate.reviewers.base`,
+#: httpx) is imported only when a request is made (:func:`call_once`).
+_FROM_SETTINGS = frozenset({"ReviewerSettings", "needs_api_key", "validate"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_SETTINGS:
+        from gate.reviewers import settings
+
+        return getattr(settings, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 @dataclass(frozen=True)
 class Dialect:
@@ -63,6 +81,8 @@ class Dialect:
 
 def dialect(provider: str) -> Dialect:
     """The dialect module for ``provider`` (imported on first use)."""
+    from gate.reviewers.settings import ReviewerSettings, validate
+
     if provider not in PROVIDERS:
         validate(ReviewerSettings(provider=provider, model="", base_url=""))
     module = importlib.import_module(f"gate.reviewers.{provider}")
@@ -75,6 +95,8 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
     The key is registered for redaction while the attempt runs, so every text a
     dialect cuts short (an error frame, a malformed event) is redacted before the cut.
     """
+    from gate.reviewers.base import perform
+
     chosen = dialect(settings.provider)
     with redact.scope(settings.api_key):
         request = chosen.build_request(settings, system=system, user=user)
@@ -117,6 +139,8 @@ def review(
     for invalid settings. ``on_attempt`` is called with each attempt as soon
     as it ends (before any pause), e.g. to print it live.
     """
+    from gate.reviewers.settings import validate
+
     validate(settings)
     chance = rng if rng is not None else random.Random()
     attempts: list[Attempt] = []
