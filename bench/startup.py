@@ -2,9 +2,11 @@
 
 Both run with the same interpreter (this one: same venv, same ``site``), alternating
 round by round so machine noise hits both alike; the median of ``--runs`` rounds of
-each is printed with the ratio (goal: at most 2x). ``--help`` and ``python -m gate
---version`` are printed beside it, and the third-party modules the ``--version`` run
-imported (none is the goal: every command imports what it uses when it runs).
+each is printed with the ratio (goal: at most 2x), in wall time and in CPU time (user +
+system of the child: what the process itself costs, steadier on a busy machine).
+``--help`` and ``python -m gate --version`` are printed beside it, and the third-party
+modules the ``--version`` run imported (none is the goal: every command imports what
+it uses when it runs).
 
     python bench/startup.py [--runs 30] [--gate-src DIR]
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,13 +37,20 @@ runpy.run_module("gate", run_name="__main__", alter_sys=True)
 HEAVY = ("httpx", "github", "jsonschema", "yaml", "cmarkgfm", "requests", "urllib3")
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: str) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one run of ``argv``."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=60, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{argv} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu
 
 
 def main() -> int:
@@ -68,9 +78,12 @@ def main() -> int:
         for argv in cases.values():  # warm-up, not measured (page cache, .pyc files)
             timed(argv, env, cwd)
         times: dict[str, list[float]] = {name: [] for name in cases}
+        cpus: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, argv in cases.items():
-                times[name].append(timed(argv, env, cwd))
+                wall, cpu = timed(argv, env, cwd)
+                times[name].append(wall)
+                cpus[name].append(cpu)
         probe = subprocess.run(
             [python, "-c", _MODULES_PROBE],
             env=env,
@@ -82,16 +95,21 @@ def main() -> int:
         )
     modules = set(probe.stderr.split()) if probe.returncode == 0 else set()
     base = statistics.median(times["python -c pass"])
-    print(f"interpreter: {python}")
+    base_cpu = statistics.median(cpus["python -c pass"])
+    print(f"interpreter: {python}; medians of {args.runs} runs")
     for name, values in times.items():
-        median = statistics.median(values)
+        wall, cpu = statistics.median(values), statistics.median(cpus[name])
         print(
-            f"{name:28} median {median * 1000:6.1f} ms (min {min(values) * 1000:6.1f}) "
-            f"ratio {median / base:.2f}"
+            f"{name:26} wall {wall * 1000:6.1f} ms (min {min(values) * 1000:6.1f}) "
+            f"ratio {wall / base:.2f} | cpu {cpu * 1000:6.1f} ms ratio {cpu / base_cpu:.2f}"
         )
     ratio = statistics.median(times["review-gate --version"]) / base
-    print(f"review-gate --version / python -c pass: {ratio:.2f} (goal <= 2.00: ", end="")
-    print("met)" if ratio <= 2.0 else "NOT met)")
+    cpu_ratio = statistics.median(cpus["review-gate --version"]) / base_cpu
+    verdict = "met" if ratio <= 2.0 else "NOT met"
+    print(
+        f"review-gate --version / python -c pass: {ratio:.2f} wall, {cpu_ratio:.2f} cpu "
+        f"(goal <= 2.00: {verdict})"
+    )
     if probe.returncode != 0:
         print(f"module probe failed: {probe.stderr.strip()[-500:]}")
     else:

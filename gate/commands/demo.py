@@ -7,7 +7,6 @@ them and maps the result to an exit code.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 NAME = "demo"
 ORDER = 10
@@ -47,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from gate.commands._io import say, say_json
     from gate.errors import ExitCode
     from gate.lab.demo import run_demo, summary_json, text_report

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -171,6 +170,8 @@ def check_base_url(config: Config, args: argparse.Namespace) -> None:
 
 def check_output_path(option: str, name: str | None) -> None:
     """Refuse an output path that cannot be written, before any token is spent."""
+    from pathlib import Path
+
     from gate.errors import UsageError
 
     if name is None:
