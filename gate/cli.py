@@ -5,6 +5,13 @@ start-up. A command module defines ``NAME``, ``HELP``, ``DESCRIPTION``,
 ``ORDER`` (position in ``--help``), ``add_arguments(parser)`` and
 ``run(args) -> int``.
 
+Start-up is lazy: every command module is imported (for its name and help line), so
+each imports at module level only the standard library and light constants; what a
+command uses (the pipeline, httpx, PyYAML, jsonschema, cmark-gfm, PyGithub) is
+imported inside ``run`` (or ``add_arguments``), and :func:`main` calls
+``add_arguments`` of the chosen command only. So ``--version`` and ``--help`` load
+none of it (tests/unit/test_lazy_imports.py checks).
+
 Exit codes (:class:`gate.errors.ExitCode`, shared by every command that decides):
 
 ====  ==========================================================
@@ -19,15 +26,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Protocol, cast
 
-from gate import __version__, commands, redact
-from gate.commands._io import say
-from gate.errors import ExitCode, GateError, UsageError
+from gate import __version__, commands
 
 
 class Command(Protocol):
@@ -41,18 +46,50 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
+def _module_names() -> list[str]:
+    """The modules of :mod:`gate.commands` (not ``_private`` ones), by listing its folder.
+
+    (``pkgutil.iter_modules`` would do the same and import :mod:`inspect`, a tenth of
+    the start-up.)
+    """
+    names: set[str] = set()
+    for folder in commands.__path__:
+        for entry in os.listdir(folder):
+            stem, _, suffix = entry.partition(".")
+            if suffix == "py" and stem.isidentifier() and not stem.startswith("_"):
+                names.add(stem)
+    return sorted(names)
+
+
 def _discover() -> list[Command]:
     found: list[Command] = []
-    for info in pkgutil.iter_modules(commands.__path__):
-        if info.name.startswith("_"):
-            continue
-        module: ModuleType = importlib.import_module(f"{commands.__name__}.{info.name}")
+    for name in _module_names():
+        module: ModuleType = importlib.import_module(f"{commands.__name__}.{name}")
         if hasattr(module, "NAME") and hasattr(module, "run"):
             found.append(cast(Command, module))
     return sorted(found, key=lambda cmd: (cmd.ORDER, cmd.NAME))
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: ``build_parser(only=ALL)`` adds every command's arguments
+ALL = "*"
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command named on the command line: its first word that is not an option.
+
+    The top-level parser has no option that takes a value (``-h``, ``--version``), so
+    the first such word is the command (or a typo argparse reports as an invalid choice).
+    """
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
+    """The parser; with ``only`` a command name (or None), only that command's arguments.
+
+    Every command is listed either way (its name and help line); the arguments, which
+    may need the command's imports (defaults shown in its help), are added for ``only``
+    (default :data:`ALL`: every command, as tests and documentation want it).
+    """
     parser = argparse.ArgumentParser(
         prog="review-gate",
         description=(
@@ -75,15 +112,26 @@ def build_parser() -> argparse.ArgumentParser:
             description=cmd.DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        cmd.add_arguments(child)
+        if only in (ALL, cmd.NAME):
+            cmd.add_arguments(child)
         child.set_defaults(_run=cmd.run)
     return parser
 
 
-@redact.scope()  # a command registers the secrets it reads (gate.redact.remember)
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=chosen_command(words))
+    args = parser.parse_args(words)  # --version and --help end here, having imported nothing
+    from gate import redact
+
+    with redact.scope():  # a command registers the secrets it reads (gate.redact.remember)
+        return _dispatch(parser, args)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from gate.commands._io import say
+    from gate.errors import ExitCode, GateError, UsageError
+
     run = getattr(args, "_run", None)
     if run is None:
         parser.print_help(sys.stderr)

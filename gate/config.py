@@ -27,14 +27,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from gate.errors import ConfigError
 from gate.redact import redact
 from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL
 from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
 
 if TYPE_CHECKING:
+    import yaml
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
@@ -327,6 +326,8 @@ def parse_config(text: str, *, source: str) -> Config:
             fix="shorten it",
             reason="config_too_large",
         )
+    import yaml  # imported when a config is read: a command without one never loads it
+
     node = compose_yaml(text, source=source)
     if node is None:
         return default_config()
@@ -387,6 +388,8 @@ def compose_yaml(text: str, *, source: str) -> yaml.Node | None:
     config needs none of them. Every YAML error (and, should one occur anyway, a
     ``RecursionError``) is a ConfigError.
     """
+    import yaml
+
     try:
         depth = 0
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
@@ -437,10 +440,16 @@ def compose_yaml(text: str, *, source: str) -> yaml.Node | None:
 
 
 _YAML_KINDS = {"int": "an integer", "float": "a number", "timestamp": "a date"}
-_PLAIN_TAGS: dict[type[yaml.Node], str] = {
-    yaml.MappingNode: "tag:yaml.org,2002:map",
-    yaml.SequenceNode: "tag:yaml.org,2002:seq",
-}
+
+
+@cache
+def _plain_tags() -> dict[type[yaml.Node], str]:
+    import yaml
+
+    return {
+        yaml.MappingNode: "tag:yaml.org,2002:map",
+        yaml.SequenceNode: "tag:yaml.org,2002:seq",
+    }
 
 
 def _construct(
@@ -451,8 +460,10 @@ def _construct(
     source: str,
 ) -> Any:
     """Turn a composed node into plain data, recording the line of every key and item."""
+    import yaml
+
     lines.setdefault(path, node.start_mark.line + 1)
-    expected_tag = _PLAIN_TAGS.get(type(node))
+    expected_tag = _plain_tags().get(type(node))
     if expected_tag is not None and node.tag != expected_tag:
         raise _at(
             node,

@@ -97,6 +97,8 @@ class Prompt:
 
 def longest_backtick_run(text: str) -> int:
     """Length of the longest run of consecutive backticks in ``text`` (0 if none)."""
+    if "`" not in text:  # one C scan; most diffs hold no backtick
+        return 0
     return max((len(match.group(0)) for match in _BACKTICK_RUN.finditer(text)), default=0)
 
 

@@ -26,8 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import cmarkgfm  # type: ignore[import-untyped]
-
 from gate import strictjson
 from gate.errors import (
     BindingError,
@@ -59,8 +57,6 @@ _LINE_ENDING = re.compile("\r\n|\r|\n")
 # only counted, never shown), so a <pre> written as HTML counts as a code block too.
 _RENDERED_BLOCK = re.compile(r'<pre(?: lang="([^"<>]*)")?><code>([^<]*)</code></pre>')
 _ANY_PRE = re.compile("<pre", re.IGNORECASE)
-# As github.com: footnotes (a fence in a footnote is drawn at the end), raw HTML.
-_RENDER_OPTIONS = cmarkgfm.Options.CMARK_OPT_FOOTNOTES | cmarkgfm.Options.CMARK_OPT_UNSAFE
 # Letters, numbers, punctuation and symbols are what a reader sees (Unicode general
 # categories L, N, P, S); marks, separators and "other" (Cc, Cf, Cs, Co, Cn) are not.
 _VISIBLE_CATEGORIES = frozenset("LNPS")
@@ -157,8 +153,14 @@ class CodeBlock:
 
 def rendered_code_blocks(content: str) -> list[CodeBlock]:
     """Every code block, fenced or indented, that GitHub's renderer (cmark-gfm) draws."""
+    # imported here, when a fence is counted: a command that never reads an answer
+    # (--version, --help, apply, hooks) does not load the renderer
+    import cmarkgfm  # type: ignore[import-untyped]
+
+    # As github.com: footnotes (a fence in a footnote is drawn at the end), raw HTML.
+    options = cmarkgfm.Options.CMARK_OPT_FOOTNOTES | cmarkgfm.Options.CMARK_OPT_UNSAFE
     try:
-        rendered: str = cmarkgfm.github_flavored_markdown_to_html(content, _RENDER_OPTIONS)
+        rendered: str = cmarkgfm.github_flavored_markdown_to_html(content, options)
     except ValueError as err:  # text that is not UTF-8 (lone surrogates), or cmark gave up
         raise FenceAmbiguous(
             f"GitHub's renderer (cmark-gfm) cannot read the answer ({type(err).__name__}), "

@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gate.apply import Outcome, apply_tool_result
-from gate.commands._io import read_input, say, say_json
-
 NAME = "apply"
 ORDER = 60
 HELP = "apply an agent write tool result only when its length and SHA-256 prove it whole"
@@ -50,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.apply import Outcome, apply_tool_result
+    from gate.commands._io import read_input, say, say_json
+
     raw = read_input(args.result, what="tool result", limit=MAX_RESULT_BYTES)
     result = apply_tool_result(raw, args.root)
     say(result.log_line(), err=True)

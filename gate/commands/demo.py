@@ -7,11 +7,6 @@ them and maps the result to an exit code.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
-from gate.commands._io import say, say_json
-from gate.errors import ExitCode
-from gate.lab.demo import run_demo, summary_json, text_report
 
 NAME = "demo"
 ORDER = 10
@@ -51,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gate.commands._io import say, say_json
+    from gate.errors import ExitCode
+    from gate.lab.demo import run_demo, summary_json, text_report
+
     demo = run_demo(Path(args.out))
     if args.json:
         say_json(summary_json(demo.outcomes, demo.out), indent=2)

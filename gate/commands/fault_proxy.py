@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from gate.errors import ExitCode, UsageError
-from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy, parse_hostport
+if TYPE_CHECKING:
+    from gate.lab.faults import ConnectionRecord, Fault
 
 NAME = "fault-proxy"
 HELP = "forward a server's response with a cut, a flipped byte or a stall"
@@ -67,6 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def fault_from_args(args: argparse.Namespace) -> Fault:
+    from gate.errors import UsageError
+    from gate.lab.faults import Fault, FaultKind
+
     if args.cut_after is not None:
         return Fault(FaultKind.CUT, args.cut_after)
     if args.flip_at is not None:
@@ -87,6 +91,9 @@ def report(record: ConnectionRecord) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.errors import ExitCode
+    from gate.lab.faults import FaultProxy, parse_hostport
+
     listen = parse_hostport(args.listen, what="--listen")
     upstream = parse_hostport(args.upstream, what="--upstream")
     fault = fault_from_args(args)

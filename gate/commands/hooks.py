@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gate.apply import precommit as hooks
-from gate.errors import ExitCode, UsageError
-
 NAME = "hooks"
 ORDER = 70
 HELP = "install the git pre-commit guard that blocks commits after an incomplete apply"
@@ -44,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.apply import precommit as hooks
+    from gate.errors import ExitCode, UsageError
+
     if args.hooks_action == "check":
         report = hooks.check(args.root)
         for line in report.messages:

@@ -4,25 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gate import certificate, redact, untrusted
-from gate.attempt import Attempt
-from gate.commands._io import read_input, say, say_json
-from gate.config import Config, apply_inputs, default_config, load_config
-from gate.decision import Decision, State, exit_code
-from gate.diff import Coverage
-from gate.errors import ConfigError, UsageError
-from gate.pipeline import (
-    ReviewResult,
-    blocked_certificate,
-    nothing_reviewed,
-    review_diff,
-    select_diff,
-)
-from gate.reviewers import DEFAULT_BASE_URLS, PROVIDERS, attempt_line, needs_api_key
-from gate.reviewers.settings import base_url_problem
+if TYPE_CHECKING:
+    from gate.config import Config
+    from gate.decision import Decision
+    from gate.diff import Coverage
+    from gate.errors import ConfigError, UsageError
+    from gate.pipeline import ReviewResult
 
 NAME = "review"
 ORDER = 30
@@ -70,6 +59,9 @@ _OVERRIDES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from gate.config import Config
+    from gate.reviewers.providers import DEFAULT_BASE_URLS, PROVIDERS
+
     defaults = Config()
     rev = defaults.reviewer
 
@@ -145,6 +137,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load(args: argparse.Namespace) -> Config:
     """The config file (or defaults) with the command-line overrides applied."""
+    from gate.config import apply_inputs, default_config, load_config
+    from gate.errors import ConfigError
+
     try:
         config = load_config(args.config) if args.config else default_config()
         given = {
@@ -159,6 +154,9 @@ def load(args: argparse.Namespace) -> Config:
 
 def check_base_url(config: Config, args: argparse.Namespace) -> None:
     """A base URL that is no URL is a one-line usage error naming where it came from."""
+    from gate.errors import UsageError
+    from gate.reviewers.settings import base_url_problem
+
     url = config.reviewer.base_url
     problem = None if url is None else base_url_problem(url)
     if problem is None:
@@ -172,6 +170,10 @@ def check_base_url(config: Config, args: argparse.Namespace) -> None:
 
 def check_output_path(option: str, name: str | None) -> None:
     """Refuse an output path that cannot be written, before any token is spent."""
+    from pathlib import Path
+
+    from gate.errors import UsageError
+
     if name is None:
         return
     path = Path(name)
@@ -189,6 +191,10 @@ def check_output_path(option: str, name: str | None) -> None:
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
     """The API key from the environment; a missing key that is needed is a usage error."""
+    from gate import redact
+    from gate.errors import UsageError
+    from gate.reviewers.settings import needs_api_key
+
     env_name = config.reviewer.key_env()
     value = os.environ.get(env_name)
     redact.remember(value)  # before the check: no message may show it
@@ -209,6 +215,8 @@ _NO_ANSWER = frozenset({"connect_error", "connect_timeout", "network_error"})
 
 def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
     """One line naming the setting when no byte ever came back from the endpoint."""
+    from gate.decision import State
+
     last = result.outcome.last
     if result.decision.state is not State.INCOMPLETE or last is None:
         return None
@@ -236,6 +244,8 @@ def _pass_option(name: str, example: str) -> str:
 
 def usage_from(err: ConfigError) -> UsageError:
     """A config problem met on the command line, named and fixed the way the user gave it."""
+    from gate.errors import UsageError
+
     message = err.render(setting="--{}".format, correct=_pass_option, fixes=_CLI_FIXES)
     return UsageError(message, reason=err.reason)
 
@@ -249,6 +259,8 @@ def summary_json(
     coverage: Coverage | None = None,
 ) -> dict[str, Any]:
     """The --json object; ``result`` is None when the run was blocked before any call."""
+    from gate.decision import exit_code
+
     final = decision or (result.decision if result is not None else None)
     record = cert if cert is not None else (result.certificate if result is not None else {})
     assert final is not None
@@ -264,6 +276,8 @@ def summary_json(
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.errors import ConfigError
+
     try:
         return _run(args)
     except ConfigError as err:
@@ -271,6 +285,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from gate import certificate, untrusted
+    from gate.attempt import Attempt
+    from gate.commands._io import read_input, say, say_json
+    from gate.decision import exit_code
+    from gate.pipeline import nothing_reviewed, review_diff, select_diff
+    from gate.reviewers import attempt_line
+
     config = load(args)
     check_base_url(config, args)
     check_output_path("--certificate", args.certificate)
@@ -321,6 +342,8 @@ def decision_lines(decision: Decision) -> list[str]:
     Both texts may hold the reviewer's words: each is one safe line
     (:func:`gate.untrusted.line`), so a reason cannot start a line of its own.
     """
+    from gate import untrusted
+
     description, detail = untrusted.line(decision.description), untrusted.line(decision.detail)
     if not detail or detail in description:
         return [description]
@@ -333,6 +356,11 @@ def _blocked_before_call(
     args: argparse.Namespace, decision: Decision, data: bytes, config: Config, coverage: Coverage
 ) -> int:
     """Report a run the selection blocked: no reviewer call was made."""
+    from gate import certificate
+    from gate.commands._io import say, say_json
+    from gate.decision import exit_code
+    from gate.pipeline import blocked_certificate
+
     cert = blocked_certificate(
         decision, data, config, coverage=coverage, extra_cert={"command": "review"}
     )

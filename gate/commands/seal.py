@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from gate.commands._io import read_input, write_output
-from gate.envelope import seal
-from gate.errors import ExitCode
-
 NAME = "seal"
 ORDER = 22
 HELP = "wrap a file's bytes in an MC1 envelope"
@@ -32,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.commands._io import read_input, write_output
+    from gate.envelope import seal
+    from gate.errors import ExitCode
+
     content = read_input(args.file, what="content")
     write_output(args.output, seal(content))
     return ExitCode.PASS

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
-from gate.commands._io import read_input, say, say_json
-from gate.decision import Binding, State
-from gate.envelope import verify
-from gate.errors import ExitCode, GateError, UsageError
-from gate.lab import selftest
-from gate.verdict import check_shape, extract_fence, strict_loads
+if TYPE_CHECKING:
+    from gate.decision import Binding
 
 NAME = "selftest"
 ORDER = 24
@@ -45,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _binding_of(raw: bytes) -> Binding:
     """The response's own binding (the most lenient one: mutations must still fail)."""
+    from gate.decision import Binding
+    from gate.envelope import verify
+    from gate.errors import GateError, UsageError
+    from gate.verdict import check_shape, extract_fence, strict_loads
+
     try:
         verdict = check_shape(strict_loads(extract_fence(verify(raw).decode("utf-8"))))
     except GateError as err:
@@ -53,6 +55,11 @@ def _binding_of(raw: bytes) -> Binding:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.commands._io import read_input, say, say_json
+    from gate.decision import State
+    from gate.errors import ExitCode, UsageError
+    from gate.lab import selftest
+
     if args.response is None:
         raw, binding = selftest.builtin_envelope()
     else:

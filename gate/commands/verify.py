@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gate import strictjson, untrusted
-from gate.certificate import attempts_from, build, envelope_from, write
-from gate.commands._io import read_input, say, say_json
-from gate.decision import Binding, Decision, State, Status, blocked, decide, exit_code
-from gate.envelope import MAX_HEADER_BYTES
-from gate.errors import UsageError
+if TYPE_CHECKING:
+    from gate.decision import Binding, Decision
 
 NAME = "verify"
 ORDER = 20
@@ -81,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
+    import hashlib
+
+    from gate.commands._io import read_input
+    from gate.decision import Binding
+    from gate.errors import UsageError
+
     inputs: dict[str, str] = {}
     if args.diff is not None:
         diff = read_input(args.diff, what="diff")
@@ -105,6 +106,8 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     a certificate without a recorded decision does not pass. (A certificate is
     not signed: this checks consistency, it is no proof of origin.)
     """
+    from gate.decision import State, Status, blocked
+
     recorded = cert.get("decision")
     if decision.state is not State.PASS:
         return decision
@@ -135,6 +138,15 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
 
 
 def run(args: argparse.Namespace) -> int:
+    import hashlib
+
+    from gate import strictjson, untrusted
+    from gate.certificate import attempts_from, build, envelope_from, write
+    from gate.commands._io import read_input, say, say_json
+    from gate.decision import decide, exit_code
+    from gate.envelope import MAX_HEADER_BYTES
+    from gate.errors import UsageError
+
     if (args.response is None) == (args.from_certificate is None):
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
     if args.max_size < 1:

@@ -10,12 +10,15 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from gate import redact
 from gate.attempt import Attempt, ReviewOutcome
-from gate.reviewers.base import HttpRequest, Parser, Reply, perform
 from gate.reviewers.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings, validate
+
+if TYPE_CHECKING:
+    from gate.reviewers.base import HttpRequest, Parser, Reply
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
     The key is registered for redaction while the attempt runs, so every text a
     dialect cuts short (an error frame, a malformed event) is redacted before the cut.
     """
+    from gate.reviewers.base import perform  # httpx: imported when a request is made
+
     chosen = dialect(settings.provider)
     with redact.scope(settings.api_key):
         request = chosen.build_request(settings, system=system, user=user)
