@@ -14,7 +14,8 @@ Why a file is not reviewed (:class:`SkipWhy`):
 - ``no_patch``: GitHub sent no patch for it (too large, or binary);
 - ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
 - ``unparseable``: a hunk header whose line counts cannot be read (fail closed);
-- ``undecodable``: the section is not strict UTF-8 (see below).
+- ``undecodable``: the section is not strict UTF-8 (see below);
+- ``too_large``: one hunk is larger than a chunk can hold (:mod:`gate.chunks`).
 
 All but ``filtered`` make coverage partial, which blocks unless the configuration
 allows partial coverage.
@@ -48,6 +49,7 @@ class SkipWhy(StrEnum):
     OVER_BYTE_LIMIT = "over_byte_limit"
     UNPARSEABLE = "unparseable"
     UNDECODABLE = "undecodable"
+    TOO_LARGE = "too_large"
 
 
 #: skip reasons that leave part of the change unreviewed
@@ -58,6 +60,7 @@ PARTIAL_REASONS = frozenset(
         SkipWhy.OVER_BYTE_LIMIT,
         SkipWhy.UNPARSEABLE,
         SkipWhy.UNDECODABLE,
+        SkipWhy.TOO_LARGE,
     }
 )
 
