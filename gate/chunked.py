@@ -165,6 +165,24 @@ class ChunkReview:
         return "missing_chunk" if self.decision is None else self.decision.reason
 
 
+def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
+    """One row per chunk for the summary, the comment and ``review --json``: chunk, files,
+    bytes, state, reason (``split`` rows are chunks replaced by their halves)."""
+    return [
+        {
+            "chunk": r.chunk.name,
+            "of": r.total,
+            "files": len(r.chunk.pieces),
+            "bytes": r.chunk.size,
+            "diff_sha": r.chunk.sha,
+            "state": r.state,
+            "reason": r.reason,
+            "attempts": len(r.outcome.attempts),
+        }
+        for r in reviews
+    ]
+
+
 def _order(name: str) -> tuple[int, ...]:
     return tuple(int(part) for part in name.split("."))
 
@@ -265,6 +283,7 @@ __all__ = [
     "ChunkReview",
     "chunk_budget",
     "chunk_prompt",
+    "chunk_rows",
     "file_list",
     "input_window",
     "manifest_json",
