@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gate.diff import _HUNK, Coverage, FileSection, SkippedFile, SkipWhy, _lines, split_diff
+from gate.diff import _HUNK, Coverage, FileSection, SkippedFile, SkipWhy, _iter_lines, split_diff
 
 #: bytes per token assumed by :func:`estimate_tokens` (conservative; see the module docstring)
 BYTES_PER_TOKEN = 3
@@ -184,7 +184,7 @@ def section_header(data: bytes) -> tuple[bytes, list[bytes]]:
     header: list[bytes] = []
     hunks: list[list[bytes]] = []
     old_left = new_left = 0
-    for line in _lines(data):
+    for line in _iter_lines(data):
         if old_left > 0 or new_left > 0:
             first = line[:1]
             if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
@@ -263,7 +263,13 @@ def pack(pieces: Sequence[Piece], max_bytes: int, *, first: int = 1) -> list[Chu
     return [Chunk(number=first + i, pieces=tuple(group)) for i, group in enumerate(groups)]
 
 
-def plan(data: bytes, coverage: Coverage, *, max_chunk_bytes: int) -> Plan:
+def plan(
+    data: bytes,
+    coverage: Coverage,
+    *,
+    max_chunk_bytes: int,
+    sections: Sequence[FileSection] | None = None,
+) -> Plan:
     """Cut the selected diff ``data`` (whose manifest is ``coverage``) into chunks.
 
     A section that cannot be cut to fit is taken out of the review and added to the
@@ -274,7 +280,7 @@ def plan(data: bytes, coverage: Coverage, *, max_chunk_bytes: int) -> Plan:
     pieces: list[Piece] = []
     too_large: list[SkippedFile] = []
     kept: list[bytes] = []
-    for section in split_diff(data):
+    for section in split_diff(data) if sections is None else sections:
         cut = cut_section(section, max_chunk_bytes)
         if cut is None:
             too_large.append(SkippedFile(section.path, SkipWhy.TOO_LARGE, len(section.data)))
@@ -343,12 +349,14 @@ def file_status(section: FileSection) -> str:
     return "modified"
 
 
-def file_list(data: bytes, coverage: Coverage) -> tuple[FileEntry, ...]:
+def file_list(
+    data: bytes, coverage: Coverage, sections: Sequence[FileSection] | None = None
+) -> tuple[FileEntry, ...]:
     """Every file of the PR as the prompt lists it: reviewed ones with their change kind,
     the others with why they are not reviewed (in diff order, then the skipped ones)."""
     entries = [
         FileEntry(section.path, file_status(section), len(section.data))
-        for section in split_diff(data)
+        for section in (split_diff(data) if sections is None else sections)
         if section.path
     ]
     entries += [

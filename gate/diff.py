@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -247,11 +247,19 @@ def _lines(data: bytes) -> list[bytes]:
     ``splitlines`` also breaks on ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e`` and ``\x85``,
     so an added line ``+x\rdiff --git a/docs/n b/docs/n`` would start a fake file section.
     """
-    parts = data.split(b"\n")
-    out = [part + b"\n" for part in parts[:-1]]
-    if parts[-1]:
-        out.append(parts[-1])
-    return out
+    return list(_iter_lines(data))
+
+
+def _iter_lines(data: bytes) -> Iterator[bytes]:
+    """:func:`_lines`, one at a time (a 20 MB diff is not held twice as a list of lines)."""
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield data[start:]
+            return
+        yield data[start : end + 1]
+        start = end + 1
 
 
 def split_diff(data: bytes) -> list[FileSection]:
@@ -271,7 +279,7 @@ def split_diff(data: bytes) -> list[FileSection]:
     unparseable: set[int] = set()  # indexes of sections with an unreadable hunk header
     preamble: list[bytes] = []
     old_left = new_left = 0  # lines the current hunk still owes
-    for line in _lines(data):
+    for line in _iter_lines(data):
         if old_left > 0 or new_left > 0:
             first = line[:1]
             if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:

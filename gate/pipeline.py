@@ -311,17 +311,19 @@ def review_chunks(
     whole (then :func:`review_diff` asks exactly as it always has)."""
     from gate import chunked, chunks
 
+    sections = split_diff(diff)
     cov = coverage or Coverage(
-        reviewed=tuple(s.path for s in split_diff(diff) if s.path),
+        reviewed=tuple(s.path for s in sections if s.path),
         skipped=(),
         diff_bytes=len(diff),
         diff_sha=hashlib.sha256(diff).hexdigest(),
     )
-    files = chunks.file_list(diff, cov)
+    files = chunks.file_list(diff, cov, sections)
     limit, overhead = chunked.chunk_budget(config, files)
     if limit >= len(diff):
         return None
-    plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit))
+    plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
+    del sections  # the plan's pieces hold what is needed
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
