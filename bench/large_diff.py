@@ -18,6 +18,7 @@ Usage: python bench/large_diff.py [--mib 20] [--files 2000] [--concurrency 4] [-
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import resource
 import subprocess
@@ -33,15 +34,15 @@ def make_diff(files: int, total: int) -> bytes:
     """``files`` modified files of about ``total / files`` bytes each, 60-byte lines."""
     per_file = max(200, total // files)
     lines = max(1, per_file // 50)  # the added lines below are about 50 bytes
-    parts: list[bytes] = []
+    out = io.BytesIO()  # getvalue() hands over the buffer: the diff is not held twice
     for i in range(files):
         name = f"services/s{i // 100:02d}/module_{i:04d}.py"
         head = f"diff --git a/{name} b/{name}\n--- a/{name}\n+++ b/{name}\n"
         body = "".join(
             f"+value_{j:05d} = compute({i}, {j}) + offset  # line\n" for j in range(lines)
         )
-        parts.append(f"{head}@@ -1 +1,{lines} @@\n-pass\n{body}".encode())
-    return b"".join(parts)
+        out.write(f"{head}@@ -1 +1,{lines} @@\n-pass\n{body}".encode())
+    return out.getvalue()
 
 
 def config_for(base_url: str, concurrency: int) -> Any:

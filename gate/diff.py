@@ -300,6 +300,8 @@ def split_diff(data: bytes) -> list[FileSection]:
                 continue
             old_left = new_left = 0  # not hunk content: the hunk was cut short
         if line.startswith(_HEADER):
+            if sections:
+                _compact(sections[-1])
             sections.append([line])
             continue
         if not sections:
@@ -319,7 +321,8 @@ def split_diff(data: bytes) -> list[FileSection]:
     out: list[FileSection] = []
     if preamble:
         out.append(FileSection(path="", data=b"".join(preamble)))
-    for index, sec in enumerate(sections):
+    for index in range(len(sections)):
+        sec, sections[index] = sections[index], []  # each section's lines freed once joined
         path, old_path = _section_paths(sec)
         out.append(
             FileSection(
@@ -331,6 +334,19 @@ def split_diff(data: bytes) -> list[FileSection]:
             )
         )
     return out
+
+
+def _compact(lines: list[bytes]) -> None:
+    """Join a finished section's lines from its first hunk on into one bytes object, in place.
+
+    The header lines stay separate (:func:`_section_paths` and :func:`_is_binary` read
+    them and stop at the first ``@@`` line); the concatenation is unchanged. A large diff
+    is then never held as hundreds of thousands of line objects at once.
+    """
+    for index, line in enumerate(lines):
+        if line.startswith(b"@@"):
+            lines[index:] = [b"".join(lines[index:])]
+            return
 
 
 def _is_binary(section: Sequence[bytes]) -> bool:
@@ -557,12 +573,15 @@ def select(
     exclude: Sequence[str] = (),
     max_bytes: int = 1_000_000,
     source: str = "diff",
+    original: bytes | None = None,
 ) -> SelectedDiff:
     """Choose what the reviewer sees; record every file it does not see and why.
 
     Files are taken in diff order; a file that would take the diff over
     ``max_bytes`` is skipped (``over_byte_limit``) and later, smaller files
-    may still fit.
+    may still fit. ``original`` is the diff ``sections`` were split from: when every
+    section is kept, the selected bytes are that very object (the sections concatenate
+    to it), so a large diff is not held twice.
     """
     kept: list[bytes] = []
     reviewed: list[str] = []
@@ -597,7 +616,8 @@ def select(
             kept.append(sec.data)
             reviewed.append(sec.path)
             size += len(sec.data)
-    data = b"".join(kept)
+    whole = original is not None and len(kept) == len(sections) and size == len(original)
+    data = original if whole and original is not None else b"".join(kept)
     coverage = Coverage(
         reviewed=tuple(reviewed),
         skipped=tuple(skipped),

@@ -148,6 +148,7 @@ def select_diff(
         exclude=config.exclude,
         max_bytes=config.max_diff_bytes,
         source=source,
+        original=diff if isinstance(diff, bytes) else None,
     )
 
 
