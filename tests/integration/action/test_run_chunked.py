@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from gate.lab.demo import ScriptedModel
+from gate.lab.demo import ScriptedModel, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
 from tests.fakes.github import FakeGitHub
 from tests.integration.action.test_run_fake_github import (
@@ -76,3 +76,44 @@ def test_one_cut_chunk_blocks_the_run(
     states = [r["decision"]["state"] for r in result.certificate["context"]["chunks"]["reviews"]]
     assert states.count("incomplete") == 1
     assert "`incomplete`" in result.summary
+
+
+def _blob_id(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def test_files_without_a_patch_are_rebuilt_from_blobs(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Callable[..., ReviewerSimulator]
+) -> None:
+    old, new = b"RATE = 1\nLIMIT = 2\n", b"RATE = 1\nLIMIT = 3\nextra = True\n"
+    image = b"\x89PNG\r\n\x1a\n\0\0\0"
+    files = [
+        {  # GitHub listed these without a patch (too large)
+            "sha": _blob_id(new), "filename": "big/config.py", "status": "modified",
+            "additions": 2, "deletions": 1, "changes": 3,
+            "blob_url": "", "raw_url": "", "contents_url": "",
+        },
+        {
+            "sha": _blob_id(image), "filename": "logo.png", "status": "added",
+            "additions": 0, "deletions": 0, "changes": 0,
+            "blob_url": "", "raw_url": "", "contents_url": "",
+        },
+    ]  # fmt: skip
+    fake_github.add_pull(7, head_sha=HEAD, base_sha=BASE, files=files, refuse_diff=True)
+    fake_github.set_file(BASE, "big/config.py", old)
+    fake_github.set_file(HEAD, "big/config.py", new)
+    fake_github.set_file(HEAD, "logo.png", image)
+    sim = sim_factory(ScriptedModel("pass"))
+    result = run_gate(tmp_path, fake_github, sim, pr_payload())
+    coverage = result.certificate["context"]["coverage"]
+    assert coverage["reviewed"] == ["big/config.py"]
+    assert [(s["path"], s["why"]) for s in coverage["skipped"]] == [("logo.png", "binary")]
+    sent = request_text(sim.requests[0])
+    assert "+LIMIT = 3" in sent
+    assert "+extra = True" in sent
+    assert "-LIMIT = 2" in sent
+    # the binary file stays unreviewed and named: partial coverage blocks
+    assert result.outputs["state"] == "needs_human"
+    assert any(r.operation == "git/get-blob" for r in fake_github.requests)
