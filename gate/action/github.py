@@ -460,7 +460,8 @@ class GitHubClient:
         another. The compare API names both commits, so the bytes belong to ``head``
         whatever happens to the branch meanwhile. On HTTP 406 (too large) the files are
         rebuilt from the same comparison's file list (GitHub lists at most 300 there; the
-        caller marks the rest as not reviewed).
+        caller marks the rest as not reviewed), and a listed file without a ``patch`` is
+        rebuilt from its base and head blobs (:meth:`_with_blobs`).
         """
         basehead = quote(f"{base}...{head}", safe=".")
         path = f"/repos/{self.settings.repository}/compare/{basehead}"
