@@ -8,8 +8,10 @@ context overflow are each played on the wire.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -280,3 +282,28 @@ def test_a_hunk_larger_than_a_chunk_is_too_large(
     assert [s.path for s in result.coverage.gaps] == ["src/huge.py"]
     assert result.decision.state is State.NEEDS_HUMAN
     assert result.decision.reason == "partial_coverage"
+
+
+def test_review_cli_shows_the_chunks(
+    sim_factory: Callable[..., ReviewerSimulator],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from gate.cli import main
+
+    sim = sim_factory(ScriptedModel("pass"))
+    diff_file, config = tmp_path / "change.diff", tmp_path / "review-gate.yml"
+    diff_file.write_bytes(big_diff())
+    config.write_text("max_chunk_bytes: 2048\nconcurrency: 2\n")
+    argv = ["review", "--diff", str(diff_file), "--config", str(config)]
+    argv += ["--model", "sim-model", "--base-url", sim.base_url]
+    assert main(argv) == 0
+    out, _ = capsys.readouterr()
+    lines = [line for line in out.splitlines() if re.match(r"  chunk \d+/\d+: ", line)]
+    assert len(lines) == sim.count
+    assert lines[0].startswith(f"  chunk 1/{sim.count}: ")
+    assert lines[0].endswith("pass (reviewer_pass)")
+    assert main([*argv, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [row["chunk"] for row in summary["chunks"]] == [str(i + 1) for i in range(len(lines))]
+    assert {row["state"] for row in summary["chunks"]} == {"pass"}
