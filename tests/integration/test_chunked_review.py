@@ -307,3 +307,14 @@ def test_review_cli_shows_the_chunks(
     summary = json.loads(capsys.readouterr().out)
     assert [row["chunk"] for row in summary["chunks"]] == [str(i + 1) for i in range(len(lines))]
     assert {row["state"] for row in summary["chunks"]} == {"pass"}
+
+
+def test_the_run_deadline_bounds_every_chunk(
+    sim_factory: Callable[..., ReviewerSimulator],
+) -> None:
+    sim = sim_factory(ScriptedModel("pass"))
+    result = review(sim, config_for(sim, run_deadline=1e-9))
+    assert result.decision.state is State.INCOMPLETE
+    assert result.decision.reason == "run_deadline"
+    assert sim.count == 0
+    assert {r.reason for r in result.chunks} == {"run_deadline"}
