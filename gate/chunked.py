@@ -33,7 +33,7 @@ import base64
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -278,6 +278,72 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
     }
 
 
+def redecide(
+    record: Mapping[str, Any], diff: bytes, *, policy_version: str, min_confidence: float
+) -> Decision:
+    """Decide a chunked certificate again, offline, from ``diff`` (the selected bytes).
+
+    The diff is cut again with the recorded ``max_chunk_bytes`` (and the recorded
+    halvings), so each chunk's digest is recomputed from ``diff``, never read from the
+    record; each recorded envelope is decided against its recomputed chunk's binding,
+    then :func:`gate.aggregate.aggregate`. A record that does not match is incomplete.
+    """
+    from gate.certificate import envelope_bytes
+    from gate.diff import Coverage, split_diff
+
+    limit = record.get("max_chunk_bytes")
+    reviews = record.get("reviews")
+    if not isinstance(limit, int) or limit < 1 or not isinstance(reviews, list):
+        return blocked(State.INCOMPLETE, "certificate_invalid", "the chunk record is malformed")
+    sections = split_diff(diff)
+    coverage = Coverage(
+        reviewed=tuple(s.path for s in sections if s.path),
+        skipped=(),
+        diff_bytes=len(diff),
+        diff_sha=hashlib.sha256(diff).hexdigest(),
+    )
+    chunks = {c.name: c for c in plan_chunks(diff, coverage, limit, sections)}
+    rows: list[tuple[str, Decision | None]] = []
+    split = {str(r.get("chunk")) for r in reviews if isinstance(r, dict) and r.get("split")}
+    for name in sorted(split, key=_order):
+        parent = chunks.get(name)
+        halves = halve(parent) if parent is not None else None
+        for half in halves or ():
+            chunks[half.name] = half
+    for review in reviews:
+        if not isinstance(review, dict) or review.get("split"):
+            continue
+        name = str(review.get("chunk"))
+        chunk = chunks.get(name)
+        if chunk is None or chunk.sha != review.get("diff_sha"):
+            rows.append((name, None))
+            continue
+        binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
+        rows.append(
+            (
+                name,
+                decide(
+                    envelope_bytes(review.get("envelope")),
+                    binding=binding,
+                    min_confidence=min_confidence,
+                ),
+            )
+        )
+    leaves = {name for name, _ in rows}
+    rows += [(c.name, None) for c in chunks.values() if c.name not in leaves | split]
+    rows.sort(key=lambda row: _order(row[0]))
+    whole = Binding(diff_sha=coverage.diff_sha, policy_version=policy_version)
+    return aggregate(rows, binding=whole)
+
+
+def plan_chunks(
+    diff: bytes, coverage: Any, limit: int, sections: Sequence[Any]
+) -> tuple[Chunk, ...]:
+    from gate.chunks import plan
+
+    return plan(diff, coverage, max_chunk_bytes=limit, sections=sections).chunks
+
+
 __all__ = [
     "MAX_SPLIT_DEPTH",
     "ChunkReview",
@@ -287,6 +353,7 @@ __all__ = [
     "file_list",
     "input_window",
     "manifest_json",
+    "redecide",
     "run_chunks",
     "scope_text",
     "too_many",

@@ -318,3 +318,36 @@ def test_the_run_deadline_bounds_every_chunk(
     assert result.decision.reason == "run_deadline"
     assert sim.count == 0
     assert {r.reason for r in result.chunks} == {"run_deadline"}
+
+
+def test_a_chunked_certificate_reverifies_offline(
+    sim_factory: Callable[..., ReviewerSimulator],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from gate import certificate
+    from gate.cli import main
+
+    sim = sim_factory(ScriptedModel("pass"))
+    diff = big_diff()
+    result = review(sim, config_for(sim), diff)
+    assert result.decision.state is State.PASS
+    cert_path, diff_path = tmp_path / "cert.json", tmp_path / "change.diff"
+    certificate.write(cert_path, result.certificate)
+    diff_path.write_bytes(diff)
+    verify = ["verify", "--diff", str(diff_path), "--policy-version", "1"]
+    assert main([*verify, "--from-certificate", str(cert_path)]) == 0
+    # another diff: the recomputed chunk digests differ, no chunk is bound: never a pass
+    other = tmp_path / "other.diff"
+    other.write_bytes(diff.replace(b"value_3 = 0", b"value_3 = 9"))
+    assert (
+        main([*verify[:1], "--diff", str(other), *verify[3:], "--from-certificate", str(cert_path)])
+        == 3
+    )
+    # a recorded chunk digest edited to match nothing: that chunk is missing
+    record = json.loads(cert_path.read_text())
+    record["context"]["chunks"]["reviews"][1]["diff_sha"] = "0" * 64
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(record))
+    assert main([*verify, "--from-certificate", str(edited)]) == 3
+    assert "chunk 2/" in capsys.readouterr().out
