@@ -112,6 +112,18 @@ def envelope_from(cert: Mapping[str, Any]) -> bytes:
     return raw
 
 
+def envelope_bytes(sealed: object) -> bytes | None:
+    """A recorded envelope (``{"base64", "sha256"}``) as bytes; None if absent or if it
+    does not match its digest (then nothing arrived, as far as a decision is concerned)."""
+    if not isinstance(sealed, dict) or not isinstance(sealed.get("base64"), str):
+        return None
+    try:
+        raw = base64.b64decode(sealed["base64"], validate=True)
+    except ValueError:
+        return None
+    return raw if hashlib.sha256(raw).hexdigest() == sealed.get("sha256") else None
+
+
 def attempts_from(cert: Mapping[str, Any]) -> tuple[Attempt, ...]:
     """Rebuild the recorded attempts (to re-decide a run that never completed)."""
     rows = cert.get("attempts")

@@ -110,7 +110,8 @@ class Config:
     min_confidence: float = 0.8
     include: tuple[str, ...] = ("**",)
     exclude: tuple[str, ...] = ()
-    max_diff_bytes: int = 1_000_000
+    #: what max_chunks chunks of max_chunk_bytes hold (issue 10: raised from 1,000,000)
+    max_diff_bytes: int = 40 * 262_144
     allow_partial_coverage: bool = False
     status_context: str = "review-gate"
     instructions: str = ""
@@ -122,6 +123,13 @@ class Config:
     #: price per million tokens by model name (gate.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
+    #: large pull requests are reviewed in chunks (gate/chunks.py, gate/chunked.py);
+    #: None: the model's window from gate.chunks.CONTEXT_WINDOWS, else 100k tokens
+    max_input_tokens: int | None = None
+    max_chunk_bytes: int = 262_144
+    max_chunks: int = 40
+    concurrency: int = 4
+    run_deadline: float = 3600.0
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
@@ -838,8 +846,13 @@ def _build(data: Mapping[str, Any]) -> Config:
     top = {k: v for k, v in data.items() if k != "reviewer"}
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
-    if "max_diff_bytes" in top:
-        top["max_diff_bytes"] = int(top["max_diff_bytes"])
+    for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):
+        if top.get(name) is not None:
+            top[name] = int(top[name])
+    if "concurrency" in top:
+        top["concurrency"] = int(top["concurrency"])
+    if "run_deadline" in top:
+        top["run_deadline"] = float(top["run_deadline"])
     for name in ("include", "exclude"):
         if name in top:
             top[name] = tuple(top[name])

@@ -14,7 +14,8 @@ Why a file is not reviewed (:class:`SkipWhy`):
 - ``no_patch``: GitHub sent no patch for it (too large, or binary);
 - ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
 - ``unparseable``: a hunk header whose line counts cannot be read (fail closed);
-- ``undecodable``: the section is not strict UTF-8 (see below).
+- ``undecodable``: the section is not strict UTF-8 (see below);
+- ``too_large``: one hunk is larger than a chunk can hold (:mod:`gate.chunks`).
 
 All but ``filtered`` make coverage partial, which blocks unless the configuration
 allows partial coverage.
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -48,6 +49,7 @@ class SkipWhy(StrEnum):
     OVER_BYTE_LIMIT = "over_byte_limit"
     UNPARSEABLE = "unparseable"
     UNDECODABLE = "undecodable"
+    TOO_LARGE = "too_large"
 
 
 #: skip reasons that leave part of the change unreviewed
@@ -58,6 +60,7 @@ PARTIAL_REASONS = frozenset(
         SkipWhy.OVER_BYTE_LIMIT,
         SkipWhy.UNPARSEABLE,
         SkipWhy.UNDECODABLE,
+        SkipWhy.TOO_LARGE,
     }
 )
 
@@ -244,11 +247,19 @@ def _lines(data: bytes) -> list[bytes]:
     ``splitlines`` also breaks on ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e`` and ``\x85``,
     so an added line ``+x\rdiff --git a/docs/n b/docs/n`` would start a fake file section.
     """
-    parts = data.split(b"\n")
-    out = [part + b"\n" for part in parts[:-1]]
-    if parts[-1]:
-        out.append(parts[-1])
-    return out
+    return list(_iter_lines(data))
+
+
+def _iter_lines(data: bytes) -> Iterator[bytes]:
+    """:func:`_lines`, one at a time (a 20 MB diff is not held twice as a list of lines)."""
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield data[start:]
+            return
+        yield data[start : end + 1]
+        start = end + 1
 
 
 def split_diff(data: bytes) -> list[FileSection]:
@@ -268,7 +279,7 @@ def split_diff(data: bytes) -> list[FileSection]:
     unparseable: set[int] = set()  # indexes of sections with an unreadable hunk header
     preamble: list[bytes] = []
     old_left = new_left = 0  # lines the current hunk still owes
-    for line in _lines(data):
+    for line in _iter_lines(data):
         if old_left > 0 or new_left > 0:
             first = line[:1]
             if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
@@ -289,6 +300,8 @@ def split_diff(data: bytes) -> list[FileSection]:
                 continue
             old_left = new_left = 0  # not hunk content: the hunk was cut short
         if line.startswith(_HEADER):
+            if sections:
+                _compact(sections[-1])
             sections.append([line])
             continue
         if not sections:
@@ -308,7 +321,8 @@ def split_diff(data: bytes) -> list[FileSection]:
     out: list[FileSection] = []
     if preamble:
         out.append(FileSection(path="", data=b"".join(preamble)))
-    for index, sec in enumerate(sections):
+    for index in range(len(sections)):
+        sec, sections[index] = sections[index], []  # each section's lines freed once joined
         path, old_path = _section_paths(sec)
         out.append(
             FileSection(
@@ -320,6 +334,19 @@ def split_diff(data: bytes) -> list[FileSection]:
             )
         )
     return out
+
+
+def _compact(lines: list[bytes]) -> None:
+    """Join a finished section's lines from its first hunk on into one bytes object, in place.
+
+    The header lines stay separate (:func:`_section_paths` and :func:`_is_binary` read
+    them and stop at the first ``@@`` line); the concatenation is unchanged. A large diff
+    is then never held as hundreds of thousands of line objects at once.
+    """
+    for index, line in enumerate(lines):
+        if line.startswith(b"@@"):
+            lines[index:] = [b"".join(lines[index:])]
+            return
 
 
 def _is_binary(section: Sequence[bytes]) -> bool:
@@ -546,12 +573,15 @@ def select(
     exclude: Sequence[str] = (),
     max_bytes: int = 1_000_000,
     source: str = "diff",
+    original: bytes | None = None,
 ) -> SelectedDiff:
     """Choose what the reviewer sees; record every file it does not see and why.
 
     Files are taken in diff order; a file that would take the diff over
     ``max_bytes`` is skipped (``over_byte_limit``) and later, smaller files
-    may still fit.
+    may still fit. ``original`` is the diff ``sections`` were split from: when every
+    section is kept, the selected bytes are that very object (the sections concatenate
+    to it), so a large diff is not held twice.
     """
     kept: list[bytes] = []
     reviewed: list[str] = []
@@ -586,7 +616,8 @@ def select(
             kept.append(sec.data)
             reviewed.append(sec.path)
             size += len(sec.data)
-    data = b"".join(kept)
+    whole = original is not None and len(kept) == len(sections) and size == len(original)
+    data = original if whole and original is not None else b"".join(kept)
     coverage = Coverage(
         reviewed=tuple(reviewed),
         skipped=tuple(skipped),

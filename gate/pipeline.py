@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gate import certificate, reviewers
@@ -34,6 +34,10 @@ from gate.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
 from gate.errors import GateError
 from gate.prompt import build_prompt
+
+if TYPE_CHECKING:
+    from gate.chunked import ChunkReview
+    from gate.reviewers.settings import ReviewerSettings
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class ReviewResult:
     notes: tuple[str, ...] = ()
     #: the caller's context for the certificate, given to :func:`review_diff`
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: each chunk as reviewed, when the diff was reviewed in chunks (gate/chunked.py)
+    chunks: tuple[ChunkReview, ...] = ()
 
     def certificate_for(
         self, decision: Decision | None = None, *, extra: Mapping[str, Any] | None = None
@@ -142,6 +148,7 @@ def select_diff(
         exclude=config.exclude,
         max_bytes=config.max_diff_bytes,
         source=source,
+        original=diff if isinstance(diff, bytes) else None,
     )
 
 
@@ -241,9 +248,20 @@ def review_diff(
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
-    prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     settings = config.reviewer.to_settings(api_key)
     reviewers.validate(settings)  # a UsageError naming the setting, before anything else
+    chunked = review_chunks(
+        diff,
+        config,
+        settings,
+        coverage=coverage,
+        extra_cert=extra_cert,
+        sleep=sleep,
+        on_attempt=on_attempt,
+    )
+    if chunked is not None:
+        return chunked
+    prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     outcome = reviewers.review(
         settings, system=prompt.system, user=prompt.user, sleep=sleep, on_attempt=on_attempt
     )
@@ -277,4 +295,84 @@ def review_diff(
         review_decision=verdict_decision,
         notes=() if note is None else (note,),
         extra=dict(extra_cert or {}),
+    )
+
+
+def review_chunks(
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    *,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+) -> ReviewResult | None:
+    """The review in chunks (:mod:`gate.chunked`), or None when the diff fits one request
+    whole (then :func:`review_diff` asks exactly as it always has)."""
+    from gate import chunked, chunks
+
+    sections = split_diff(diff)
+    cov = coverage or Coverage(
+        reviewed=tuple(s.path for s in sections if s.path),
+        skipped=(),
+        diff_bytes=len(diff),
+        diff_sha=hashlib.sha256(diff).hexdigest(),
+    )
+    files = chunks.file_list(diff, cov, sections)
+    limit, overhead = chunked.chunk_budget(config, files)
+    if limit >= len(diff):
+        return None
+    plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
+    del sections  # the plan's pieces hold what is needed
+    reviews: tuple[ChunkReview, ...] = ()
+    outcome = ReviewOutcome(attempts=(), envelope=None)
+    if limit < 1:
+        review_decision = blocked(
+            State.NEEDS_HUMAN,
+            "too_large",
+            f"the prompt around the diff (about {overhead} tokens, with the list of "
+            f"{len(files)} files) and max_tokens fill the model's window of "
+            f"{chunked.input_window(config)} tokens; raise max_input_tokens or split the change",
+        )
+    elif (over := chunked.too_many(plan, config, overhead)) is not None:
+        review_decision = over
+    elif not plan.chunks:
+        review_decision = nothing_reviewed(plan.coverage) or blocked(
+            State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
+        )
+    else:
+        review_decision, reviews = chunked.run_chunks(
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt
+        )
+        outcome = ReviewOutcome(
+            attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
+        )
+    decision, note = guard_coverage(
+        review_decision, plan.coverage, allow_partial=config.allow_partial_coverage
+    )
+    first = reviews[0].prompt_sha256 if reviews else ""
+    context = dict(extra_cert or {})
+    context["chunks"] = chunked.manifest_json(plan, reviews)
+    return ReviewResult(
+        decision=decision,
+        outcome=outcome,
+        binding=Binding(
+            diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version
+        ),
+        prompt_sha256=first,
+        config_sha256=config_sha256(config),
+        reviewer=Reviewer(
+            provider=settings.provider,
+            model=settings.model,
+            base_url=public_url(settings.base_url),
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+        ),
+        min_confidence=config.min_confidence,
+        coverage=plan.coverage,
+        review_decision=review_decision,
+        notes=() if note is None else (note,),
+        extra=context,
+        chunks=reviews,
     )

@@ -114,12 +114,16 @@ def fenced(text: str, info: str) -> str:
     return f"{fence}{info}\n{body}{fence}\n"
 
 
-def build_prompt(diff: bytes, *, binding: Binding, instructions: str = "") -> Prompt:
+def build_prompt(
+    diff: bytes, *, binding: Binding, instructions: str = "", scope: str = ""
+) -> Prompt:
     """Build the prompt for ``diff``, bound to ``binding``.
 
     ``binding.diff_sha`` must be the SHA-256 of ``diff``; the caller computes
     it (see :func:`gate.pipeline.review_diff`) so that the same value is
-    checked when the verdict comes back. A diff that is not strict UTF-8 raises
+    checked when the verdict comes back. ``scope`` (a chunk of a larger pull request:
+    :func:`gate.chunked.scope_text`, untrusted names already fenced) follows the binding.
+    A diff that is not strict UTF-8 raises
     GateError (``undecodable``): it is never shown with replacement characters.
     """
     try:
@@ -138,6 +142,7 @@ def build_prompt(diff: bytes, *, binding: Binding, instructions: str = "") -> Pr
         f"diff_sha: {json.dumps(binding.diff_sha)}",
         f"policy_version: {json.dumps(binding.policy_version, ensure_ascii=False)}",
         "",
+        *([scope, ""] if scope else []),
         f"The diff ({len(diff)} bytes) is enclosed in the fence below. The fence is longer "
         "than any run of backticks inside the diff, so only the closing fence line ends it.",
         "",

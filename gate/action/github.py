@@ -21,6 +21,7 @@ stable code and whose message names the call, the HTTP status and the fix.
 
 from __future__ import annotations
 
+import base64
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,6 +35,7 @@ from github import Auth, Github, GithubException
 from urllib3.util.retry import Retry
 
 from gate import strictjson
+from gate.blobdiff import section_from_blobs
 from gate.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
@@ -48,6 +50,10 @@ DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 MAX_FETCH_BYTES = 64 * 1024 * 1024
 #: GitHub's file lists stop at 3000 files (the compare API's at 300); a bound regardless
 MAX_FILES = 3000
+#: files GitHub sent no patch for are rebuilt from their blobs, at most this many per run
+MAX_BLOB_FILES = 300
+#: and each blob at most this large (a larger one stays unreviewed: no_patch)
+MAX_BLOB_BYTES = 1_000_000
 #: the compare API's file list stops at 300 files and gives no total file count
 COMPARE_FILES_CAP = 300
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
@@ -464,7 +470,8 @@ class GitHubClient:
         another. The compare API names both commits, so the bytes belong to ``head``
         whatever happens to the branch meanwhile. On HTTP 406 (too large) the files are
         rebuilt from the same comparison's file list (GitHub lists at most 300 there; the
-        caller marks the rest as not reviewed).
+        caller marks the rest as not reviewed), and a listed file without a ``patch`` is
+        rebuilt from its base and head blobs (:meth:`_with_blobs`).
         """
         basehead = quote(f"{base}...{head}", safe=".")
         path = f"/repos/{self.settings.repository}/compare/{basehead}"
@@ -481,7 +488,7 @@ class GitHubClient:
         # the comparison gives no total file count: a list that reached the cap may be cut
         capped = len(entries) >= COMPARE_FILES_CAP
         return DiffFetch(
-            tuple(sections_from_files(entries)),
+            tuple(self._with_blobs(entries, base)),
             "files",
             0,
             note="GitHub refused the diff (406: too large); rebuilt from the compare API's "
@@ -493,6 +500,64 @@ class GitHubClient:
             ),
             capped_at=COMPARE_FILES_CAP if capped else None,
         )
+
+    def blob(self, sha: str, *, limit: int = MAX_BLOB_BYTES) -> bytes | None:
+        """A git blob's bytes (git blobs API); None when it is larger than ``limit``."""
+
+        def load() -> bytes | None:
+            found = self._repo.get_git_blob(sha)
+            if found.size is None or found.size > limit or found.encoding != "base64":
+                return None
+            data = base64.b64decode(found.content)
+            return data if len(data) <= limit else None
+
+        return self._call(f"GET blob {sha[:12]}", load)
+
+    def blob_sha(self, path: str, ref: str) -> str | None:
+        """The blob id of ``path`` at ``ref`` (contents API metadata); None if absent."""
+
+        def load() -> str | None:
+            try:
+                content = self._repo.get_contents(path, ref=ref)
+            except GithubException as err:
+                if _http_status(err) == 404:
+                    return None
+                raise
+            return None if isinstance(content, list) else str(content.sha)
+
+        return self._call(f"GET contents {path} at {ref[:12]}", load)
+
+    def _with_blobs(self, entries: list[dict[str, Any]], base: str) -> list[FileSection]:
+        """The files' sections; a file GitHub gave no patch for is rebuilt from its base
+        and head blobs (:mod:`gate.blobdiff`), at most :data:`MAX_BLOB_FILES` of them and
+        each blob at most :data:`MAX_BLOB_BYTES`; the rest stay ``no_patch``."""
+        sections = sections_from_files(entries)
+        fetched = 0
+        for index, (entry, section) in enumerate(zip(entries, sections, strict=True)):
+            if not section.no_patch or fetched >= MAX_BLOB_FILES:
+                continue
+            fetched += 1
+            rebuilt = self._blob_section(entry, base)
+            if rebuilt is not None:
+                sections[index] = rebuilt
+        return sections
+
+    def _blob_section(self, entry: Mapping[str, Any], base: str) -> FileSection | None:
+        path = str(entry["filename"])
+        old_path = str(entry.get("previous_filename") or path)
+        status = str(entry.get("status", "modified"))
+        old = new = None
+        if status != "added":
+            old_sha = self.blob_sha(old_path, base)
+            old = self.blob(old_sha) if old_sha else None
+            if old is None:
+                return None
+        if status != "removed":
+            head_sha = entry.get("sha")
+            new = self.blob(str(head_sha)) if isinstance(head_sha, str) and head_sha else None
+            if new is None:
+                return None
+        return section_from_blobs(path, old, new, old_path=old_path if old_path != path else "")
 
     def permission(self, login: str) -> str:
         """The user's permission on the repository: admin, maintain, write, triage, read, none."""

@@ -34,7 +34,7 @@ import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from gate import redact, untrusted
 from gate.attempt import Attempt
@@ -71,6 +71,8 @@ class Report:
     certificate_path: str | None = None
     run_url: str | None = None
     notes: tuple[str, ...] = ()  # superseded, override, warnings
+    #: one row per chunk when the pull request was reviewed in chunks (gate.chunked.chunk_rows)
+    chunks: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -292,6 +294,27 @@ def _verdict_md(decision: Decision) -> list[str]:
     return lines
 
 
+def _chunks_md(rows: Sequence[Mapping[str, Any]], limit: int = MAX_LISTED_FILES) -> list[str]:
+    """The per-chunk table: chunk, files, bytes, state, reason (a missing chunk never passes)."""
+    if not rows:
+        return []
+    lines = [
+        f"### Chunks: {len(rows)}",
+        "",
+        "| chunk | files | bytes | state | reason |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows[:limit]:
+        lines.append(
+            f"| {md(str(row['chunk']))}/{row['of']} | {row['files']} | {row['bytes']} "
+            f"| {code(str(row['state']))} | {code(str(row['reason']))} |"
+        )
+    if len(rows) > limit:
+        lines.append(f"| … {len(rows) - limit} more | | | | |")
+    lines.append("")
+    return lines
+
+
 def summary_markdown(report: Report) -> str:
     d = report.decision
     icon = _ICON.get(report.state, "")
@@ -312,6 +335,7 @@ def summary_markdown(report: Report) -> str:
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)
+    lines += _chunks_md(report.chunks)
     if report.coverage is not None:
         lines += _coverage_md(report.coverage)
     lines += _attempts_md(report.attempts)
@@ -350,6 +374,7 @@ def comment_body(report: Report) -> str:
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)
+    lines += _chunks_md(report.chunks, limit=20)
     if report.run_url:
         lines.append(f"[Run, summary and certificate]({report.run_url})")
     text = redact.redact("\n".join(lines))  # before the cut

@@ -41,6 +41,7 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
+from gate.chunked import chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted
@@ -193,6 +194,8 @@ def _review(
     if result.review_decision is not None and result.decision is not result.review_decision:
         run.evidence.review_decision = result.review_decision
     run.notes.extend(result.notes)
+    if result.coverage is not None:  # chunking may have left a too_large file out
+        run.evidence.coverage = result.coverage
     return _post_final(run, result.decision)
 
 
@@ -558,6 +561,7 @@ def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts)
         sha=run.head,
         coverage=run.evidence.coverage,
         attempts=run.result.outcome.attempts if run.result else (),
+        chunks=tuple(chunk_rows(run.result.chunks)) if run.result else (),
         digests=artifacts.digests,
         certificate_path=artifacts.certificate_path,
         run_url=run.run_url,

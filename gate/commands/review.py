@@ -271,6 +271,9 @@ def summary_json(
     out["certificate_sha256"] = cert_sha
     cov = coverage or (result.coverage if result else None)
     out["coverage"] = cov.to_json() if cov is not None else None
+    from gate.chunked import chunk_rows
+
+    out["chunks"] = chunk_rows(result.chunks) if result else []
     out["exit_code"] = exit_code(final)
     return out
 
@@ -329,11 +332,24 @@ def _run(args: argparse.Namespace) -> int:
         say_json(summary_json(result, cert_sha))
     else:
         say("\n".join(decision_lines(decision)))
+        if result.chunks:
+            say("\n".join(chunk_lines(result)))
     for note in result.notes:
         say(f"note: {untrusted.line(note)}", err=True)
     if hint:  # the last line, where the eye lands after the attempts
         say(f"review-gate review: hint: {hint}", err=True)
     return exit_code(decision)
+
+
+def chunk_lines(result: ReviewResult) -> list[str]:
+    """One line per chunk when the diff was reviewed in chunks (none otherwise)."""
+    from gate.chunked import chunk_rows
+
+    return [
+        f"  chunk {row['chunk']}/{row['of']}: {row['files']} files, {row['bytes']} bytes, "
+        f"{row['state']} ({row['reason']})"
+        for row in chunk_rows(result.chunks)
+    ]
 
 
 def decision_lines(decision: Decision) -> list[str]:

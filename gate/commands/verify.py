@@ -137,6 +137,14 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     )
 
 
+def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
+    """The certificate's record of a review in chunks (``context.chunks``), if any."""
+    context = cert.get("context")
+    record = context.get("chunks") if isinstance(context, dict) else None
+    reviews = record.get("reviews") if isinstance(record, dict) else None
+    return record if isinstance(record, dict) and reviews else None
+
+
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
@@ -162,8 +170,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.from_certificate} is not a certificate object")
         attempts = attempts_from(cert)
         raw = envelope_from(cert) if cert.get("envelope") is not None else None
+        chunked = chunk_record(cert)
     else:
-        attempts = ()
+        attempts, chunked = (), None
         # Never hold more than the limit allows: an oversize response is judged
         # (incomplete, size_limit or trailing_bytes), not read whole.
         raw = read_input(
@@ -178,6 +187,21 @@ def run(args: argparse.Namespace) -> int:
         max_size=args.max_size,
         attempts=attempts,
     )
+    if chunked is not None and args.diff is None:
+        raise UsageError(
+            "this certificate is of a review in chunks: give --diff (the reviewed diff), "
+            "so each chunk's digest is recomputed from its bytes"
+        )
+    if chunked is not None:
+        # a review in chunks: each chunk's envelope against its chunk of --diff
+        from gate.chunked import redecide
+
+        decision = redecide(
+            chunked,
+            read_input(args.diff, what="diff"),
+            policy_version=binding.policy_version,
+            min_confidence=args.min_confidence,
+        )
     if args.from_certificate is not None:
         decision = no_higher_than_recorded(decision, cert)
     if args.certificate:

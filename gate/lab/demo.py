@@ -24,7 +24,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,7 @@ class Case:
     read_timeout: float = 5.0
     script: tuple[SimResponse, ...] = ()
     note: str = ""  # a footnote for a row that might read as a contradiction
+    large: bool = False  # review LARGE_FILES generated files in chunks instead of the sample
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,44 @@ def model_cases() -> list[Case]:
     ]
 
 
+#: the large-diff cases: this many files, in chunks of at most LARGE_CHUNK_BYTES
+LARGE_FILES = 40
+LARGE_CHUNK_BYTES = 8192
+LARGE = "large.diff"
+
+
+def large_diff(files: int = LARGE_FILES) -> bytes:
+    """A generated pull request of ``files`` modules, several chunks long."""
+    out = b""
+    for i in range(files):
+        name = f"billing/rules/rule_{i:02d}.py"
+        out += f"diff --git a/{name} b/{name}\nindex 0000000..1111111 100644\n".encode()
+        out += f"--- a/{name}\n+++ b/{name}\n@@ -1,2 +1,16 @@\n".encode()
+        out += b" from decimal import Decimal\n-RATE = 0.1\n"
+        out += f"+RATE = Decimal('0.{i + 1:02d}')\n".encode()
+        out += b"".join(
+            f"+LIMIT_{j} = Decimal('{i * 100 + j}.00')  # tier {j}\n".encode() for j in range(13)
+        )
+        out += b" \n"
+    return out
+
+
+def large_cases() -> list[Case]:
+    """A pull request of LARGE_FILES files in several chunks; then one chunk cut on the wire
+    (on every try), which must block the whole run."""
+    cut = SimResponse(cut_after=400)
+    return [
+        Case("large", State.PASS, sent=f"{LARGE_FILES} files, in chunks", large=True),
+        Case(
+            "large-cut",
+            State.INCOMPLETE,
+            sent="same, chunk 2 cut at byte 400",
+            large=True,
+            script=(SimResponse(), cut, cut),
+        ),
+    ]
+
+
 # --- running -----------------------------------------------------------------------
 
 
@@ -262,6 +301,9 @@ def run_case(
     if proxy is not None:
         proxy.fault = case.fault
     config = demo_config(base_url, read_timeout=case.read_timeout)
+    if case.large:
+        diff = large_diff()
+        config = replace(config, max_chunk_bytes=LARGE_CHUNK_BYTES, concurrency=1)
     result = review(
         diff,
         config,
@@ -300,6 +342,9 @@ def run_all(diff: bytes, out: Path) -> list[Outcome]:
                 continue
             scripted = ScriptedModel(mode=case.mode)
             with ReviewerSimulator("openai", scripted, script=case.script) as sim:
+                outcomes.append(run_case(case, diff, sim.base_url, out, None))
+        for case in large_cases():
+            with ReviewerSimulator("openai", ScriptedModel(), script=case.script) as sim:
                 outcomes.append(run_case(case, diff, sim.base_url, out, None))
     return outcomes
 
@@ -409,6 +454,7 @@ def run_demo(out: Path) -> DemoRun:
     sample = out / SAMPLE
     try:  # the exact bytes reviewed, for re-verifying the certificates offline
         atomic_write(sample, diff)
+        atomic_write(out / LARGE, large_diff())
     except (GateError, OSError) as err:
         raise UsageError(f"cannot write {sample}: {err}") from err
     binding = binding_for(diff, demo_config("http://127.0.0.1", read_timeout=1.0))
@@ -434,7 +480,8 @@ def text_report(run: DemoRun) -> list[str]:
         "",
         table(outcomes),
         "",
-        f"certificates: {out}/ ({len(outcomes)} files, one per case), with the diff as {sample}",
+        f"certificates: {out}/ ({len(outcomes)} files, one per case), with the diff as {sample}"
+        f" (the large cases: {out / LARGE})",
         f"re-verify one offline: review-gate verify --from-certificate {out / 'healthy.json'} "
         f"--diff {sample} --policy-version {POLICY_VERSION}",
         f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full",

@@ -446,6 +446,7 @@ class FakeGitHub:
             (r"/contents/(.+)", "GET", self._get_contents),
             (r"/compare/([^/]+)", "GET", self._get_compare),
             (r"/git/trees/([^/]+)", "GET", self._get_tree),
+            (r"/git/blobs/([^/]+)", "GET", self._get_blob),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
@@ -520,6 +521,29 @@ class FakeGitHub:
             "path": path, "content": base64.b64encode(data).decode(), "sha": sha, "url": url,
             "git_url": None, "html_url": None, "download_url": None,
             "_links": {"self": url, "git": None, "html": None},
+        })  # fmt: skip
+
+    def _get_blob(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """A blob by its git id, from the files set on any ref (``set_file``)."""
+        sha = m.group(1)
+        with self.lock:
+            found = [
+                data
+                for files in self.contents.values()
+                for data in files.values()
+                if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == sha
+            ]
+        if not found:
+            return _json(
+                404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+            )
+        data = found[0]
+        return _json(200, {
+            "sha": sha, "node_id": f"B_{sha[:12]}", "size": len(data),
+            "url": f"{self.api_url}/repos/{self.repository}/git/blobs/{sha}",
+            "content": base64.b64encode(data).decode(), "encoding": "base64",
         })  # fmt: skip
 
     def _get_tree(

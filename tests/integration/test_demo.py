@@ -27,6 +27,8 @@ EXPECTED = {
     "echoed-example": "needs_human",
     "reject": "fail",
     "out-of-tokens": "incomplete",
+    "large": "pass",
+    "large-cut": "incomplete",
 }
 
 
@@ -47,9 +49,9 @@ def test_demo_table_certificates_and_no_thread_left(
         assert cert["decision"]["state"] == state
         assert cert["context"]["case"] == case
     names = sorted(p.name for p in out_dir.iterdir())
-    assert names == sorted([*(f"{c}.json" for c in EXPECTED), "sample.diff"])
+    assert names == sorted([*(f"{c}.json" for c in EXPECTED), "sample.diff", "large.diff"])
     assert (out_dir / "sample.diff").read_bytes() == load_sample()
-    assert "8/8 as expected" in out
+    assert "10/10 as expected" in out
     assert f"certificates: {out_dir}/" in out
     assert (
         f"review-gate verify --from-certificate {out_dir / 'healthy.json'} "
@@ -88,6 +90,11 @@ def test_demo_json_names_why_each_case_blocked(
     healthy_bytes = cases["healthy"]["wire_bytes"]
     assert cases["cut"]["wire_bytes"] == healthy_bytes // 2
     assert cases["flip-sha"]["wire_bytes"] == healthy_bytes
+    # the large pull request: several chunks, all asked; one cut chunk blocks it all
+    assert reasons["large"] == "reviewer_pass"
+    assert tries["large"] >= 3
+    assert reasons["large-cut"] == "connection_cut"
+    assert "chunk 2/" in cases["large-cut"]["decision"]["detail"]
 
 
 def test_demo_certificates_reverify_offline(
@@ -119,7 +126,9 @@ def test_demo_exit_code_follows_the_decisions(
     assert main(["demo", "--out", str(tmp_path)]) == 3
     out = capsys.readouterr().out
     assert "pass (EXPECTED incomplete)" in out
-    assert "1/8 as expected" in out
+    # the single-request cases: only healthy is still right (the large cases decide per
+    # chunk in gate.chunked, which this patch does not reach)
+    assert "3/10 as expected" in out
 
 
 def test_demo_out_must_be_a_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

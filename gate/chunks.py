@@ -1,0 +1,365 @@
+"""The chunker: the selected diff cut into sealed chunks that each fit the model's window.
+
+A pull request larger than the reviewer's context window is reviewed in chunks, and every
+chunk is bound to exactly its own bytes (its ``diff_sha``). :func:`plan` owns the cut:
+
+1. the selected diff (:func:`gate.pipeline.select_diff`) is split into file sections
+   (:func:`gate.diff.split_diff`, the same parser that selected them);
+2. a section that fits ``max_chunk_bytes`` is one *piece*; a larger one is cut at hunk
+   boundaries into parts, each part repeating the section's *header* (every line before
+   its first hunk: ``diff --git``, modes, ``rename``, ``---``/``+++``), so every part is
+   a valid one-file diff on its own;
+3. a section whose header plus any single hunk is over ``max_chunk_bytes`` cannot be cut
+   and is not sent: it is recorded as unreviewed (``too_large``), so coverage is partial;
+4. pieces are packed in diff order, greedily, into chunks of at most ``max_chunk_bytes``.
+
+What is proved (``tests/unit/test_chunks.py``, Hypothesis): let ``sections`` be
+``split_diff(selected)`` and ``kept`` those not ``too_large``. Then
+
+- **lossless**: ``b"".join(piece.body for chunk in chunks for piece in chunk.pieces)`` is
+  ``b"".join(s.data for s in kept)`` byte for byte, where ``piece.body`` is the piece's
+  bytes without the repeated header (the whole piece for a section's first part); and
+  with no ``too_large`` section that is the selected diff itself;
+- **headers**: a later part's bytes are its section's header followed by its body;
+- **placement**: each kept section's parts are in one chunk, or in consecutive chunks, in
+  order; each chunk's bytes are the concatenation of its pieces, at most
+  ``max_chunk_bytes`` long;
+- **binding**: a chunk's ``sha`` is SHA-256 of its bytes, which are what its prompt shows.
+
+Token estimate. Tokens are estimated from bytes at :data:`BYTES_PER_TOKEN` = 3 bytes per
+token, rounded up. BPE tokenizers (OpenAI's o200k/cl100k, Anthropic's, Gemini's) average
+about 3.5 to 4.5 bytes per token on source code and diffs, so 3 over-estimates the
+tokens of ordinary code by 15 to 50%: a chunk sized by it fits. Text that tokenizes
+worse (non-Latin scripts, long runs of symbols or base64) can still overflow; the
+provider's context-overflow answer is then recognised and that chunk split in half
+(:mod:`gate.chunked`), so the estimate is a budget, never a correctness assumption.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gate.diff import _HUNK, Coverage, FileSection, SkippedFile, SkipWhy, _iter_lines, split_diff
+
+#: bytes per token assumed by :func:`estimate_tokens` (conservative; see the module docstring)
+BYTES_PER_TOKEN = 3
+
+#: the window assumed for a model the table below does not know
+DEFAULT_CONTEXT_TOKENS = 100_000
+
+#: known models' context windows (input + output tokens), by model-name prefix; the
+#: longest matching prefix wins. Sources: each provider's model documentation.
+CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("claude-", 200_000),
+    ("gemini-1.5-pro", 2_097_152),
+    ("gemini-1.5-flash", 1_048_576),
+    ("gemini-2", 1_048_576),
+)
+
+
+def estimate_tokens(size: int) -> int:
+    """Tokens ``size`` bytes may take, rounded up at :data:`BYTES_PER_TOKEN` bytes a token."""
+    return math.ceil(size / BYTES_PER_TOKEN)
+
+
+def context_window(model: str) -> int:
+    """The model's context window from :data:`CONTEXT_WINDOWS`, else the default 100k."""
+    best, window = -1, DEFAULT_CONTEXT_TOKENS
+    for prefix, tokens in CONTEXT_WINDOWS:
+        if model.startswith(prefix) and len(prefix) > best:
+            best, window = len(prefix), tokens
+    return window
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One section, or one part of a section cut at hunk boundaries."""
+
+    path: str
+    data: bytes  # what the chunk holds: the header (again, for a later part) and hunks
+    part: int = 1
+    parts: int = 1
+    header_len: int = 0  # bytes of ``data`` that repeat the header (0 for the first part)
+
+    @property
+    def body(self) -> bytes:
+        """The bytes this piece adds to the selected diff (the repeated header excluded)."""
+        return self.data[self.header_len :]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One request's worth of diff: its pieces, its bytes and their SHA-256."""
+
+    number: int  # 1-based position in the plan
+    pieces: tuple[Piece, ...]
+    label: str = ""  # "3", or "3.2" for the second half of an overflowing chunk 3
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(piece.data for piece in self.pieces)
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def size(self) -> int:
+        return sum(len(piece.data) for piece in self.pieces)
+
+    @property
+    def name(self) -> str:
+        return self.label or str(self.number)
+
+    def files(self) -> list[str]:
+        """The files in this chunk, ``path (part i/n)`` for a part of a cut section."""
+        return [
+            piece.path if piece.parts == 1 else f"{piece.path} (part {piece.part}/{piece.parts})"
+            for piece in self.pieces
+        ]
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One changed file as every chunk's prompt lists it: the whole scope of the PR."""
+
+    path: str
+    status: str  # added, removed, renamed, modified, or why it was not reviewed
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "status": self.status, "bytes": self.size}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chunks, and the coverage once ``too_large`` sections are taken out."""
+
+    chunks: tuple[Chunk, ...]
+    coverage: Coverage
+    too_large: tuple[SkippedFile, ...]
+    max_chunk_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(chunk.size for chunk in self.chunks)
+
+    def manifest(self) -> dict[str, Any]:
+        """The ordered chunk digests, their files, and one digest over them (the certificate's)."""
+        rows = [
+            {
+                "chunk": chunk.name,
+                "diff_sha": chunk.sha,
+                "bytes": chunk.size,
+                "files": chunk.files(),
+            }
+            for chunk in self.chunks
+        ]
+        canonical = json.dumps(rows, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return {
+            "chunks": rows,
+            "sha256": hashlib.sha256(canonical.encode("ascii")).hexdigest(),
+        }
+
+
+def section_header(data: bytes) -> tuple[bytes, list[bytes]]:
+    """A section's header (every line before its first hunk) and its hunks, in order.
+
+    Hunk extents are counted as :func:`gate.diff.split_diff` counts them (a ``@@`` line
+    inside a hunk body is content, never a new hunk), so ``header + b"".join(hunks)`` is
+    ``data``. Lines after a hunk that are not hunk content stay with that hunk.
+    """
+    header: list[bytes] = []
+    hunks: list[list[bytes]] = []
+    old_left = new_left = 0
+    for line in _iter_lines(data):
+        if old_left > 0 or new_left > 0:
+            first = line[:1]
+            if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
+                old_left, new_left = old_left - 1, new_left - 1
+                hunks[-1].append(line)
+                continue
+            if first == b"-" and old_left > 0:
+                old_left -= 1
+                hunks[-1].append(line)
+                continue
+            if first == b"+" and new_left > 0:
+                new_left -= 1
+                hunks[-1].append(line)
+                continue
+            if first == b"\\":
+                hunks[-1].append(line)
+                continue
+            old_left = new_left = 0
+        match = _HUNK.match(line)
+        if match is not None:
+            hunks.append([line])
+            try:
+                old_left = int(match.group(2)) if match.group(2) is not None else 1
+                new_left = int(match.group(4)) if match.group(4) is not None else 1
+            except ValueError:  # never in a selected diff (split_diff marks it unparseable)
+                old_left = new_left = 0
+        elif hunks:
+            hunks[-1].append(line)
+        else:
+            header.append(line)
+    return b"".join(header), [b"".join(hunk) for hunk in hunks]
+
+
+def cut_section(section: FileSection, max_bytes: int) -> list[Piece] | None:
+    """``section`` as pieces of at most ``max_bytes``, or None when it cannot be cut."""
+    if len(section.data) <= max_bytes:
+        return [Piece(path=section.path, data=section.data)]
+    header, hunks = section_header(section.data)
+    groups: list[list[bytes]] = []
+    size = 0
+    for hunk in hunks:
+        if len(header) + len(hunk) > max_bytes:
+            return None
+        if groups and size + len(hunk) <= max_bytes:
+            groups[-1].append(hunk)
+            size += len(hunk)
+        else:
+            groups.append([hunk])
+            size = len(header) + len(hunk)
+    if not groups:
+        return None  # a header alone over the limit
+    parts = len(groups)
+    return [
+        Piece(
+            path=section.path,
+            data=header + b"".join(group),
+            part=index + 1,
+            parts=parts,
+            header_len=0 if index == 0 else len(header),
+        )
+        for index, group in enumerate(groups)
+    ]
+
+
+def pack(pieces: Sequence[Piece], max_bytes: int, *, first: int = 1) -> list[Chunk]:
+    """Pieces in order, greedily, into chunks of at most ``max_bytes`` (numbered from ``first``)."""
+    groups: list[list[Piece]] = []
+    size = 0
+    for piece in pieces:
+        if groups and size + len(piece.data) <= max_bytes:
+            groups[-1].append(piece)
+            size += len(piece.data)
+        else:
+            groups.append([piece])
+            size = len(piece.data)
+    return [Chunk(number=first + i, pieces=tuple(group)) for i, group in enumerate(groups)]
+
+
+def plan(
+    data: bytes,
+    coverage: Coverage,
+    *,
+    max_chunk_bytes: int,
+    sections: Sequence[FileSection] | None = None,
+) -> Plan:
+    """Cut the selected diff ``data`` (whose manifest is ``coverage``) into chunks.
+
+    A section that cannot be cut to fit is taken out of the review and added to the
+    coverage manifest as ``too_large``; the coverage then names the bytes actually sent.
+    """
+    if max_chunk_bytes < 1:
+        raise ValueError("max_chunk_bytes must be positive")
+    pieces: list[Piece] = []
+    too_large: list[SkippedFile] = []
+    kept: list[bytes] = []
+    for section in split_diff(data) if sections is None else sections:
+        cut = cut_section(section, max_chunk_bytes)
+        if cut is None:
+            too_large.append(SkippedFile(section.path, SkipWhy.TOO_LARGE, len(section.data)))
+            continue
+        pieces += cut
+        kept.append(section.data)
+    chunks = tuple(pack(pieces, max_chunk_bytes))
+    if too_large:
+        names = {item.path for item in too_large}
+        sent = b"".join(kept)
+        coverage = Coverage(
+            reviewed=tuple(path for path in coverage.reviewed if path not in names),
+            skipped=coverage.skipped + tuple(too_large),
+            diff_bytes=len(sent),
+            diff_sha=hashlib.sha256(sent).hexdigest(),
+            source=coverage.source,
+        )
+    return Plan(
+        chunks=chunks,
+        coverage=coverage,
+        too_large=tuple(too_large),
+        max_chunk_bytes=max_chunk_bytes,
+    )
+
+
+def halve(chunk: Chunk) -> list[Chunk] | None:
+    """Chunk ``chunk`` again at half its size (after a context overflow), or None if it
+    cannot be cut smaller (one piece that has no hunk boundary left to cut at)."""
+    limit = max(1, math.ceil(chunk.size / 2))
+    pieces: list[Piece] = []
+    for piece in chunk.pieces:
+        section = FileSection(path=piece.path, data=piece.data)
+        cut = cut_section(section, limit)
+        if cut is None:
+            return None
+        # a re-cut part keeps the header it repeats; its parts repeat it again
+        for sub in cut:
+            repeated = piece.header_len if sub.part == 1 else sub.header_len
+            pieces.append(
+                Piece(
+                    path=piece.path,
+                    data=sub.data,
+                    part=piece.part,
+                    parts=piece.parts,
+                    header_len=repeated,
+                )
+            )
+    halves = pack(pieces, limit)
+    if len(halves) < 2:
+        return None
+    return [
+        Chunk(number=chunk.number, pieces=half.pieces, label=f"{chunk.name}.{i + 1}")
+        for i, half in enumerate(halves)
+    ]
+
+
+def file_status(section: FileSection) -> str:
+    """added, removed, renamed or modified, from the section's header lines."""
+    header, _ = section_header(section.data)
+    if b"\nnew file mode " in header:
+        return "added"
+    if b"\ndeleted file mode " in header:
+        return "removed"
+    if b"\nrename from " in header or b"\ncopy from " in header:
+        return "renamed"
+    return "modified"
+
+
+def file_list(
+    data: bytes, coverage: Coverage, sections: Sequence[FileSection] | None = None
+) -> tuple[FileEntry, ...]:
+    """Every file of the PR as the prompt lists it: reviewed ones with their change kind,
+    the others with why they are not reviewed (in diff order, then the skipped ones)."""
+    entries = [
+        FileEntry(section.path, file_status(section), len(section.data))
+        for section in (split_diff(data) if sections is None else sections)
+        if section.path
+    ]
+    entries += [
+        FileEntry(item.path, f"not reviewed: {item.why}", item.size) for item in coverage.skipped
+    ]
+    return tuple(entries)

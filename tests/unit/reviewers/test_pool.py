@@ -1,0 +1,62 @@
+"""gate/reviewers/pool.py: context overflow recognised only where the provider says so;
+the shared pause and the run-wide deadline."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.attempt import EndReason
+from gate.reviewers.base import Reply
+from gate.reviewers.pool import Pacer, context_overflow
+
+
+def _reply(status: int, body: bytes) -> Reply:
+    return Reply(
+        provider="openai",
+        complete=False,
+        reason=f"http_{status}",
+        detail="",
+        end_reason=EndReason.HTTP_ERROR,
+        http_status=status,
+        raw=body,
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"error": {"code": "context_length_exceeded", "message": "too long"}}',
+        b'{"type": "error", "error": {"message": "prompt is too long: 210000 tokens"}}',
+        b'{"error": {"message": "The input token count (9) exceeds the maximum number of '
+        b'tokens allowed (8).", "status": "INVALID_ARGUMENT"}}',
+        b'{"detail": "This model\'s maximum context length is 8192 tokens"}',
+    ],
+)
+def test_overflow_is_recognised(body: bytes) -> None:
+    assert context_overflow(_reply(400, body))
+    assert context_overflow(_reply(413, body))
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, b'{"error": {"message": "invalid model"}}'),
+        (429, b'{"error": {"code": "context_length_exceeded"}}'),  # not a 400: not overflow
+        (500, b"prompt is too long"),
+    ],
+)
+def test_other_errors_are_not_overflow(status: int, body: bytes) -> None:
+    assert not context_overflow(_reply(status, body))
+
+
+def test_a_hold_pauses_later_waits_and_never_past_the_deadline() -> None:
+    now = [100.0]
+    slept: list[float] = []
+    pacer = Pacer(10.0, sleep=slept.append, clock=lambda: now[0])
+    assert pacer.wait() == 0.0
+    pacer.hold(30.0)  # longer than the run has left
+    assert pacer.wait() == pytest.approx(10.0)
+    now[0] += 4.0
+    assert pacer.wait() == pytest.approx(6.0)
+    assert slept == [pytest.approx(10.0), pytest.approx(6.0)]
+    assert pacer.remaining() == pytest.approx(6.0)
