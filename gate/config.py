@@ -109,6 +109,7 @@ class Config:
     override_label: str = "review-gate:override"
     skip_drafts: bool = True
     sticky_comment: bool = True
+    agreement: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
@@ -149,6 +150,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "override-label": ("override_label",),
     "skip-drafts": ("skip_drafts",),
     "comment": ("sticky_comment",),
+    "agreement": ("agreement",),
 }
 # Action inputs that are not config (read by the action itself).
 RUNTIME_INPUTS = frozenset(
@@ -810,6 +812,8 @@ def _build(data: Mapping[str, Any]) -> Config:
         top["min_confidence"] = float(top["min_confidence"])
     if "max_diff_bytes" in top:
         top["max_diff_bytes"] = int(top["max_diff_bytes"])
+    if "agreement" in top:
+        top["agreement"] = int(top["agreement"])
     for name in ("include", "exclude"):
         if name in top:
             top[name] = tuple(top[name])
