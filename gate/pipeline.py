@@ -122,6 +122,13 @@ def binding_for(diff: bytes, config: Config) -> Binding:
     return Binding(diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version)
 
 
+def prompt_sha256(diff: bytes, config: Config) -> str:
+    """The digest of the prompt :func:`review_diff` would send for ``diff`` (the memory's
+    key, known before any call)."""
+    binding = binding_for(diff, config)
+    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()
+
+
 def public_url(url: str) -> str:
     """``url`` without credentials, query or fragment (safe for a certificate).
 

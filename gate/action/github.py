@@ -31,6 +31,8 @@ from urllib.parse import quote
 import httpx
 import requests
 from github import Auth, Github, GithubException
+from github.CommitStatus import CommitStatus
+from github.PaginatedList import PaginatedList
 from urllib3.util.retry import Retry
 
 from gate import strictjson
@@ -555,6 +557,41 @@ class GitHubClient:
             found = ACTIONS_BOT
         self._identity = found
         return found
+
+    def own_comment(self, number: int, *, marker: str) -> str | None:
+        """The body of the comment starting with ``marker`` that this token wrote, or None
+        (the adoption rule of :meth:`upsert_comment`: anyone else's is never read)."""
+        own = self.identity()
+
+        def run() -> str | None:
+            issue = self._repo.get_issue(number)
+            for scanned, comment in enumerate(_iter(issue.get_comments())):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if (comment.body or "").startswith(marker) and own.wrote(comment.user):
+                    return str(comment.body)
+            return None
+
+        return self._call(f"read the review-gate comment on #{number}", run)
+
+    def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
+        """(state, description) of the statuses in ``context`` on ``sha`` that this token
+        posted, newest first (statuses are append-only and GitHub records their creator)."""
+        own = self.identity()
+
+        def run() -> list[tuple[str, str]]:
+            found = []
+            # GET /repos/{owner}/{repo}/commits/{ref}/statuses (newest first)
+            url = f"{self._repo.url}/commits/{sha}/statuses"
+            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            for scanned, status in enumerate(_iter(statuses)):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if status.context == context and own.wrote(status.creator):
+                    found.append((str(status.state), str(status.description or "")))
+            return found
+
+        return self._call(f"GET statuses of {sha[:12]}", run)
 
     def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
         """Create or update the one comment that starts with ``marker``; return its id.

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate import certificate, redact
-from gate.action import guards, report
+from gate.action import guards, history, report
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -45,7 +45,7 @@ from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
-from gate.pipeline import config_sha256, review_diff, select_diff
+from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -176,6 +176,10 @@ def _review(
     run.evidence.coverage = coverage = selected.coverage
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
+
+    run.prompt_sha = prompt_sha256(selected.data, config)
+    if (kept := guards.memory(run, gh, config, coverage.diff_sha)) is not None:
+        return _post_final(run, kept)
 
     try:
         run.result = result = review_diff(
@@ -434,6 +438,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     artifacts = run.artifacts
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
+        body = history.with_history(body, run, decision, state, artifacts)
         try:
             assert run.gh is not None
             run.gh.upsert_comment(

@@ -445,6 +445,7 @@ class FakeGitHub:
             (r"/git/trees/([^/]+)", "GET", self._get_tree),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
+            (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
@@ -606,6 +607,14 @@ class FakeGitHub:
         with self.lock:
             self.statuses.setdefault(sha, []).append(entry)
         return _json(201, entry)
+
+    def _get_statuses(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        sha = m.group(1)
+        with self.lock:
+            items = list(reversed(self.statuses.get(sha, [])))  # newest first, as GitHub
+        return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/statuses")
 
     def _get_authenticated_user(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
         if self.token_login is None:
