@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 from gate import certificate, redact
 from gate.action import guards, history, report
+from gate.action import replay as replay_mode
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -82,6 +83,8 @@ def _run_action(
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
+        if replay_mode.mode(inputs.raw) == "replay":  # the scheduled job (issue 11)
+            return replay_mode.run_replay(run, client_factory, sleep, throttle)
         fail_job = inputs.fail_job()
     except UsageError as err:
         return _usage_failure(run, err)
