@@ -2,9 +2,11 @@
 
 :mod:`gate.action.run` takes them in order (docs/design.md): draft, then a pending
 status, override, apply marker, credentials, then the diff, superseded (head or base
-moved while it was fetched), coverage, and only then the review. The first guard
-that returns a decision ends the run with it; None lets the run go on. Only the
-override can return a pass, and only for a writer's label on this exact head.
+moved while it was fetched), coverage, memory (an earlier decision of the same
+question), and only then the review. The first guard that returns a decision ends the
+run with it; None lets the run go on. Only the override can return a pass for a
+writer's label on this exact head, and memory only by repeating a success the gate's
+own identity posted on this head for the same question.
 """
 
 from __future__ import annotations
