@@ -4,8 +4,8 @@ The image and the tools come from tests/e2e/test_act.py. Before act runs, the pu
 request is reviewed once in-process (:func:`gate.action.run.run_action`) against the same
 fake GitHub, which leaves the record in the sticky comment; then act runs the
 ``schedule`` event: the simulator answers ``fail`` where the record says ``pass``, so the
-job fails and opens the tracking issue, every request checked against GitHub's OpenAPI
-description by the fake.
+job fails and opens the tracking issue; where it answers ``pass`` again, the job stays
+green. Every request is checked against GitHub's OpenAPI description by the fake.
 """
 
 from __future__ import annotations
@@ -112,14 +112,17 @@ def _act_schedule(tools: dict[str, str], ws: Path, api_url: str, url: str, key: 
     return ActRun(ws, done.returncode, events, done.stdout, done.stderr, {}, "")
 
 
-def test_an_unstable_night_fails_the_job_and_opens_the_tracking_issue(
-    tools: dict[str, str], image: str, tmp_path: Path
+@pytest.mark.parametrize("night", ["stable", "unstable"])
+def test_the_scheduled_replay(
+    tools: dict[str, str], image: str, tmp_path: Path, night: str
 ) -> None:
+    """A stable night stays green; an unstable one fails and opens the tracking issue."""
     key = "sk-e2e-" + secrets.token_hex(12)
     head, base = secrets.token_hex(20), secrets.token_hex(20)
+    answers = ["pass", "pass"] if night == "stable" else ["pass", "fail"]
     with (
         FakeGitHub(REPOSITORY, token=TOKEN) as github,
-        ReviewerSimulator("openai", scripted(["pass", "fail"])) as sim,
+        ReviewerSimulator("openai", scripted(answers)) as sim,
     ):
         github.add_pull(PR_NUMBER, head_sha=head, base_sha=base, diff=DIFF)
         _review_once(tmp_path, github, sim, key)
@@ -127,10 +130,15 @@ def test_an_unstable_night_fails_the_job_and_opens_the_tracking_issue(
         assert sim.count == 2, run.explain()
         assert github.violations == [], github.violations
         assert github.response_violations == []
-        [issue] = github.issues.values()
-        assert issue["title"] == TRACKING_TITLE
-        assert "| pass | fail | unstable |" in issue["body"]
-        assert run.exit_code == 1, run.explain()
-        assert run.outputs.get("state") == "unstable"
-        assert "| pass | fail | unstable |" in run.summary
         assert key not in json.dumps(github.received())
+        assert run.outputs.get("state") == night, run.explain()
+        row = f"| pass | {answers[1]} | {night} |"
+        assert row in run.summary
+        if night == "stable":
+            assert run.exit_code == 0, run.explain()
+            assert github.issues == {}
+        else:
+            assert run.exit_code == 1, run.explain()
+            [issue] = github.issues.values()
+            assert issue["title"] == TRACKING_TITLE
+            assert row in issue["body"]
