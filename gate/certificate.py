@@ -40,13 +40,7 @@ def build(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the certificate as a JSON-ready dict (``inputs``: name -> sha256 hex)."""
-    sealed: dict[str, Any] | None = None
-    if envelope is not None:
-        sealed = {
-            "sha256": hashlib.sha256(envelope).hexdigest(),
-            "length": len(envelope),
-            "base64": base64.b64encode(envelope).decode("ascii"),
-        }
+    sealed = sealed_json(envelope)
     return {
         "schema": SCHEMA,
         "gate_version": __version__,
@@ -57,6 +51,17 @@ def build(
         "attempts": [attempt.to_json() for attempt in attempts],
         "decision": decision.to_json(),
         "context": dict(extra or {}),
+    }
+
+
+def sealed_json(envelope: bytes | None) -> dict[str, Any] | None:
+    """A sealed envelope as the certificate stores it (digest, length, base64), or None."""
+    if envelope is None:
+        return None
+    return {
+        "sha256": hashlib.sha256(envelope).hexdigest(),
+        "length": len(envelope),
+        "base64": base64.b64encode(envelope).decode("ascii"),
     }
 
 

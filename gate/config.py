@@ -130,6 +130,7 @@ class Config:
     max_chunks: int = 40
     concurrency: int = 4
     run_deadline: float = 3600.0
+    agreement: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
@@ -175,10 +176,12 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "max-cost": ("max_cost",),
     "review-comments": ("review_comments",),
     "report": ("report",),
+    "agreement": ("agreement",),
 }
 # Action inputs that are not config (read by the action itself).
 RUNTIME_INPUTS = frozenset(
-    {"config", "token", "api-key", "fail-job", "certificate-dir", "pr-number"}
+    {"config", "token", "api-key", "fail-job", "certificate-dir", "pr-number", "fresh"}
+    | {"mode", "since", "max-replays"}
 )
 ACTION_INPUTS = frozenset(INPUT_KEYS) | RUNTIME_INPUTS
 
@@ -853,6 +856,8 @@ def _build(data: Mapping[str, Any]) -> Config:
         top["concurrency"] = int(top["concurrency"])
     if "run_deadline" in top:
         top["run_deadline"] = float(top["run_deadline"])
+    if "agreement" in top:
+        top["agreement"] = int(top["agreement"])
     for name in ("include", "exclude"):
         if name in top:
             top[name] = tuple(top[name])

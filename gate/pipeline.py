@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gate import certificate, reviewers
+from gate.agreement import Answer, aggregate, answers_json
+from gate.agreement import summary as agreement_summary
 from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
@@ -75,6 +77,12 @@ class ReviewResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
     #: each chunk as reviewed, when the diff was reviewed in chunks (gate/chunked.py)
     chunks: tuple[ChunkReview, ...] = ()
+    #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
+    answers: tuple[Answer, ...] = ()
+
+    def agreement(self) -> str | None:
+        """``3/3 agree: pass`` (for the summary), or None with a single answer."""
+        return agreement_summary(self.answers) if len(self.answers) > 1 else None
 
     def certificate_for(
         self, decision: Decision | None = None, *, extra: Mapping[str, Any] | None = None
@@ -88,6 +96,12 @@ class ReviewResult:
             context["coverage"] = self.coverage.to_json()
             if self.review_decision is not None and self.decision is not self.review_decision:
                 context["review_decision"] = self.review_decision.to_json()
+        if len(self.answers) > 1:
+            context["agreement"] = {
+                "k": len(self.answers),
+                "summary": agreement_summary(self.answers),
+                "answers": answers_json(self.answers),
+            }
         context.update(self.extra)
         context.update(extra or {})
         return certificate.build(
@@ -112,6 +126,13 @@ class ReviewResult:
 def binding_for(diff: bytes, config: Config) -> Binding:
     """The binding the verdict must repeat: SHA-256 of the diff bytes and the policy."""
     return Binding(diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version)
+
+
+def prompt_sha256(diff: bytes, config: Config) -> str:
+    """The digest of the prompt :func:`review_diff` would send for ``diff`` (the memory's
+    key, known before any call)."""
+    binding = binding_for(diff, config)
+    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()
 
 
 def public_url(url: str) -> str:
@@ -240,6 +261,8 @@ def review_diff(
     ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
     applies :func:`guard_coverage` to the decision and goes into the certificate.
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
+    With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
+    connection, and :func:`gate.agreement.aggregate` decides (a pass needs k passes).
     """
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
@@ -262,20 +285,29 @@ def review_diff(
     if chunked is not None:
         return chunked
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
-    outcome = reviewers.review(
-        settings, system=prompt.system, user=prompt.user, sleep=sleep, on_attempt=on_attempt
-    )
-    verdict_decision = decide(
-        outcome.envelope,
-        binding=binding,
-        min_confidence=config.min_confidence,
-        attempts=outcome.attempts,
-    )
+    answers: list[Answer] = []
+    outcomes: list[ReviewOutcome] = []
+    for _ in range(config.agreement):
+        # each answer on a fresh connection: review() opens one per attempt
+        outcome = reviewers.review(
+            settings, system=prompt.system, user=prompt.user, sleep=sleep, on_attempt=on_attempt
+        )
+        answer_decision = decide(
+            outcome.envelope,
+            binding=binding,
+            min_confidence=config.min_confidence,
+            attempts=outcome.attempts,
+        )
+        outcomes.append(outcome)
+        answers.append(Answer(answer_decision, outcome.attempts, outcome.envelope))
+    outcome = outcomes[0]
+    verdict_decision = aggregate([a.decision for a in answers])
     decision, note = verdict_decision, None
     if coverage is not None:
         decision, note = guard_coverage(
             verdict_decision, coverage, allow_partial=config.allow_partial_coverage
         )
+    notes: tuple[str, ...] = () if note is None else (note,)
     reviewer = Reviewer(
         provider=settings.provider,
         model=settings.model,
@@ -283,6 +315,8 @@ def review_diff(
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
     )
+    if len(answers) > 1:
+        notes = (f"agreement: {agreement_summary(answers)}", *notes)
     return ReviewResult(
         decision=decision,
         outcome=outcome,
@@ -293,8 +327,9 @@ def review_diff(
         min_confidence=config.min_confidence,
         coverage=coverage,
         review_decision=verdict_decision,
-        notes=() if note is None else (note,),
+        notes=notes,
         extra=dict(extra_cert or {}),
+        answers=tuple(answers),
     )
 
 

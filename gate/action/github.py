@@ -26,12 +26,15 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 import requests
 from github import Auth, Github, GithubException
+from github.CommitStatus import CommitStatus
+from github.PaginatedList import PaginatedList
 from urllib3.util.retry import Retry
 
 from gate import strictjson
@@ -630,6 +633,79 @@ class GitHubClient:
             found = ACTIONS_BOT
         self._identity = found
         return found
+
+    def recent_pulls(self, since: datetime, *, limit: int) -> list[int]:
+        """Numbers of the pull requests (any state) updated at or after ``since``, newest
+        first, at most ``limit`` (merging, a review or a comment updates a pull request)."""
+
+        def run() -> list[int]:
+            found: list[int] = []
+            pulls = self._repo.get_pulls(state="all", sort="updated", direction="desc")
+            for pull in _iter(pulls):
+                updated = pull.updated_at
+                if updated is not None and updated.tzinfo is None:
+                    updated = updated.replace(tzinfo=UTC)
+                if len(found) >= limit or updated is None or updated < since:
+                    break
+                found.append(int(pull.number))
+            return found
+
+        return self._call("GET pull requests updated recently", run)
+
+    def upsert_issue(self, title: str, body: str) -> int:
+        """Create or update the one open issue titled ``title`` that this token opened;
+        return its number (anyone else's issue of that title is left alone)."""
+        body = redact(body)
+        own = self.identity()
+
+        def run() -> int:
+            for scanned, issue in enumerate(_iter(self._repo.get_issues(state="open"))):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if issue.title != title or not own.wrote(issue.user):
+                    continue
+                if issue.pull_request is None:  # the list holds pull requests too
+                    if issue.body != body:
+                        issue.edit(body=body)
+                    return int(issue.number)
+            return int(self._repo.create_issue(title=title, body=body).number)
+
+        return self._call(f"update the issue {title!r}", run)
+
+    def own_comment(self, number: int, *, marker: str) -> str | None:
+        """The body of the comment starting with ``marker`` that this token wrote, or None
+        (the adoption rule of :meth:`upsert_comment`: anyone else's is never read)."""
+        own = self.identity()
+
+        def run() -> str | None:
+            issue = self._repo.get_issue(number)
+            for scanned, comment in enumerate(_iter(issue.get_comments())):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if (comment.body or "").startswith(marker) and own.wrote(comment.user):
+                    return str(comment.body)
+            return None
+
+        return self._call(f"read the review-gate comment on #{number}", run)
+
+    def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
+        """(state, description) of the statuses in ``context`` on ``sha`` that this token
+        posted, newest first (statuses are append-only and GitHub records their creator)."""
+        own = self.identity()
+
+        def run() -> list[tuple[str, str]]:
+            found = []
+            # GET /repos/{owner}/{repo}/commits/{ref}/statuses (newest first)
+            url = f"{self._repo.url}/commits/{sha}/statuses"
+            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            for scanned, status in enumerate(_iter(statuses)):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if status.context == context and own.wrote(status.creator):
+                    found.append((str(status.state), str(status.description or "")))
+            return found
+
+        return self._call(f"GET statuses of {sha[:12]}", run)
 
     def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
         """Create or update the one comment that starts with ``marker``; return its id.

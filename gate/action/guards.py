@@ -2,25 +2,32 @@
 
 :mod:`gate.action.run` takes them in order (docs/design.md): draft, then a pending
 status, override, apply marker, credentials, then the diff, superseded (head or base
-moved while it was fetched), coverage, and only then the review. The first guard
-that returns a decision ends the run with it; None lets the run go on. Only the
-override can return a pass, and only for a writer's label on this exact head.
+moved while it was fetched), coverage, memory (an earlier decision of the same
+question), and only then the review. The first guard that returns a decision ends the
+run with it; None lets the run go on. Only the override can return a pass for a
+writer's label on this exact head, and memory only by repeating a success the gate's
+own identity posted on this head for the same question.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from gate import record
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
+from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
 from gate.config import Config
 from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
+from gate.memory import Question, earlier, recall
 from gate.pipeline import nothing_reviewed
 from gate.reviewers import needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
+#: the label a writer applies to ask for a fresh review (the memory is not consulted)
+FRESH_LABEL = "review-gate:fresh"
 
 
 def draft(pull: PullInfo | None, config: Config) -> Decision | None:
@@ -168,3 +175,62 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
 def coverage(selected: Coverage) -> Decision | None:
     """Nothing left to review after the selection: never ask the model about nothing."""
     return nothing_reviewed(selected)
+
+
+def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
+    """A fresh review asked for by a writer: the ``review-gate:fresh`` label just applied,
+    or the ``fresh`` input of a ``workflow_dispatch``; the sender's permission is checked
+    as for the override."""
+    target = run.target
+    if target is None:
+        return False
+    by_label = target.action == "labeled" and target.label == FRESH_LABEL
+    by_input = run.inputs.fresh()
+    if not (by_label or by_input):
+        return False
+    login = target.sender
+    permission = gh.permission(login) if login else "none"
+    how = f"the label {FRESH_LABEL!r}" if by_label else "the input fresh"
+    if permission not in OVERRIDE_PERMISSIONS:
+        run.notes.append(
+            f"a fresh review asked with {how} by @{login or 'unknown'} (permission "
+            f"{permission}) was ignored: only write, maintain or admin can ask for one"
+        )
+        return False
+    run.notes.append(f"a fresh review was asked by @{login} ({permission}) with {how}")
+    return True
+
+
+def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> Decision | None:
+    """An earlier decision of this PR for the same question (:mod:`gate.memory`): a fail
+    stands, a pass on this head is kept, with no model call; None asks the reviewer.
+
+    The records come only from the sticky comment the token itself wrote (the adoption
+    rule); a pass is kept only when this head carries a success status the gate's own
+    identity posted. An unreadable history is ignored with a note: the reviewer is asked.
+    """
+    if run.pull is None:
+        return None
+    body = gh.own_comment(run.pull.number, marker=comment_marker(run.context))
+    try:
+        run.history = record.parse_history(body or "")
+    except record.RecordError as err:
+        run.history = []
+        run.notes.append(f"the history in the review-gate comment was not read ({err.message})")
+    run.fresh = fresh_requested(run, gh)
+    if run.fresh or not run.history:
+        return None
+    question = Question(
+        diff_sha=diff_sha,
+        policy_version=config.policy_version,
+        model=config.reviewer.model,
+        prompt_sha=run.prompt_sha,
+        head_sha=run.head,
+        config_sha=run.config_sha,
+    )
+    found = earlier(run.history, question)
+    confirmed = False
+    if found is not None and found.state == "pass" and found.head_sha == run.head:
+        statuses = gh.own_statuses(run.head, context=run.context)
+        confirmed = any(state == "success" for state, _ in statuses)
+    return recall(run.history, question, status_confirmed=confirmed)

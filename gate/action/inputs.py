@@ -45,6 +45,14 @@ class ActionInputs:
         """The ``fail-job`` input (default true); anything but true/false is a UsageError."""
         return _flag(self.raw.get("fail-job", ""), True)
 
+    def fresh(self) -> bool:
+        """The ``fresh`` input (default false): a fresh review is asked for (the sender's
+        permission is checked as for the override, :func:`gate.action.guards.memory`)."""
+        value = self.raw.get("fresh", "")
+        if value.strip().lower() not in ("", "true", "false", "yes", "no", "1", "0", "on", "off"):
+            raise UsageError(f"input fresh: {value!r} is not true or false")
+        return _flag(value, False)
+
     def secrets(self, env: Mapping[str, str]) -> list[str]:
         """Every token and key this run may hold, to mask before anything is printed."""
         found = (

@@ -36,7 +36,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate import certificate, cost, redact
-from gate.action import checks, command, cost_report, findings_report, guards, report, reviews
+from gate.action import (
+    checks,
+    command,
+    cost_report,
+    findings_report,
+    guards,
+    history,
+    report,
+    reviews,
+)
+from gate.action import replay as replay_mode
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -47,7 +57,7 @@ from gate.decision import Binding, Decision, State, Status, blocked, describe, e
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.findings import Finding
-from gate.pipeline import config_sha256, review_diff, select_diff
+from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -84,6 +94,8 @@ def _run_action(
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
+        if replay_mode.mode(inputs.raw) == "replay":  # the scheduled job (issue 11)
+            return replay_mode.run_replay(run, client_factory, sleep, throttle)
         fail_job = inputs.fail_job()
     except UsageError as err:
         return _usage_failure(run, err)
@@ -184,6 +196,10 @@ def _review(
         return _post_final(run, empty)
     if (costly := cost.over_budget(selected.data, config)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
+
+    run.prompt_sha = prompt_sha256(selected.data, config)
+    if (kept := guards.memory(run, gh, config, coverage.diff_sha)) is not None:
+        return _post_final(run, kept)
 
     try:
         run.result = result = review_diff(
@@ -465,6 +481,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     findings = findings_report.findings_of(decision, run.reviewed_diff)
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
+        body = history.with_history(body, run, decision, state, artifacts)
         try:
             assert run.gh is not None
             run.gh.upsert_comment(

@@ -18,6 +18,7 @@ from gate.config import Config
 from gate.decision import Decision
 from gate.diff import Coverage
 from gate.pipeline import ReviewResult
+from gate.record import Record
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,10 @@ class RunState:
     evidence: Evidence = field(default_factory=Evidence)
     #: None until the certificate was written (or its writing failed) for the final decision
     artifacts: Artifacts | None = None
+    #: the PR's earlier records (the sticky comment's history block), and this run's key
+    history: list[Record] = field(default_factory=list)
+    fresh: bool = False
+    prompt_sha: str = ""
 
     @property
     def run_url(self) -> str | None:

@@ -55,6 +55,7 @@ _OVERRIDES = {
     "attempts": "attempts",
     "policy_version": "policy-version",
     "min_confidence": "min-confidence",
+    "agreement": "agreement",
 }
 
 
@@ -119,6 +120,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-confidence",
         metavar="F",
         help=f"lowest confidence a pass may have {fallback(f'{defaults.min_confidence:g}')}",
+    )
+    parser.add_argument(
+        "--agreement",
+        metavar="K",
+        help="ask the reviewer K times (1 to 5) on fresh connections; a pass needs K passes, "
+        f"a disagreement is needs_human (unstable) {fallback(defaults.agreement)}",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(

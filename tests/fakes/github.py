@@ -141,6 +141,7 @@ class FakeGitHub:
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
         self.check_runs: dict[int, dict[str, Any]] = {}  # id -> check run (+ "annotations")
+        self.issues: dict[int, dict[str, Any]] = {}
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
@@ -449,6 +450,7 @@ class FakeGitHub:
             (r"/git/blobs/([^/]+)", "GET", self._get_blob),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
+            (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
@@ -459,6 +461,11 @@ class FakeGitHub:
             (r"/pulls/(\d+)/reviews", "POST", self._post_review),
             (r"/pulls/(\d+)/reviews/(\d+)", "PUT", self._put_review),
             (r"/pulls/(\d+)/reviews/(\d+)/dismissals", "PUT", self._dismiss_review),
+            (r"/pulls", "GET", self._list_pulls),
+            (r"/issues", "GET", self._list_issues),
+            (r"/issues", "POST", self._post_issue),
+            (r"/issues/(\d+)", "PATCH", self._patch_issue),
+            (r"/issues/(\d+)", "GET", self._get_issue),
         ]
 
     def _get_pull(
@@ -640,6 +647,74 @@ class FakeGitHub:
         with self.lock:
             self.statuses.setdefault(sha, []).append(entry)
         return _json(201, entry)
+
+    def _get_statuses(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        sha = m.group(1)
+        with self.lock:
+            items = list(reversed(self.statuses.get(sha, [])))  # newest first, as GitHub
+        return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/statuses")
+
+    def _list_pulls(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            items = sorted(self.pulls.values(), key=lambda p: p["updated_at"], reverse=True)
+        return self._page(items, query, f"/repos/{self.repository}/pulls")
+
+    def _issue_json(self, number: int, title: str, body: str) -> dict[str, Any]:
+        return {
+            "id": number * 10,
+            "node_id": f"I_{number}",
+            "url": f"{self.api_url}/repos/{self.repository}/issues/{number}",
+            "number": number,
+            "state": "open",
+            "title": title,
+            "body": body,
+            "user": self._author(),
+            "labels": [],
+            "created_at": EPOCH,
+            "updated_at": EPOCH,
+        }
+
+    def _list_issues(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            items = [i for i in self.issues.values() if i["state"] == query.get("state", "open")]
+        return self._page(items, query, f"/repos/{self.repository}/issues")
+
+    def _post_issue(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        body = rec.json_body() or {}
+        with self.lock:
+            number = 1000 + len(self.issues) + 1
+            entry = self._issue_json(number, str(body.get("title")), str(body.get("body") or ""))
+            self.issues[number] = entry
+        return _json(201, entry)
+
+    def _get_issue(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            entry = self.issues.get(int(m.group(1)))
+        return _json(404, {"message": "Not Found"}) if entry is None else _json(200, entry)
+
+    def _patch_issue(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        body = rec.json_body() or {}
+        with self.lock:
+            entry = self.issues.get(number)
+            if entry is None:
+                return _json(404, {"message": "Not Found"})
+            for key in ("title", "body", "state"):
+                if key in body:
+                    entry[key] = body[key]
+        return _json(200, entry)
 
     def _get_authenticated_user(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
         if self.token_login is None:

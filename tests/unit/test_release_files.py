@@ -34,6 +34,7 @@ WORKFLOW_FILES = sorted(
     [
         *(ROOT / ".github" / "workflows").glob("*.yml"),
         ROOT / "examples" / "review-gate.yml",
+        ROOT / "examples" / "review-gate-replay.yml",
         *(ROOT / "tests" / "e2e" / "workflow").glob("*.yml"),
     ]
 )
@@ -150,7 +151,8 @@ def test_every_uses_is_pinned_by_sha_with_its_version(path: Path) -> None:
         if value == "./":
             continue  # the action in this checkout (the e2e workflow)
         if value == f"{_repository()}@v1":
-            assert path.name == "review-gate.yml"  # the example: no release SHA exists yet
+            # the examples: no release SHA exists yet
+            assert path.name in ("review-gate.yml", "review-gate-replay.yml")
             continue
         assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", value), value
         assert re.fullmatch(r" # v\d+\.\d+\.\d+", rest), (value, rest)

@@ -1,0 +1,83 @@
+"""The run's decision as a durable record, kept in the sticky comment's history block.
+
+:func:`record_for` turns what the run learned (:class:`~gate.action.state.RunState`) and the
+decision it posted into a :class:`gate.record.Record`; :func:`with_history` appends the
+PR's history (the earlier records read by :func:`gate.action.guards.memory`, plus this
+one) to the comment body. A record that cannot be written is a note, never a lost comment.
+"""
+
+from __future__ import annotations
+
+from gate import record
+from gate.action.state import Artifacts, RunState
+from gate.decision import Decision
+
+
+def _text(value: str, limit: int) -> str:
+    """Printable ASCII, at most ``limit`` characters (the record's text format)."""
+    clean = "".join(ch if " " <= ch <= "~" else "?" for ch in value)
+    return clean[:limit]
+
+
+def _source(run: RunState, decision: Decision) -> str:
+    if decision.source == "cached":
+        return "cached"
+    if decision.reason == "override" and run.evidence.override is not None:
+        return "override"
+    if decision.source == "repaired":
+        return "repaired"
+    if run.result is not None:
+        return "repaired" if run.result.decision.source == "repaired" else "model"
+    return "gate"
+
+
+def record_for(
+    run: RunState, decision: Decision, state: str, artifacts: Artifacts
+) -> record.Record:
+    """The record of the decision this run posted."""
+    config = run.config
+    result = run.result
+    answered = decision.verdict
+    if answered is None and run.evidence.review_decision is not None:
+        answered = run.evidence.review_decision.verdict
+    if answered is None and result is not None and result.review_decision is not None:
+        answered = result.review_decision.verdict
+    coverage = run.evidence.coverage
+    posted = run.evidence.posted
+    verdict = answered.verdict if answered is not None else None
+    return record.Record(
+        time=record.now(),
+        base_sha=run.base,
+        head_sha=run.head,
+        diff_sha=coverage.diff_sha if coverage is not None else None,
+        policy_version=_text(config.policy_version, 64) if config else "",
+        config_sha=run.config_sha or None,
+        provider=_text(config.reviewer.provider, 40) if config else "",
+        model=_text(config.reviewer.model, 200) if config else "",
+        prompt_sha=(result.prompt_sha256 if result is not None else run.prompt_sha) or None,
+        state=state,
+        status=posted.status if posted is not None else str(decision.status),
+        verdict=verdict if verdict in ("pass", "fail") else None,
+        confidence=answered.confidence if answered is not None else None,
+        reason=_text(decision.reason, 80),
+        source=_source(run, decision),
+        fresh=run.fresh,
+        certificate_sha=artifacts.digests.get("certificate"),
+        run_url=_text(run.run_url, 300) if run.run_url else None,
+    )
+
+
+def with_history(
+    body: str, run: RunState, decision: Decision, state: str, artifacts: Artifacts
+) -> str:
+    """``body`` with the history block: the earlier records and this decision's."""
+    try:
+        block = record.history_block([*run.history, record_for(run, decision, state, artifacts)])
+    except record.RecordError as err:
+        run.notes.append(f"the decision record was not written: {err.message}")
+        return body
+    visible = record.strip_history(body)
+    room = 65_536 - record.MAX_BLOCK_CHARS - 200  # GitHub's limit, the block, the joins
+    if len(visible) > room:
+        visible = visible[:room] + "\n\n… (cut; see the job summary)"
+    return f"{visible}\n\n{block}\n"

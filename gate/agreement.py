@@ -1,0 +1,118 @@
+"""Agreement: k independent answers to one prompt, aggregated into one decision.
+
+With ``agreement: k`` the pipeline asks the reviewer k times, each on a fresh
+connection, and :func:`aggregate` turns the k decisions (each made by
+:func:`gate.decision.decide`) into one. The rules, in order:
+
+1. a pass needs k complete, bound passes: the aggregate is a pass only when every
+   answer is a pass (``state`` pass, status success); it is then the first answer's
+   own decision, so the one function that returns a pass is still ``decide``;
+2. any disagreement between verdicts (one answer's verdict says ``pass``, another's
+   ``fail``) is ``needs_human`` (``unstable``), its detail listing each answer's verdict
+   and confidence;
+3. otherwise the verdicts agree and at least one answer blocks: a ``fail`` among them
+   stands (a complete fail is final), else the first blocking answer decides (an
+   answer that did not arrive whole is ``incomplete``, a low-confidence pass
+   ``needs_human``: the same blocks as with one answer).
+
+:func:`aggregate` is pure; the certificate holds each answer (:func:`answers_json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gate import certificate
+from gate.attempt import Attempt
+from gate.decision import Decision, State, Status, blocked
+
+#: the largest k (each answer is a paid call); the config schema's maximum
+MAX_AGREEMENT = 5
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One of the k answers: its attempts, its envelope (if complete) and its decision."""
+
+    decision: Decision
+    attempts: tuple[Attempt, ...]
+    envelope: bytes | None
+
+    def label(self) -> str:
+        """``pass (0.92)``, ``fail (0.80)``, or the state and reason when no verdict was read."""
+        verdict = self.decision.verdict
+        if verdict is not None:
+            return f"{verdict.verdict} ({verdict.confidence:.2f})"
+        return f"{self.decision.state} ({self.decision.reason})"
+
+
+def _is_pass(decision: Decision) -> bool:
+    return decision.state is State.PASS and decision.status is Status.SUCCESS
+
+
+def aggregate(decisions: Sequence[Decision]) -> Decision:
+    """One decision from the k answers' decisions (module docstring); never a pass unless
+    every one is a pass. An empty sequence is a bug (ValueError), never a pass."""
+    if not decisions:
+        raise ValueError("aggregate() needs at least one answer")
+    if all(_is_pass(d) for d in decisions):
+        return decisions[0]
+    if len(decisions) == 1:
+        return decisions[0]
+    verdicts = {d.verdict.verdict for d in decisions if d.verdict is not None}
+    if len(verdicts) > 1:
+        return unstable(decisions)
+    fails = [d for d in decisions if d.state is State.FAIL]
+    if fails:
+        return fails[0]
+    return next(d for d in decisions if not _is_pass(d))
+
+
+def unstable(decisions: Sequence[Decision]) -> Decision:
+    """``needs_human`` (``unstable``): the answers disagree; each is listed."""
+    parts = []
+    for number, decision in enumerate(decisions, 1):
+        verdict = decision.verdict
+        if verdict is not None:
+            parts.append(
+                f"#{number} {verdict.verdict} ({verdict.confidence:.2f}, {decision.state})"
+            )
+        else:
+            parts.append(f"#{number} {decision.state} ({decision.reason})")
+    detail = (
+        f"unstable: the {len(decisions)} answers disagree: {'; '.join(parts)}; "
+        "a human must decide (each answer is in the certificate)"
+    )
+    return blocked(State.NEEDS_HUMAN, "unstable", detail, status=Status.FAILURE)
+
+
+def summary(answers: Sequence[Answer]) -> str:
+    """``3/3 agree: pass`` or ``2/3 pass, 1/3 fail``: for the job summary."""
+    labels = [
+        str(a.decision.verdict.verdict) if a.decision.verdict is not None else str(a.decision.state)
+        for a in answers
+    ]
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    total = len(labels)
+    if len(counts) == 1:
+        return f"{total}/{total} agree: {labels[0]}"
+    return ", ".join(f"{n}/{total} {label}" for label, n in counts.items())
+
+
+def answers_json(answers: Sequence[Answer]) -> list[dict[str, Any]]:
+    """Each answer for the certificate: its decision, attempts and envelope (base64)."""
+    out = []
+    for number, answer in enumerate(answers, 1):
+        out.append(
+            {
+                "number": number,
+                "decision": answer.decision.to_json(),
+                "attempts": [a.to_json() for a in answer.attempts],
+                "envelope": certificate.sealed_json(answer.envelope),
+            }
+        )
+    return out

@@ -1,0 +1,109 @@
+"""agreement: k answers on fresh connections against the simulator, through review_diff
+and ``review-gate review --agreement``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate import cli
+from gate.config import Config, ReviewerConfig, apply_inputs
+from gate.decision import State
+from gate.errors import ConfigError
+from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
+from gate.pipeline import review_diff
+from gate.prompt import binding_in
+
+DIFF = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+print('hello')\n"
+KEY = "sk-agreement-test-key-not-real"
+
+
+def scripted(verdicts: list[str]) -> Callable[[dict[str, Any]], str]:
+    """Answer the n-th request with ``verdicts[n]`` (bound to what was asked)."""
+    calls: list[int] = []
+
+    def respond(request: dict[str, Any]) -> str:
+        binding = binding_in(extract_prompt("openai", request)[1])
+        assert binding is not None
+        verdict = verdicts[len(calls) % len(verdicts)]
+        calls.append(1)
+        obj = {
+            "verdict": verdict,
+            "reasons": [f"it is a {verdict}"],
+            "confidence": 0.9,
+            "diff_sha": binding.diff_sha,
+            "policy_version": binding.policy_version,
+        }
+        return "```json\n" + json.dumps(obj) + "\n```\n"
+
+    return respond
+
+
+def config(base_url: str, k: int) -> Config:
+    reviewer = ReviewerConfig(provider="openai", model=MODEL, base_url=base_url)
+    return apply_inputs(Config(reviewer=reviewer), {"agreement": str(k)})
+
+
+def test_agreement_3_with_one_dissent_is_needs_human_unstable(
+    sim_factory: Callable[..., ReviewerSimulator],
+) -> None:
+    sim = sim_factory(scripted(["pass", "fail", "pass"]))
+    result = review_diff(DIFF, config(sim.base_url, 3), api_key=KEY)
+    assert sim.count == 3
+    assert (result.decision.state, result.decision.reason) == (State.NEEDS_HUMAN, "unstable")
+    assert "#2 fail (0.90" in result.decision.detail
+    agreement = result.certificate["context"]["agreement"]
+    assert agreement["k"] == 3
+    assert agreement["summary"] == "2/3 pass, 1/3 fail"
+    envelopes = [a["envelope"] for a in agreement["answers"]]
+    assert all(e is not None and e["base64"] for e in envelopes)
+    assert len({e["sha256"] for e in envelopes}) == 2  # pass twice, fail once
+    assert result.notes[0] == "agreement: 2/3 pass, 1/3 fail"
+
+
+def test_agreement_3_all_passing_is_a_pass(sim_factory: Callable[..., ReviewerSimulator]) -> None:
+    sim = sim_factory(scripted(["pass"]))
+    result = review_diff(DIFF, config(sim.base_url, 3), api_key=KEY)
+    assert sim.count == 3
+    assert result.decision.state is State.PASS
+    assert result.agreement() == "3/3 agree: pass"
+
+
+def test_agreement_1_asks_once_and_records_no_agreement(
+    sim_factory: Callable[..., ReviewerSimulator],
+) -> None:
+    sim = sim_factory(scripted(["fail"]))
+    result = review_diff(DIFF, config(sim.base_url, 1), api_key=KEY)
+    assert sim.count == 1
+    assert result.decision.state is State.FAIL
+    assert "agreement" not in result.certificate["context"]
+
+
+@pytest.mark.parametrize("bad", ["0", "6", "two", "1.5"])
+def test_agreement_out_of_range_is_a_config_error(bad: str) -> None:
+    with pytest.raises(ConfigError):
+        apply_inputs(Config(), {"agreement": bad})
+
+
+def test_review_cli_agreement_flag(
+    sim_factory: Callable[..., ReviewerSimulator],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sim = sim_factory(scripted(["fail", "pass"]))
+    diff = tmp_path / "x.diff"
+    diff.write_bytes(DIFF)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    code = cli.main(
+        ["review", "--diff", str(diff), "--provider", "openai", "--model", MODEL,
+         "--base-url", sim.base_url, "--agreement", "2", "--json"]
+    )  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert out["reason"] == "unstable"
+    assert sim.count == 2
