@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gate import replay
-from gate.commands._io import read_input, say
-from gate.commands.review import MAX_DIFF_FILE_BYTES, api_key_for, usage_from
-from gate.config import Config, default_config, load_config
-from gate.errors import ConfigError, UsageError
+if TYPE_CHECKING:  # the command imports what it uses when it runs (docs/design.md)
+    from gate.config import Config
 
 NAME = "replay"
 ORDER = 35
@@ -54,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _diff_for(args: argparse.Namespace, diff_sha: str) -> bytes | None:
+    from gate.commands._io import read_input
+    from gate.commands.review import MAX_DIFF_FILE_BYTES
+
     if args.diff is not None:
         return read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
     path = Path(args.diff_dir) / f"{diff_sha}.diff"
@@ -63,6 +64,12 @@ def _diff_for(args: argparse.Namespace, diff_sha: str) -> bytes | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate import replay
+    from gate.commands._io import read_input, say
+    from gate.commands.review import api_key_for, usage_from
+    from gate.config import default_config, load_config
+    from gate.errors import ConfigError, UsageError
+
     if args.diff is not None and len(args.certificates) != 1:
         raise UsageError("--diff FILE takes one certificate; use --diff-dir DIR for several")
     if args.diff_dir is not None and not Path(args.diff_dir).is_dir():
