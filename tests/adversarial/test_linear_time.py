@@ -14,16 +14,29 @@ Variants: lines of several lengths cut into chunks of 1 to 7 bytes, with CR, LF 
 CRLF endings and BOMs; the bytes the parser searches are counted (a bytearray that
 counts what ``find`` looks at) and must stay within a constant factor of the bytes fed,
 and the events must equal those of the same bytes fed whole.
+
+Second member: :func:`gate.strictjson.nesting_depth`, run on every JSON text before it
+is parsed (the verdict, every provider event, tool results, certificates, payloads),
+skipped strings with ``"[^"\\]*(?:\\.[^"\\]*)*"``. An unterminated string made that
+match fail, and the scan tried again from every later quote inside it: ``"`` followed by
+``\"`` 16,000 times took 13 s, quadratic, in one regular expression call that holds the
+GIL, so the deadline watchdog could not even run. A reviewer answering with such a fence
+(or an event with such data) held the job for days. Fix: the string alternative is
+possessive and closed by the end of the text, so no match fails and none is retried.
+Property checked without timing: every quote lies in exactly one string match (no
+attempt from a quote ever fails), and on every text JSON accepts the depth is exact.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.reviewers.sse import SSEParser
+from gate.strictjson import _STRING_OR_BRACKET, nesting_depth
 
 
 class CountingBuffer(bytearray):
@@ -76,3 +89,61 @@ def test_a_long_line_in_small_chunks_is_searched_once(
     assert events[0].data == "x" * length
     # each byte is searched for LF and for CR a bounded number of times
     assert searched <= 4 * len(data) + 64, (searched, len(data))
+
+
+# --- nesting_depth: one pass over any text -------------------------------------------
+
+PIECES = ['"', "\\", '\\"', "[", "]", "{", "}", "a", ",", ":", "\n", '"x"', "1"]
+texts = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
+families = st.builds(
+    lambda head, unit, count, tail: head + unit * count + tail,
+    st.sampled_from(['"', '["', '{"a":"', ""]),
+    st.sampled_from(['\\"', '"\\', "\\", '\\"[', '"[']),
+    st.integers(1, 300),
+    st.sampled_from(["", "\\", '"', "]"]),
+)
+
+
+def _quote_starts(text: str) -> list[int]:
+    return [i for i, ch in enumerate(text) if ch == '"']
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts | families)
+def test_every_quote_is_in_one_string_match(text: str) -> None:
+    """No match attempt from a quote fails: none is retried from a later quote (linear)."""
+    covered = set()
+    for match in _STRING_OR_BRACKET.finditer(text):
+        if match.group().startswith('"'):
+            covered.update(range(match.start(), match.end()))
+    assert [i for i in _quote_starts(text) if i not in covered] == []
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.lists(st.sampled_from(PIECES), max_size=8).map("".join),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.lists(st.sampled_from(PIECES), max_size=4).map("".join), inner, max_size=3
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(json_values)
+def test_the_depth_of_valid_json_is_exact(value: Any) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    assert nesting_depth(text) == _depth(value)
