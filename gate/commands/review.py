@@ -22,7 +22,7 @@ from gate.pipeline import (
     select_diff,
 )
 from gate.reviewers import DEFAULT_BASE_URLS, PROVIDERS, attempt_line, needs_api_key
-from gate.reviewers.settings import base_url_problem
+from gate.reviewers.settings import base_url_problem, shown_url
 
 NAME = "review"
 ORDER = 30
@@ -161,11 +161,11 @@ def check_base_url(config: Config, args: argparse.Namespace) -> None:
     """A base URL that is no URL is a one-line usage error naming where it came from."""
     url = config.reviewer.base_url
     problem = None if url is None else base_url_problem(url)
-    if problem is None:
+    if url is None or problem is None:
         return
     where = "--base-url" if args.base_url is not None else f"reviewer.base_url in {args.config}"
     raise UsageError(
-        f"{where} {url!r}: {problem}; pass e.g. --base-url http://127.0.0.1:11434/v1",
+        f"{where} {shown_url(url)!r}: {problem}; pass e.g. --base-url http://127.0.0.1:11434/v1",
         reason="bad_base_url",
     )
 

@@ -496,6 +496,51 @@ def test_a_key_with_a_bad_character_inside_is_refused_without_showing_it(
         validate(ReviewerSettings("openai", MODEL, "http://127.0.0.1:9", api_key=dirty))
 
 
+URL_SECRET = string.ascii_letters + string.digits + "-_.~!$&'()*+,;=:%"
+url_credentials = st.tuples(
+    st.text(URL_SECRET, min_size=0, max_size=12),
+    st.text(URL_SECRET, min_size=16, max_size=40).filter(lambda p: len(set(p)) >= 12),
+    st.sampled_from(["https", "http", "HTTPS"]),
+    st.sampled_from(["api.example", "127.0.0.1:9", "[::1]:9", "h:99999", "h:x"]),
+    st.sampled_from(["", "/v1", "/v1?x=a@b", "#f"]),
+)
+
+
+@EXAMPLES
+@given(url_credentials, st.sampled_from(["openai", "anthropic", "gemini", "mc1"]))
+def test_credentials_in_the_base_url_are_refused_without_showing_them(
+    parts: tuple[str, str, str, str, str], provider: str
+) -> None:
+    """Wave 2 sibling: a password in base_url (user:password@host) is refused, but a URL
+    that also had another problem (a port out of range, a bad IPv6 host) was reported
+    first, by a message quoting the URL: password included, into the terminal, the
+    status and the summary. Every message now shows the URL without its credentials."""
+    user, password, scheme, host, tail = parts
+    url = f"{scheme}://{user}:{password}@{host}{tail}"
+    with pytest.raises(UsageError) as caught:
+        validate(ReviewerSettings(provider=provider, model="m", base_url=url, api_key="k" * 20))
+    assert leaks(caught.value.message, password) == []
+
+
+@pytest.mark.parametrize("password", ["pw-CANARY-9f3Kq+Zx7LmWv", "%41%42CANARY~!$&'()*+,;=x"])
+def test_cli_refuses_credentials_in_the_base_url(password: str, tmp_path: Path) -> None:
+    diff = tmp_path / "change.diff"
+    diff.write_bytes(DIFF)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PYTHONPATH"}
+    env |= {"OPENAI_API_KEY": "sk-" + "k" * 30, "PYTHONPATH": str(REPO)}
+    url = f"http://user:{password}@127.0.0.1:99999/v1"  # refused for its port first
+    cmd = [sys.executable, "-m", "gate", "review", "--diff", str(diff), "--model", MODEL]
+    proc = subprocess.run(
+        [*cmd, "--base-url", url, "--attempts", "1", "--timeout", "5"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    _assert_no_canary({"stdout": proc.stdout, "stderr": proc.stderr}, (password,))
+
+
 @EXAMPLES
 @given(keys.filter(lambda k: re.search(r"[^A-Za-z0-9_]", k) is not None), st.booleans())
 def test_a_key_given_where_its_variable_name_belongs_is_not_shown(key: str, cli: bool) -> None:
