@@ -31,6 +31,8 @@ import yaml
 
 from gate.errors import ConfigError
 from gate.redact import redact
+from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL
+from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -812,11 +814,3 @@ def _build(data: Mapping[str, Any]) -> Config:
         if name in top:
             top[name] = tuple(top[name])
     return Config(reviewer=ReviewerConfig(**reviewer_data), **top)
-
-
-# Last, not first: importing gate.reviewers.providers runs gate/reviewers/__init__.py, whose
-# settings module subclasses ReviewerConfig; with this import at the top, `import gate.config`
-# in a fresh interpreter (python -m gate does) failed on the cycle before ReviewerConfig
-# existed. The names are only used inside functions. tests/adversarial/test_import_order.py
-from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL  # noqa: E402
-from gate.reviewers.providers import PROVIDERS as PROVIDERS  # noqa: E402  re-exported

@@ -10,8 +10,10 @@ command, the GitHub Action included, died with an ImportError traceback and exit
 the code that means "fail". The test suite did not see it because its first imports went
 through ``gate.reviewers``.
 
-Fix: ``gate.config`` imports the provider constants last (they are only used inside
-functions), so the cycle finds ``ReviewerConfig`` defined whichever module comes first.
+Fix (on main, b48e198): ``gate.reviewers`` imports only the light provider table
+eagerly and loads its transport (which imports ``gate.config``) on first use, so no
+cycle is left. (This branch had first moved ``gate.config``'s provider import to its end;
+that was dropped for main's fix.) This module keeps the class from coming back.
 
 Variants: every module of the package imported first in a clean module table (one
 parametrized case per module), and the entry points run as processes.
