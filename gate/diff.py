@@ -361,12 +361,36 @@ def _is_binary(section: Sequence[bytes]) -> bool:
     return False
 
 
+#: git's C-style escapes (``quote_c_style``); any other byte below 0x20, DEL and every
+#: byte of a non-ASCII character are written in octal
+_C_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r"}
+_C_ESCAPES |= {ord('"'): '\\"', ord("\\"): "\\\\"}
+
+
+def git_quote(name: str) -> str:
+    """``name`` as git writes it in a diff header: C-quoted when it holds a quote, a
+    backslash, a control character or a non-ASCII character (``core.quotePath``)."""
+    raw = name.encode("utf-8", "surrogatepass")
+    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
+        return name
+    body = "".join(_C_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw)
+    return f'"{body}"'
+
+
+def _label(prefix: str, name: str) -> str:
+    """A ``---``/``+++`` name as git writes it (a tab after a name with a space)."""
+    return git_quote(prefix + name) + ("\t" if " " in name else "")
+
+
 def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
     """Rebuild per-file sections from the files API (fallback when the diff is refused).
 
     Each entry is a GitHub "diff entry" (``filename``, ``status``, ``patch``,
     ``previous_filename``). An entry without ``patch`` becomes a ``no_patch``
-    section: listed, never reviewed.
+    section: listed, never reviewed. Names are quoted as git quotes them
+    (:func:`git_quote`): the API gives them raw, and a name holding a line break
+    would otherwise write lines of its own (a forged header or hunk) into what the
+    reviewer reads.
     """
     out: list[FileSection] = []
     for entry in files:
@@ -375,14 +399,14 @@ def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
         status = str(entry.get("status", "modified"))
         patch = entry.get("patch")
         other = old if old != path else ""
-        head = f"diff --git a/{old} b/{path}\n"
+        head = f"diff --git {git_quote('a/' + old)} {git_quote('b/' + path)}\n"
         if status == "renamed" and old != path:
-            head += f"rename from {old}\nrename to {path}\n"
+            head += f"rename from {git_quote(old)}\nrename to {git_quote(path)}\n"
         if patch is None:
             out.append(FileSection(path=path, data=b"", no_patch=True, old_path=other))
             continue
-        src = "/dev/null" if status == "added" else f"a/{old}"
-        dst = "/dev/null" if status == "removed" else f"b/{path}"
+        src = "/dev/null" if status == "added" else _label("a/", old)
+        dst = "/dev/null" if status == "removed" else _label("b/", path)
         text = f"{head}--- {src}\n+++ {dst}\n{patch}"
         if not text.endswith("\n"):
             text += "\n"

@@ -15,9 +15,11 @@ lines, ``--json``, the certificate, the raw ``.response`` file, the commit
 status, the job summary, the sticky comment, step outputs, annotations. A
 secret is found in each form it can take on the way out (:func:`forms`): as
 is, ``repr``-escaped, JSON-escaped, HTML-escaped, URL-encoded (``quote`` and
-``quote_plus``, upper- and lower-case hex) and base64 (standard and URL-safe
+``quote_plus``, upper- and lower-case hex), base64 (standard and URL-safe
 alphabets, at each of the three byte phases it can have inside a larger
-base64 text, without the boundary characters that depend on its neighbours).
+base64 text, without the boundary characters that depend on its neighbours),
+a hex dump (either case) and UTF-16 (little- and big-endian: an error body in
+UTF-16 read as UTF-8 shows an ASCII key with a NUL beside every character).
 Any run of :data:`WINDOW` or more consecutive characters of any form is
 replaced by :data:`MARK`, so a secret cut short by a truncation elsewhere, or
 echoed in part, is found too.
@@ -116,6 +118,10 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
+def _utf16(text: str, codec: str) -> str:
+    return text.encode(codec, "surrogatepass").decode("latin-1")
+
+
 def _base64_cores(raw: bytes) -> list[str]:
     """The base64 characters of ``raw`` at each byte phase inside a larger base64 text.
 
@@ -149,6 +155,10 @@ def forms(secret: str) -> tuple[str, ...]:
         for encoded in (quote(raw, safe=safe), quote_plus(raw, safe=safe)):
             found += [encoded, _PERCENT.sub(lambda m: m.group(0).lower(), encoded)]
     found += _base64_cores(raw)
+    # hex dumps, and UTF-16 (a body in another encoding, read as UTF-8 or bytes: every
+    # character of an ASCII key followed or preceded by NUL), as one character per byte
+    found += [raw.hex(), raw.hex().upper()]
+    found += [_utf16(secret, "utf-16-le"), _utf16(secret, "utf-16-be")]
     seen: dict[str, None] = {}
     for form in found:
         if form:

@@ -22,7 +22,8 @@ Safety rules this module keeps:
   every ASCII punctuation character backslash-escaped (no emphasis, links,
   images, headings, lists, tables, fences, math), ``<`` and ``&`` as entities
   (no HTML, no HTML comment that could forge the sticky marker), a zero-width
-  space after ``@`` and ``#`` (no @mention, no #reference), whitespace
+  space after ``@``, ``#`` and the ``-`` of ``GH-`` (no @mention, no #reference in
+  either spelling, ``#123`` or ``GH-123``), whitespace
   collapsed (no line break, no indented code); workflow commands are escaped
   per GitHub's rules (``%``, CR, LF; ``:`` and ``,`` in properties).
 """
@@ -106,13 +107,13 @@ def md(text: str) -> str:
     """
     clean = untrusted.visible(" ".join(redact.redact(text).split()))
     out = []
-    for ch in clean:
+    for index, ch in enumerate(clean):
         if ch in _MD_ENTITY:
             out.append(_MD_ENTITY[ch])
         elif ch in _MD_PUNCTUATION:
             out.append("\\" + ch)
-            if ch in "@#":
-                out.append(_NO_LINK)
+            if ch in "@#" or (ch == "-" and clean[index - 2 : index].lower() == "gh"):
+                out.append(_NO_LINK)  # GH-123 is GitHub's other spelling of #123
         else:
             out.append(ch)
     return "".join(out)

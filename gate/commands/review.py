@@ -162,15 +162,15 @@ def load(args: argparse.Namespace) -> Config:
 def check_base_url(config: Config, args: argparse.Namespace) -> None:
     """A base URL that is no URL is a one-line usage error naming where it came from."""
     from gate.errors import UsageError
-    from gate.reviewers.settings import base_url_problem
+    from gate.reviewers.settings import base_url_problem, shown_url
 
     url = config.reviewer.base_url
     problem = None if url is None else base_url_problem(url)
-    if problem is None:
+    if url is None or problem is None:
         return
     where = "--base-url" if args.base_url is not None else f"reviewer.base_url in {args.config}"
     raise UsageError(
-        f"{where} {url!r}: {problem}; pass e.g. --base-url http://127.0.0.1:11434/v1",
+        f"{where} {shown_url(url)!r}: {problem}; pass e.g. --base-url http://127.0.0.1:11434/v1",
         reason="bad_base_url",
     )
 

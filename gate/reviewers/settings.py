@@ -64,7 +64,9 @@ def base_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a reviewer base URL (one short phrase), or None when it can.
 
     Catches what urllib raises on (a port out of range or not a number, an
-    unclosed IPv6 bracket) as well as a missing scheme or host.
+    unclosed IPv6 bracket) as well as a missing scheme or host. A message naming the
+    URL shows it through :func:`shown_url` (credentials are refused in :func:`validate`,
+    but a URL with another problem is reported first).
     """
     try:
         parts = urlsplit(url)
@@ -79,6 +81,19 @@ def base_url_problem(url: str) -> str | None:
     if port == 0:
         return "port 0 is not a port a server listens on"
     return None
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: whatever stands before an ``@`` in the host part
+    (credentials) replaced, so a refused URL never prints its password."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host_end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc, tail = rest[:host_end], rest[host_end:]
+    if "@" in netloc:
+        netloc = "[credentials]@" + netloc.rsplit("@", 1)[1]
+    return f"{scheme}{sep}{netloc}{tail}"
 
 
 def _positive(name: str, value: float) -> None:
@@ -110,7 +125,7 @@ def validate(settings: ReviewerSettings) -> None:
             else f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
         )
         raise UsageError(
-            f"reviewer base_url {settings.base_url!r}: {problem}; {hint}",
+            f"reviewer base_url {shown_url(settings.base_url or '')!r}: {problem}; {hint}",
             reason="bad_base_url",
         )
     parts = urlsplit(settings.base_url)

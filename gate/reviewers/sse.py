@@ -37,6 +37,7 @@ class SSEParser:
 
     def __init__(self) -> None:
         self._buf = bytearray()
+        self._clean = 0  # bytes at the start of _buf already searched: no CR or LF in them
         self._skip_lf = False
         self._started = False
         self._event = ""
@@ -70,8 +71,11 @@ class SSEParser:
         buf = self._buf
         size = len(buf)
         while start < size:
-            lf = buf.find(b"\n", start)
-            cr = buf.find(b"\r", start, lf if lf >= 0 else size)
+            # a line cut across chunks is searched once, not again with every chunk
+            # (1-byte chunks of one long line would cost time quadratic in its length)
+            scan = max(start, self._clean)
+            lf = buf.find(b"\n", scan)
+            cr = buf.find(b"\r", scan, lf if lf >= 0 else size)
             if cr >= 0:
                 end, nxt = cr, cr + 1
                 if nxt < size:
@@ -88,6 +92,7 @@ class SSEParser:
                 out.append(event)
             start = nxt
         del buf[:start]
+        self._clean = len(buf)  # what is left holds no line ending
         return out
 
     def _line(self, raw: bytes) -> SSEEvent | None:

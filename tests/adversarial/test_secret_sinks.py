@@ -24,6 +24,14 @@ secret in each view. Variants: Hypothesis generates keys, encodings, partial
 echoes, offsets around every cut and filler text; the canary runs the CLI
 (``python -m gate review``) and the action against the reviewer simulator and
 the fake GitHub through every error path that can carry a key.
+
+Wave 2 (siblings): a hex dump of the key, and the key in UTF-16 (an error body in
+UTF-16, read as UTF-8: a NUL beside every character, which no form matched) went
+through every sink: the terminal showed ``s\x00k\x00-...``, the public status
+``s?k?-?...``, the raw ``.response`` file the UTF-16 bytes. :func:`gate.redact.forms`
+now holds the hex (both cases) and UTF-16 (both byte orders) forms; the oracle decodes
+hex runs and reads every other character (a NUL or what a sink made of it beside
+each one), and the canary runs a 401 echoing the key in UTF-16 LE, BE and hex.
 """
 
 from __future__ import annotations
@@ -99,6 +107,16 @@ def _base64_views(text: str) -> Iterator[str]:
                 yield base64.b64decode(part).decode("latin-1")
 
 
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{24,}")
+
+
+def _hex_views(text: str) -> Iterator[str]:
+    for run in _HEX_RUN.findall(text):
+        for offset in range(2):
+            part = run[offset:]
+            yield bytes.fromhex(part[: len(part) // 2 * 2]).decode("latin-1")
+
+
 def views(data: str | bytes) -> Iterator[tuple[str, str]]:
     text = data.decode("latin-1") if isinstance(data, bytes) else data
     yield "raw", text
@@ -108,6 +126,14 @@ def views(data: str | bytes) -> Iterator[tuple[str, str]]:
     yield "html", html.unescape(text)
     for decoded in _base64_views(text):
         yield "base64", decoded
+    for decoded in _hex_views(text):
+        yield "hex", decoded
+    # UTF-16 read as bytes or UTF-8: a NUL (or what a sink made of it: "?", "\x00")
+    # beside every character; every other character of what was written is the key
+    for name, view in (("raw", text), ("escapes", _unescape(text))):
+        yield f"utf16-{name}", view.replace("\x00", "")
+        yield f"utf16-{name}-even", view[0::2]
+        yield f"utf16-{name}-odd", view[1::2]
 
 
 def windows(secret: str, size: int = WINDOW) -> set[str]:
@@ -150,6 +176,10 @@ ENCODERS: dict[str, Callable[[str], str]] = {
     "quote-lower": lambda s: _lower_hex(quote(s, safe="")),
     "base64": lambda s: base64.b64encode(s.encode()).decode(),
     "base64-url": lambda s: base64.urlsafe_b64encode(s.encode()).decode(),
+    "hex": lambda s: s.encode().hex(),
+    "hex-upper": lambda s: s.encode().hex().upper(),
+    "utf-16-le": lambda s: s.encode("utf-16-le").decode("latin-1"),
+    "utf-16-be": lambda s: s.encode("utf-16-be").decode("latin-1"),
 }
 
 
@@ -466,6 +496,51 @@ def test_a_key_with_a_bad_character_inside_is_refused_without_showing_it(
         validate(ReviewerSettings("openai", MODEL, "http://127.0.0.1:9", api_key=dirty))
 
 
+URL_SECRET = string.ascii_letters + string.digits + "-_.~!$&'()*+,;=:%"
+url_credentials = st.tuples(
+    st.text(URL_SECRET, min_size=0, max_size=12),
+    st.text(URL_SECRET, min_size=16, max_size=40).filter(lambda p: len(set(p)) >= 12),
+    st.sampled_from(["https", "http", "HTTPS"]),
+    st.sampled_from(["api.example", "127.0.0.1:9", "[::1]:9", "h:99999", "h:x"]),
+    st.sampled_from(["", "/v1", "/v1?x=a@b", "#f"]),
+)
+
+
+@EXAMPLES
+@given(url_credentials, st.sampled_from(["openai", "anthropic", "gemini", "mc1"]))
+def test_credentials_in_the_base_url_are_refused_without_showing_them(
+    parts: tuple[str, str, str, str, str], provider: str
+) -> None:
+    """Wave 2 sibling: a password in base_url (user:password@host) is refused, but a URL
+    that also had another problem (a port out of range, a bad IPv6 host) was reported
+    first, by a message quoting the URL: password included, into the terminal, the
+    status and the summary. Every message now shows the URL without its credentials."""
+    user, password, scheme, host, tail = parts
+    url = f"{scheme}://{user}:{password}@{host}{tail}"
+    with pytest.raises(UsageError) as caught:
+        validate(ReviewerSettings(provider=provider, model="m", base_url=url, api_key="k" * 20))
+    assert leaks(caught.value.message, password) == []
+
+
+@pytest.mark.parametrize("password", ["pw-CANARY-9f3Kq+Zx7LmWv", "%41%42CANARY~!$&'()*+,;=x"])
+def test_cli_refuses_credentials_in_the_base_url(password: str, tmp_path: Path) -> None:
+    diff = tmp_path / "change.diff"
+    diff.write_bytes(DIFF)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PYTHONPATH"}
+    env |= {"OPENAI_API_KEY": "sk-" + "k" * 30, "PYTHONPATH": str(REPO)}
+    url = f"http://user:{password}@127.0.0.1:99999/v1"  # refused for its port first
+    cmd = [sys.executable, "-m", "gate", "review", "--diff", str(diff), "--model", MODEL]
+    proc = subprocess.run(
+        [*cmd, "--base-url", url, "--attempts", "1", "--timeout", "5"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    _assert_no_canary({"stdout": proc.stdout, "stderr": proc.stderr}, (password,))
+
+
 @EXAMPLES
 @given(keys.filter(lambda k: re.search(r"[^A-Za-z0-9_]", k) is not None), st.booleans())
 def test_a_key_given_where_its_variable_name_belongs_is_not_shown(key: str, cli: bool) -> None:
@@ -582,6 +657,26 @@ PATHS = [
                 error_body="Redirecting to https://evil.example/?key=" + quote_plus(CANARY),
             ),
         ),
+    ),
+    *(
+        Path_(
+            f"401-echo-{codec}",
+            script=(
+                SimResponse(
+                    status=401,
+                    error_body=(
+                        json.dumps({"error": {"message": f"Incorrect API key: {CANARY}"}})
+                        .encode(codec)
+                        .decode("latin-1")
+                    ),
+                ),
+            ),
+        )
+        for codec in ("utf-16-le", "utf-16-be")
+    ),
+    Path_(
+        "401-echo-hex",
+        script=(SimResponse(status=401, error_body=f"key={CANARY.encode().hex()}"),),
     ),
     Path_("request-id-echo", script=(SimResponse(headers=(("x-request-id", CANARY),)),)),
     Path_("content-echo", responder=_echo_reasons),
@@ -728,6 +823,9 @@ def test_every_path_is_provoked() -> None:
         "key-inner-newline": "config_bad_secret",
         "401-echo-json": "http_401",
         "401-echo-text": "http_401",
+        "401-echo-utf-16-le": "http_401",
+        "401-echo-utf-16-be": "http_401",
+        "401-echo-hex": "http_401",
         "error-frame-openai": "error_frame",
         "error-frame-anthropic": "error_frame",
         "error-frame-gemini": "error_frame",

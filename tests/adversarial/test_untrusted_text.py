@@ -15,7 +15,9 @@ separator and surrogate character shown as its Python escape, a leading ``::``
 Every command prints through ``gate.commands._io.say``/``say_json``; the
 action's ``report.emit`` and annotations use it. ``report.md`` escapes every
 ASCII punctuation character, ``<``/``&`` as entities, and puts a zero-width
-space after ``@`` and ``#``.
+space after ``@`` and ``#``. Wave 2 (sibling): ``GH-123`` is GitHub's other spelling of
+``#123`` (an autolinked reference that cross-links the issue); it went through, so ``md``
+puts the zero-width space after the ``-`` of ``GH-`` too (any letter case).
 
 Oracles: the runner's own parsing rules (``ActionCommand.TryParseV2``: ``::``
 after ``TrimStart``; ``TryParse``: ``##[`` anywhere; lines end at ``\\r`` and
@@ -287,7 +289,8 @@ def expected_text(text: str) -> str:
     """What md(text) must render as: whitespace collapsed, unsafe characters escaped,
     a zero-width space after @ and #."""
     shown = untrusted.visible(" ".join(text.split()))
-    return shown.replace("@", "@" + ZWSP).replace("#", "#" + ZWSP)
+    shown = shown.replace("@", "@" + ZWSP).replace("#", "#" + ZWSP)
+    return re.sub("(?i)(?<=gh)-", "-" + ZWSP, shown)
 
 
 def render(markdown: str) -> str:
@@ -299,9 +302,11 @@ def assert_inert_markdown(markdown: str) -> None:
     page = render(markdown)
     text = html.unescape(re.sub(r"<[^>]*>", "", page))
     ours = text.replace("@" + ZWSP, "@").replace("#" + ZWSP, "#")  # the gate's own ZWSP
+    ours = ours.replace("-" + ZWSP, "-")
     assert unsafe_characters(ours.replace("\n", " ")) == []
     assert not re.search(r"(?<![\w`])@[A-Za-z0-9]", text), "a live @mention"
     assert not re.search(r"(?<![\w&])#\d", text), "a live #reference"
+    assert not re.search(r"(?i)gh-\d", text), "a live GH-123 reference"
     for href in re.findall(r"<a [^>]*href=\"([^\"]*)\"", page):
         assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/actions/runs/\d+", href)
     for tag in ("<img", "<script", "<iframe"):
@@ -334,6 +339,22 @@ def test_md_renders_exactly_the_text_in_every_context(text: str, context: str) -
     inner = match.group(1)
     assert "<" not in inner, f"markup was produced: {inner!r}"
     assert html.unescape(inner) == expected
+
+
+gh_reference = st.tuples(
+    hostile,
+    st.sampled_from(["GH", "gh", "Gh", "gH"]),
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from(["", " ", ".", ",", ")", "x"]),
+).map(lambda t: f"{t[0]} {t[1]}-{t[2]}{t[3]}")
+
+
+@EXAMPLES
+@given(gh_reference, st.sampled_from(sorted(CONTEXTS)))
+def test_gh_references_are_not_live(text: str, context: str) -> None:
+    """GH-123 (any case) is a reference like #123: rendered, it must not read as one."""
+    template, _ = CONTEXTS[context]
+    assert_inert_markdown(template.format(report.md(text)))
 
 
 @EXAMPLES
