@@ -1,0 +1,143 @@
+"""OpenAI Responses API streaming (``POST {base_url}/responses`` with ``stream: true``).
+
+Request: ``{model, instructions, input: [user message], max_output_tokens,
+temperature, stream: true, store: false}`` (the review is not stored at OpenAI).
+Answer: SSE events, each data object carrying its ``type`` (and, when the
+event is named, the name must be that type): ``response.created``, ...,
+``response.output_text.delta`` (``delta`` is text; reasoning summaries and
+other event types are not content), ..., then one terminal event:
+
+* ``response.completed`` (``response.status: completed``): the end marker
+  with the finish reason ``completed`` (a normal stop; a refusal part seen on
+  the way makes it a refusal);
+* ``response.incomplete``: the end marker with the finish reason
+  ``incomplete_details.reason`` (``max_output_tokens`` is token exhaustion,
+  ``content_filter`` a refusal);
+* ``response.failed``: an error frame (``response.error``), like an
+  ``error`` event, which the precedence rule of :mod:`~gate.reviewers.stream`
+  already catches.
+
+There is no ``[DONE]``: nothing may follow the terminal event, and a stream
+without one was cut.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gate.attempt import FinishReason
+from gate.reviewers.base import HttpRequest, one_line
+from gate.reviewers.providers import Provider
+from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.stream import ErrorFrame, Frame, SSEStream, error_fields, int_fields
+from gate.reviewers.stream import transient_error as _transient
+
+NAME = Provider.OPENAI_RESPONSES
+COMPLETED = "completed"
+
+_FINISH = {
+    COMPLETED: FinishReason.STOP,
+    "max_output_tokens": FinishReason.LENGTH,
+    "content_filter": FinishReason.REFUSAL,
+}
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+def request_body(settings: ReviewerSettings, *, system: str, user: str) -> dict[str, object]:
+    return {
+        "model": settings.model,
+        "instructions": system,
+        "input": [{"role": "user", "content": user}],
+        "max_output_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+        "stream": True,
+        "store": False,
+    }
+
+
+def build_request(settings: ReviewerSettings, *, system: str, user: str) -> HttpRequest:
+    headers = {"accept": "text/event-stream"}
+    if settings.api_key:
+        headers["authorization"] = f"Bearer {settings.api_key}"
+    body = request_body(settings, system=system, user=user)
+    return HttpRequest(
+        url=settings.base_url.rstrip("/") + "/responses",
+        headers=headers,
+        body=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+    )
+
+
+class Stream(SSEStream):
+    PROVIDER = NAME
+    END_MARKER = "response.completed or response.incomplete"
+    MISSING_END_REASON = "missing_response_completed"
+    REQUEST_ID_HEADERS = ("x-request-id",)
+
+    def on_event(self, frame: Frame) -> None:
+        data = frame.object()
+        kind = data.get("type")
+        secret = self.settings.api_key
+        if not isinstance(kind, str):
+            self.note_malformed("malformed event: no type in the event data")
+            return
+        if frame.name and frame.name != kind:
+            name, shown = one_line(frame.name, secret, 40), one_line(kind, secret, 40)
+            self.note_malformed(f"malformed event: event {name!r} carries type {shown!r}")
+            return
+        if self.end_marker:
+            self.note_malformed(f"malformed event: {one_line(kind, secret, 40)} after the end")
+            return
+        if kind == "response.output_text.delta":
+            self._text(data.get("delta"))
+        elif kind == "response.refusal.delta":
+            delta = data.get("delta")
+            if isinstance(delta, str):
+                self.refusal_text += delta
+        elif kind in _TERMINAL:
+            self._terminal(kind, data.get("response"))
+        elif kind == "response.created":
+            self._record(data.get("response"))
+        # other event types (in_progress, output_item.*, content_part.*, reasoning, ...)
+        # carry no content
+
+    def _text(self, text: object) -> None:
+        if not isinstance(text, str):
+            self.note_malformed("malformed event: output_text delta is not a string")
+            return
+        self.parts.append(text)
+
+    def _record(self, response: object) -> None:
+        if isinstance(response, dict):
+            if isinstance(response.get("id"), str) and self.response_id is None:
+                self.response_id = response["id"]
+            if isinstance(response.get("usage"), dict):
+                self.usage = int_fields(response["usage"])
+
+    def _terminal(self, kind: str, response: object) -> None:
+        if not isinstance(response, dict):
+            self.note_malformed(f"malformed event: {kind} without a response object")
+            return
+        self._record(response)
+        status = response.get("status")
+        expected = kind.removeprefix("response.")
+        if status != expected:
+            shown = one_line(str(status), self.settings.api_key, 40)
+            self.note_malformed(f"malformed event: {kind} carries status {shown!r}")
+            return
+        if kind == "response.failed":
+            error = response.get("error")
+            kind_, message, code = error_fields({"error": error}, self.settings.api_key)
+            self.note_error(ErrorFrame(kind_, message, _transient(kind_, code)))
+            return
+        self.end_marker = True
+        if kind == "response.completed":
+            self.note_finish(COMPLETED)
+            return
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        self.note_finish(reason if isinstance(reason, str) and reason else "incomplete")
+
+    def normalize(self, verbatim: str) -> FinishReason:
+        if self.refusal_text and verbatim == COMPLETED:
+            return FinishReason.REFUSAL
+        return _FINISH.get(verbatim, FinishReason.OTHER)
