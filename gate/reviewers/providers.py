@@ -47,7 +47,7 @@ DEFAULT_KEY_ENV: Mapping[str, str] = {
     Provider.OPENAI_RESPONSES: "OPENAI_API_KEY",
     Provider.AZURE_OPENAI: "AZURE_OPENAI_API_KEY",
     # SigV4: the secret key signs; the key id and session token are read beside it
-    Provider.BEDROCK: "AWS_SECRET_ACCESS_KEY",
+    Provider.BEDROCK: "AWS_SECRET_ACCESS_KEY",  # sigv4.SECRET_KEY_ENV reads it from here
     # an OAuth access token (google-github-actions/auth with token_format: access_token)
     Provider.VERTEX: "GOOGLE_OAUTH_ACCESS_TOKEN",
 }

@@ -32,10 +32,11 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from gate.errors import ConfigError
+from gate.reviewers.providers import DEFAULT_KEY_ENV, Provider
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 ACCESS_KEY_ENV = "AWS_ACCESS_KEY_ID"
-SECRET_KEY_ENV = "AWS_SECRET_ACCESS_KEY"
+SECRET_KEY_ENV = DEFAULT_KEY_ENV[Provider.BEDROCK]
 SESSION_TOKEN_ENV = "AWS_SESSION_TOKEN"
 REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
 
