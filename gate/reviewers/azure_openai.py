@@ -4,9 +4,12 @@ Request: with ``reviewer.deployment``,
 ``POST {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...``
 (``api_version``, default :data:`DEFAULT_API_VERSION`); without one, the v1 path
 ``POST {endpoint}/openai/v1/chat/completions`` with the model in the body (and
-``api-version`` only when set). Auth: an ``api-key`` header (``auth: api-key``,
-the default), or a Microsoft Entra access token as ``Authorization: Bearer``
-(``auth: entra``). The body is the OpenAI one (:mod:`gate.reviewers.openai`).
+``api-version`` only when set). Auth on the deployments path: an ``api-key``
+header (``auth: api-key``, the default, as ``openai.AzureOpenAI`` sends it), or a
+Microsoft Entra access token as ``Authorization: Bearer`` (``auth: entra``). On
+the v1 path the key or token goes as ``Authorization: Bearer``, as the ``openai``
+client Microsoft documents for v1 sends it. The body is the OpenAI one
+(:mod:`gate.reviewers.openai`).
 
 Answer: the OpenAI chunk stream ending in ``data: [DONE]``, with Azure's
 quirks: a first chunk with empty ``choices`` (and ``id: ""``) carrying
@@ -53,7 +56,7 @@ def build_request(settings: ReviewerSettings, *, system: str, user: str) -> Http
     body: dict[str, Any] = json.loads(plain.body)
     headers = {"accept": "text/event-stream"}
     if settings.api_key:
-        if settings.auth == ENTRA:
+        if settings.auth == ENTRA or not settings.deployment:
             headers["authorization"] = f"Bearer {settings.api_key}"
         else:
             headers["api-key"] = settings.api_key
