@@ -84,6 +84,9 @@ class Stream(SSEStream):
             name, shown = one_line(frame.name, secret, 40), one_line(kind, secret, 40)
             self.note_malformed(f"malformed event: event {name!r} carries type {shown!r}")
             return
+        if kind == "response.failed":  # an error frame wins, after the end too
+            self._terminal(kind, data.get("response"))
+            return
         if self.end_marker:
             self.note_malformed(f"malformed event: {one_line(kind, secret, 40)} after the end")
             return
@@ -115,19 +118,21 @@ class Stream(SSEStream):
 
     def _terminal(self, kind: str, response: object) -> None:
         if not isinstance(response, dict):
-            self.note_malformed(f"malformed event: {kind} without a response object")
+            if kind == "response.failed":
+                self.note_error(ErrorFrame("response.failed", "(no response object)", False))
+            else:
+                self.note_malformed(f"malformed event: {kind} without a response object")
             return
         self._record(response)
-        status = response.get("status")
-        expected = kind.removeprefix("response.")
-        if status != expected:
-            shown = one_line(str(status), self.settings.api_key, 40)
-            self.note_malformed(f"malformed event: {kind} carries status {shown!r}")
-            return
-        if kind == "response.failed":
+        if kind == "response.failed":  # whatever its status says
             error = response.get("error")
             kind_, message, code = error_fields({"error": error}, self.settings.api_key)
             self.note_error(ErrorFrame(kind_, message, _transient(kind_, code)))
+            return
+        status = response.get("status")
+        if status != kind.removeprefix("response."):
+            shown = one_line(str(status), self.settings.api_key, 40)
+            self.note_malformed(f"malformed event: {kind} carries status {shown!r}")
             return
         self.end_marker = True
         if kind == "response.completed":
