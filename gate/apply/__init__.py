@@ -12,11 +12,14 @@ the incomplete marker with the delete refusal it implies
 Length and digest are checked on the decoded bytes before the disk is
 touched, so a partial or corrupt payload never creates a temporary file; the
 canonical path changes only through the rename. Every call is serialized by
-an ``flock`` on ``.apply/lock`` at the work-tree top, beside the marker.
+an ``flock`` on ``.apply/lock`` at the work-tree top holding the root, and on
+the one of each nested work tree or marker it touches below that, beside the
+marker, taken outermost first.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -25,26 +28,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gate.apply.marker import (
+    MARKER_NAME,
     MarkerEntry,
     adopt,
     clear,
+    clear_above,
     locked,
+    locked_all,
     marker_key,
     marker_path,
-    pending_under,
+    markers_over,
+    pending_over,
     read_marker,
     record,
 )
 from gate.apply.parse import DeletePath, WriteFile, parse_tool_result
-from gate.apply.paths import MARKER_DIR, confine, resolve_root, state_top
+from gate.apply.paths import (
+    MARKER_DIR,
+    confine,
+    home_of,
+    reserved_inside,
+    resolve_root,
+    state_top,
+    too_long,
+)
 from gate.apply.write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
 from gate.atomic import fsync_dir, sha256_hex
 from gate.attempt import EndReason
-from gate.errors import ApplyError, AtomicWriteError
+from gate.errors import ApplyError, AtomicWriteError, ExitCode
 
 __all__ = [
     "WRITE_CHUNK",
@@ -71,11 +86,11 @@ class Outcome(StrEnum):
     REFUSED = "refused"
 
 
-EXIT_CODES: Mapping[Outcome, int] = {
-    Outcome.OK: 0,
-    Outcome.INCOMPLETE: 1,
-    Outcome.CORRUPT: 1,
-    Outcome.REFUSED: 3,
+EXIT_CODES: Mapping[Outcome, ExitCode] = {
+    Outcome.OK: ExitCode.PASS,
+    Outcome.INCOMPLETE: ExitCode.FAIL,
+    Outcome.CORRUPT: ExitCode.FAIL,
+    Outcome.REFUSED: ExitCode.BLOCKED,
 }
 
 
@@ -117,7 +132,7 @@ class ApplyResult:
         return {f"apply.{outcome}": self.outcome is outcome for outcome in Outcome}
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         return EXIT_CODES[self.outcome]
 
     def hints(self) -> tuple[str, ...]:
@@ -178,9 +193,36 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _chain(top: Path, target: Path) -> tuple[Path, ...]:
+    """The folders from ``target``'s up to ``top``: where a marker naming it may be cleared."""
+    return tuple(folder for folder in target.parents if folder.is_relative_to(top))
+
+
 def _apply_write(root: Path, top: Path, req: WriteFile, writer: Writer) -> ApplyResult:
     norm, target = confine(root, req.path, follow_final=True)
-    key = marker_key(top, target)
+    home = home_of(top, target)
+    marked = tuple(f for f in _chain(top, target) if os.path.lexists(marker_path(f)))
+    with locked_all(tuple(f for f in (home, *marked) if f != top)):
+        return _write_locked(root, top, home, marked, norm, target, req, writer)
+
+
+def _write_locked(
+    root: Path,
+    top: Path,
+    home: Path,
+    marked: tuple[Path, ...],
+    norm: str,
+    target: Path,
+    req: WriteFile,
+    writer: Writer,
+) -> ApplyResult:
+    """The write of :func:`_apply_write`, under the locks of ``top``, ``home`` and ``marked``.
+
+    An incomplete or corrupt write is recorded in ``home``'s marker (the
+    nearest work tree holding the target: its hook and its ``git status``
+    see it); a whole one clears the target's entry from every marker between
+    it and ``top``, whichever root recorded it.
+    """
     data, problem = decode(req)
     received = len(data)
     digest = sha256_hex(data)
@@ -188,14 +230,22 @@ def _apply_write(root: Path, top: Path, req: WriteFile, writer: Writer) -> Apply
 
     def result(outcome: Outcome, reason: str, detail: str, written: int = 0) -> ApplyResult:
         if outcome in (Outcome.INCOMPLETE, Outcome.CORRUPT):
+            key = marker_key(home, target)
             entry = MarkerEntry(apply_id=req.apply_id, path=key, reason=reason, time=_now())
-            detail += record(top, entry)
+            detail += record(home, entry)
         elif outcome is Outcome.OK:
-            detail += clear(top, key)
-        try:
-            listed = any(entry.path == key for entry in read_marker(top))
-        except ApplyError:
-            listed = True
+            for folder in dict.fromkeys((home, *marked)):
+                detail += clear(folder, marker_key(folder, target))
+            detail += clear_above(top, target)
+        listing = None
+        for folder in dict.fromkeys((home, *markers_over(target))):
+            try:
+                listed = any(e.path == marker_key(folder, target) for e in read_marker(folder))
+            except ApplyError:
+                listed = True
+            if listed:
+                listing = marker_path(folder)
+                break
         return ApplyResult(
             tool="write_file",
             path=norm,
@@ -210,7 +260,7 @@ def _apply_write(root: Path, top: Path, req: WriteFile, writer: Writer) -> Apply
             sha256_received=digest,
             sha256_disk=disk_sha(target),
             stream_end_reason=req.stream_end_reason,
-            marker=str(marker_path(top)) if listed else None,
+            marker=str(listing) if listing is not None else None,
         )
 
     keep = "nothing was written; the target keeps its old bytes"
@@ -260,8 +310,24 @@ def _apply_write(root: Path, top: Path, req: WriteFile, writer: Writer) -> Apply
 
 def _apply_delete(root: Path, top: Path, req: DeletePath) -> ApplyResult:
     norm, target = confine(root, req.path, follow_final=False)
+    home = home_of(top, target)
+    with locked_all((home,) if home != top else ()):
+        return _delete_locked(norm, target, req)
 
-    def result(outcome: Outcome, reason: str, detail: str) -> ApplyResult:
+
+def _delete_locked(norm: str, target: Path, req: DeletePath) -> ApplyResult:
+    """The delete of :func:`_apply_delete`, under the locks of the state top and the home.
+
+    Refused while any marker above the target (up to the file-system root:
+    a nested work tree's, the outer one's, any root's) or inside it names
+    it or a path below it, and for a folder that holds a ``.git`` or
+    ``.apply`` at any depth (a nested work tree, a submodule, apply state),
+    in any spelling a file system folds to them.
+    """
+
+    def result(
+        outcome: Outcome, reason: str, detail: str, marker: Path | None = None
+    ) -> ApplyResult:
         return ApplyResult(
             tool="delete_path",
             path=norm,
@@ -270,26 +336,51 @@ def _apply_delete(root: Path, top: Path, req: DeletePath) -> ApplyResult:
             reason=reason,
             detail=detail,
             sha256_disk=disk_sha(target),
-            marker=str(marker_path(top)) if reason == "incomplete_pending" else None,
+            marker=str(marker) if marker is not None else None,
         )
 
-    try:
-        entries = read_marker(top)
-    except ApplyError as err:
-        return result(Outcome.REFUSED, err.reason, err.message)
-    entry = pending_under(top, target, entries)
-    if entry is not None:
+    def pending(folder: Path, entry: MarkerEntry) -> ApplyResult:
         return result(
             Outcome.REFUSED,
             "incomplete_pending",
-            f"{entry.path} has an incomplete apply (apply_id={entry.apply_id}, "
-            f"{entry.reason}); deleting {norm} would destroy it; retry that write until "
-            "apply.ok=true, or abort, but do not delete it",
+            f"{entry.path} (listed in {marker_path(folder)}) has an incomplete apply "
+            f"(apply_id={entry.apply_id}, {entry.reason}); deleting {norm} would destroy it; "
+            "retry that write until apply.ok=true, or abort, but do not delete it",
+            marker_path(folder),
         )
+
+    try:
+        found = pending_over(target)
+    except ApplyError as err:
+        return result(Outcome.REFUSED, err.reason, err.message)
+    if found is not None:
+        return pending(*found)
     if not os.path.lexists(target):
         return result(Outcome.REFUSED, "not_found", f"{norm} does not exist")
+    is_folder = target.is_dir() and not target.is_symlink()
+    if is_folder:
+        try:
+            inside = reserved_inside(target)
+            for hit in inside:
+                holder = (target / hit).parent
+                if PurePosixPath(hit).name == MARKER_DIR and os.path.lexists(
+                    target / hit / MARKER_NAME
+                ):
+                    entries = read_marker(holder)
+                    if entries:
+                        return pending(holder, entries[0])
+        except ApplyError as err:
+            return result(Outcome.REFUSED, err.reason, err.message)
+        if inside:
+            return result(
+                Outcome.REFUSED,
+                "reserved_inside",
+                f"{norm} holds {norm}/{inside[0]} (a git work tree, a submodule or apply state); "
+                "agents may not delete a folder that holds .git or .apply at any depth; delete "
+                "the files in it one by one, or have a human remove it",
+            )
     try:
-        if target.is_dir() and not target.is_symlink():
+        if is_folder:
             shutil.rmtree(target)
         else:
             target.unlink()
@@ -324,12 +415,22 @@ def apply_tool_result(
             return _apply_write(base, top, req, writer)
     except ApplyError as err:
         return _refused_parsed(req, err.reason, err.message)
-    except (OSError, AtomicWriteError) as err:
-        return _refused_parsed(
-            req,
-            "apply_dir_unwritable",
-            f"cannot prepare {top / MARKER_DIR} (lock and marker): {err}; it must be writable",
-        )
+    except OSError as err:
+        if err.errno != errno.ENAMETOOLONG:
+            return _unwritable(req, top, err)
+        refusal = too_long(req.path, err)
+        return _refused_parsed(req, refusal.reason, refusal.message)
+    except AtomicWriteError as err:
+        return _unwritable(req, top, err)
+
+
+def _unwritable(req: WriteFile | DeletePath, top: Path, err: Exception) -> ApplyResult:
+    return _refused_parsed(
+        req,
+        "apply_dir_unwritable",
+        f"cannot prepare {MARKER_DIR}/ (lock and marker) in {top} or a work tree below it: "
+        f"{err}; it must be writable",
+    )
 
 
 def _refused_parsed(req: WriteFile | DeletePath, reason: str, detail: str) -> ApplyResult:

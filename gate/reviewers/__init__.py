@@ -16,15 +16,10 @@ they become incomplete attempts; only invalid settings raise
 
 from __future__ import annotations
 
-import importlib
-import random
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
-from gate import redact
-from gate.attempt import Attempt, ReviewOutcome
-from gate.reviewers.base import HttpRequest, Parser, Reply, perform
+# The provider table is light and imported eagerly (gate.config needs it); the
+# transport, which pulls in httpx and gate.config itself, loads on first use.
 from gate.reviewers.providers import (
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
@@ -33,7 +28,29 @@ from gate.reviewers.providers import (
     USER_AGENT,
     Provider,
 )
-from gate.reviewers.settings import ReviewerSettings, needs_api_key, validate
+
+if TYPE_CHECKING:
+    from gate.reviewers.settings import ReviewerSettings, needs_api_key, validate
+    from gate.reviewers.transport import (
+        Dialect,
+        attempt_line,
+        backoff_delay,
+        call_once,
+        dialect,
+        review,
+    )
+
+_LAZY = {
+    "ReviewerSettings": "gate.reviewers.settings",
+    "needs_api_key": "gate.reviewers.settings",
+    "validate": "gate.reviewers.settings",
+    "Dialect": "gate.reviewers.transport",
+    "attempt_line": "gate.reviewers.transport",
+    "backoff_delay": "gate.reviewers.transport",
+    "call_once": "gate.reviewers.transport",
+    "dialect": "gate.reviewers.transport",
+    "review": "gate.reviewers.transport",
+}
 
 __all__ = [
     "DEFAULT_BASE_URLS",
@@ -41,21 +58,27 @@ __all__ = [
     "NEEDS_MODEL",
     "PROVIDERS",
     "USER_AGENT",
+    "Dialect",
     "Provider",
     "ReviewerSettings",
     "attempt_line",
     "backoff_delay",
     "call_once",
+    "dialect",
     "needs_api_key",
     "review",
     "validate",
 ]
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """One wire dialect: how to build its request and how to read its answer."""
+def __getattr__(name: str) -> Any:
+    """Load the transport names on first use (PEP 562), keeping this import light."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gate.reviewers' has no attribute {name!r}")
+    import importlib
 
+<<<<<<< HEAD
     name: str
     build_request: Callable[..., HttpRequest]
     parser: Callable[[ReviewerSettings], Parser]
@@ -161,3 +184,8 @@ def attempt_line(attempt: Attempt, total: int | None = None) -> str:
         f"finish {attempt.finish_reason}"
     )
     return head if attempt.complete else f"{head}: {attempt.detail}"
+=======
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+>>>>>>> main

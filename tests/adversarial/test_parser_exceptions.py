@@ -49,7 +49,7 @@ from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from gate import cli
-from gate.action.github import read_event, target_from_event
+from gate.action.event import read_event, target_from_event
 from gate.action.run import run_action
 from gate.apply.marker import marker_path, read_marker
 from gate.attempt import EndReason

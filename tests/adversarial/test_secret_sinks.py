@@ -325,6 +325,7 @@ def _posted_description(key: str, description: str) -> str:
 
     client = object.__new__(github.GitHubClient)
     client.settings = github.GitHubSettings(repository="o/r", token="t", retries=0)
+    client.policy = client.settings.retry
     client._repo = type("Repo", (), {"get_commit": lambda self, sha: Commit()})()
     with redact.scope(key):
         client.create_status(

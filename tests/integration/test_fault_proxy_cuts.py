@@ -71,11 +71,12 @@ def aws_key_id(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def config_for(base_url: str, provider: str, model: str = MODEL) -> Config:
+    extras: dict[str, Any] = dict(SIM_EXTRAS.get(provider, {}))
     return Config(
         reviewer=ReviewerConfig(
             provider=provider,
             model=model,
-            **SIM_EXTRAS.get(provider, {}),
+            **extras,
             base_url=base_url,
             connect_timeout=5.0,
             read_timeout=5.0,

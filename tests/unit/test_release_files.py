@@ -104,11 +104,6 @@ def test_every_mention_of_the_repository_names_the_one_in_pyproject() -> None:
     _no_placeholders(name for name in _tracked() if name != "README.md")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README.md is rewritten by another task: the lead places the install snippet "
-    "(uses: review-gate/review-gate@v1), then removes this mark",
-)
 def test_the_readme_names_the_repository_too() -> None:
     _no_placeholders(["README.md"])
 

@@ -13,14 +13,15 @@ import json
 from typing import Any
 
 import pytest
-from botocore.eventstream import EventStreamBuffer
 
+from gate.attempt import EndReason
 from gate.lab.sim import SIM_EXTRAS, SimResponse, render_events
 from gate.reviewers import azure_openai, bedrock, openai_responses
 from gate.reviewers.base import Exchange, Failure, Framing, Reply
 from gate.reviewers.eventstream import encode_frame
 from gate.reviewers.settings import ReviewerSettings
 
+botocore_es = pytest.importorskip("botocore.eventstream")
 ANSWER = "Reviewed: fine, ship it."
 
 
@@ -41,7 +42,7 @@ def exchange(raw: bytes, content_type: str) -> Exchange:
         framing=Framing.CHUNKED,
         failure=Failure.NONE,
         failure_detail="",
-        end_reason=bedrock.EndReason.TRAILER,
+        end_reason=EndReason.TRAILER,
         retryable=False,
         elapsed_s=0.0,
         first_byte_s=0.0,
@@ -68,7 +69,7 @@ def frames(**shape: Any) -> list[bytes]:
 
 def test_bedrock_sim_frames_decode_the_same_with_botocore() -> None:
     parts = frames()
-    buffer = EventStreamBuffer()
+    buffer = botocore_es.EventStreamBuffer()
     buffer.add_data(b"".join(parts))
     theirs = [(m.headers[":event-type"], json.loads(m.payload)) for m in buffer]
     from gate.reviewers.eventstream import EventStreamDecoder
