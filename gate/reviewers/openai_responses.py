@@ -19,11 +19,20 @@ other event types are not content), ..., then one terminal event:
 
 There is no ``[DONE]``: nothing may follow the terminal event, and a stream
 without one was cut.
+
+The text comes several times: as deltas, then whole in ``output_text.done``,
+``content_part.done``, ``output_item.done`` and the terminal event's
+``response.output`` (which the SDK's final response is built from). The gate
+seals the deltas and requires every whole copy to equal them: a copy that
+differs (a byte corrupted in transit, a proxy that rewrote one of them) is
+``malformed_event``, so the gate never seals text other than what a client
+reading any copy would show.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gate.attempt import FinishReason
 from gate.reviewers.base import HttpRequest, one_line
@@ -67,11 +76,44 @@ def build_request(settings: ReviewerSettings, *, system: str, user: str) -> Http
     )
 
 
+def _key(data: dict[str, Any]) -> tuple[str, int]:
+    item, index = data.get("item_id"), data.get("content_index")
+    return (
+        item if isinstance(item, str) else "",
+        index if isinstance(index, int) and not isinstance(index, bool) else 0,
+    )
+
+
+def _message_texts(item: object) -> list[tuple[int, object]] | None:
+    """(content index, text) of a message item's output_text parts; None when not a message."""
+    if not isinstance(item, dict) or item.get("type") != "message":
+        return None
+    content = item.get("content")
+    parts = content if isinstance(content, list) else []
+    return [
+        (index, part.get("text"))
+        for index, part in enumerate(parts)
+        if isinstance(part, dict) and part.get("type") == "output_text"
+    ]
+
+
 class Stream(SSEStream):
     PROVIDER = NAME
     END_MARKER = "response.completed or response.incomplete"
     MISSING_END_REASON = "missing_response_completed"
     REQUEST_ID_HEADERS = ("x-request-id",)
+
+    def __init__(self, settings: ReviewerSettings) -> None:
+        super().__init__(settings)
+        self.texts: dict[tuple[str, int], list[str]] = {}
+
+    def _same(self, copy: object, key: tuple[str, int], where: str) -> None:
+        """A whole copy of one text part must equal its deltas."""
+        if copy != "".join(self.texts.get(key, [])):
+            self.note_malformed(
+                f"malformed event: the text in {where} differs from its output_text deltas "
+                "(a copy was altered in transit, or deltas are missing)"
+            )
 
     def on_event(self, frame: Frame) -> None:
         data = frame.object()
@@ -91,7 +133,18 @@ class Stream(SSEStream):
             self.note_malformed(f"malformed event: {one_line(kind, secret, 40)} after the end")
             return
         if kind == "response.output_text.delta":
-            self._text(data.get("delta"))
+            self._text(data.get("delta"), _key(data))
+        elif kind == "response.output_text.done":
+            self._same(data.get("text"), _key(data), kind)
+        elif kind == "response.content_part.done":
+            part = data.get("part")
+            if isinstance(part, dict) and part.get("type") == "output_text":
+                self._same(part.get("text"), _key(data), kind)
+        elif kind == "response.output_item.done":
+            item = data.get("item")
+            for index, text in _message_texts(item) or []:
+                item_id = item.get("id") if isinstance(item, dict) else None
+                self._same(text, (item_id if isinstance(item_id, str) else "", index), kind)
         elif kind == "response.refusal.delta":
             delta = data.get("delta")
             if isinstance(delta, str):
@@ -103,11 +156,12 @@ class Stream(SSEStream):
         # other event types (in_progress, output_item.*, content_part.*, reasoning, ...)
         # carry no content
 
-    def _text(self, text: object) -> None:
+    def _text(self, text: object, key: tuple[str, int]) -> None:
         if not isinstance(text, str):
             self.note_malformed("malformed event: output_text delta is not a string")
             return
         self.parts.append(text)
+        self.texts.setdefault(key, []).append(text)
 
     def _record(self, response: object) -> None:
         if isinstance(response, dict):
@@ -133,6 +187,21 @@ class Stream(SSEStream):
         if status != kind.removeprefix("response."):
             shown = one_line(str(status), self.settings.api_key, 40)
             self.note_malformed(f"malformed event: {kind} carries status {shown!r}")
+            return
+        output = response.get("output")
+        if not isinstance(output, list):
+            self.note_malformed(f"malformed event: {kind} without its output list")
+            return
+        whole = "".join(
+            text if isinstance(text, str) else "\0"
+            for item in output
+            for _, text in _message_texts(item) or []
+        )
+        if whole != self.content:
+            self.note_malformed(
+                f"malformed event: the output text in {kind} differs from the output_text "
+                "deltas (a copy was altered in transit, or deltas are missing)"
+            )
             return
         self.end_marker = True
         if kind == "response.completed":
