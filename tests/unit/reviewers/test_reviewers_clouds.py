@@ -326,3 +326,82 @@ def test_responses_refusal_part_makes_a_completed_answer_a_refusal() -> None:
     refusal = _event("response.refusal.delta", delta="I can't review this.")
     reply = judge(openai_responses, "openai-responses", [*events[:5], refusal, *events[5:]])
     assert reply.reason == "refusal"
+
+
+# --- endpoints and settings ------------------------------------------------------------
+
+
+def test_cloud_base_urls() -> None:
+    from gate.reviewers.providers import cloud_base_url
+
+    assert cloud_base_url("bedrock", region="eu-west-1") == (
+        "https://bedrock-runtime.eu-west-1.amazonaws.com"
+    )
+    env = {"AWS_REGION": "", "AWS_DEFAULT_REGION": "ap-south-1"}
+    assert cloud_base_url("bedrock", environ=env).endswith(".ap-south-1.amazonaws.com")
+    assert cloud_base_url("bedrock", environ={}) == ""
+    assert (
+        cloud_base_url("vertex", location="us-east5")
+        == "https://us-east5-aiplatform.googleapis.com"
+    )
+    assert cloud_base_url("vertex", location="global") == "https://aiplatform.googleapis.com"
+    assert cloud_base_url("azure-openai") == ""
+
+
+def test_config_without_an_endpoint_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gate.config import ReviewerConfig
+    from gate.errors import ConfigError
+
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError) as caught:
+        ReviewerConfig(provider="bedrock", model="m").to_settings("k")
+    assert "region" in str(caught.value)
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    got = ReviewerConfig(provider="bedrock", model="m").to_settings("k")
+    assert got.base_url == "https://bedrock-runtime.us-west-2.amazonaws.com"
+
+
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        ({"provider": "bedrock", "region": "us-east-1.evil.example/"}, "config_invalid"),
+        ({"provider": "vertex", "location": "us-east5", "project": "a/b"}, "config_invalid"),
+        ({"provider": "vertex", "location": "us-east5"}, "config_invalid"),
+        ({"provider": "vertex", "project": "proj-123"}, "config_invalid"),
+        ({"provider": "azure-openai", "deployment": "a/../b"}, "config_invalid"),
+        ({"provider": "azure-openai", "auth": "oauth"}, "config_invalid"),
+        (
+            {
+                "provider": "vertex",
+                "project": "proj-123",
+                "location": "us-east5",
+                "base_url": "https://us-east5-aiplatform.googleapis.com",
+            },
+            "missing_api_key",
+        ),
+        (
+            {"provider": "azure-openai", "base_url": "https://r.openai.azure.com"},
+            "missing_api_key",
+        ),
+    ],
+)
+def test_cloud_settings_are_refused_before_any_request(values: dict[str, Any], reason: str) -> None:
+    from gate.errors import UsageError
+    from gate.reviewers.settings import validate
+
+    merged = {"model": "m", "base_url": "http://127.0.0.1:9", **values}
+    with pytest.raises(UsageError) as caught:
+        validate(ReviewerSettings(**merged))
+    assert caught.value.reason == reason
+
+
+def test_bedrock_with_a_key_but_no_key_id_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gate.errors import UsageError
+    from gate.reviewers.settings import validate
+
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    with pytest.raises(UsageError) as caught:
+        validate(settings("bedrock", api_key="secret"))
+    assert caught.value.reason == "missing_api_key"
+    assert "AWS_ACCESS_KEY_ID" in str(caught.value)
