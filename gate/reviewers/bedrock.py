@@ -247,6 +247,13 @@ class Stream(SSEStream):
                 usage=self.usage,
             )
 
+        kind = exchange.headers.get("content-type", "")
+        if self.events == 0 and MEDIA_TYPE not in kind:
+            return reply(
+                "not_event_stream",
+                f"the reviewer answered with Content-Type {kind or 'none'!r} and no event-stream "
+                f"frames (expected {MEDIA_TYPE}); check base_url and the model id; not retryable",
+            )
         fault = self.fault
         if fault is None:
             try:
@@ -259,13 +266,6 @@ class Stream(SSEStream):
             return reply(fault.reason, f"{fault.message}; {advice}", retry=retry)
         if self.malformed is not None:
             return super().conclude(exchange)
-        kind = exchange.headers.get("content-type", "")
-        if self.events == 0 and MEDIA_TYPE not in kind:
-            return reply(
-                "not_event_stream",
-                f"the reviewer answered with Content-Type {kind or 'none'!r} and no event-stream "
-                f"frames (expected {MEDIA_TYPE}); check base_url and the model id; not retryable",
-            )
         if not self.stopped:
             return reply(
                 self.MISSING_END_REASON,

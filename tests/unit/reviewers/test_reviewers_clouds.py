@@ -405,3 +405,12 @@ def test_bedrock_with_a_key_but_no_key_id_is_refused(monkeypatch: pytest.MonkeyP
         validate(settings("bedrock", api_key="secret"))
     assert caught.value.reason == "missing_api_key"
     assert "AWS_ACCESS_KEY_ID" in str(caught.value)
+
+
+def test_bedrock_a_200_that_is_not_an_event_stream_says_so() -> None:
+    stream = bedrock.Stream(settings("bedrock"))
+    body = b'{"message": "not an event stream"}'
+    stream.feed(body)
+    reply = stream.conclude(exchange(body, "application/json"))
+    assert reply.reason == "not_event_stream"
+    assert not reply.retryable
