@@ -55,6 +55,14 @@ DEFAULT_KEY_ENV: Mapping[str, str] = {
 #: The variable an Azure OpenAI Microsoft Entra bearer token is read from (``reviewer.auth:
 #: entra``), e.g. from ``az account get-access-token`` after ``azure/login`` with OIDC.
 AZURE_TOKEN_ENV = "AZURE_OPENAI_AD_TOKEN"
+#: The AWS session token, signed in beside the secret key (``gate.reviewers.sigv4``).
+AWS_SESSION_TOKEN_ENV = "AWS_SESSION_TOKEN"
+#: Every variable that may hold a reviewer secret: masked and redacted from the start of a run.
+SECRET_ENVS: tuple[str, ...] = (
+    *dict.fromkeys(DEFAULT_KEY_ENV.values()),
+    AZURE_TOKEN_ENV,
+    AWS_SESSION_TOKEN_ENV,
+)
 
 #: Where each provider lives when ``base_url`` is not given. MC1 has no default:
 #: it is a team's own service, so its URL must always be configured.

@@ -414,3 +414,17 @@ def test_bedrock_a_200_that_is_not_an_event_stream_says_so() -> None:
     reply = stream.conclude(exchange(body, "application/json"))
     assert reply.reason == "not_event_stream"
     assert not reply.retryable
+
+
+def test_the_action_masks_every_cloud_secret_from_the_start() -> None:
+    from gate.action.inputs import ActionInputs
+
+    env = {
+        "AWS_SECRET_ACCESS_KEY": "aws-secret-value",
+        "AWS_SESSION_TOKEN": "aws-session-token-value",
+        "AZURE_OPENAI_AD_TOKEN": "azure-entra-token-value",
+        "GOOGLE_OAUTH_ACCESS_TOKEN": "ya29.google-token-value",
+        "AZURE_OPENAI_API_KEY": "azure-key-value",
+    }
+    secrets = ActionInputs.from_env(env).secrets(env)
+    assert set(env.values()) <= set(secrets)
