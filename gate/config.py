@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
 from gate.redact import redact
-from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL
+from gate.reviewers.providers import (
+    AZURE_TOKEN_ENV,
+    BASE_URL_FIX,
+    DEFAULT_KEY_ENV,
+    NEEDS_MODEL,
+    Provider,
+    cloud_base_url,
+)
 from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
 
 if TYPE_CHECKING:
@@ -60,10 +67,21 @@ class ReviewerConfig:
     deadline: float = 300.0
     max_response_bytes: int = 4 * 1024 * 1024
     attempts: int = 3
+    # the clouds (issue 13): where the model lives and how the gate proves who it is
+    deployment: str | None = None  # azure-openai: the deployment path (else the v1 path)
+    api_version: str | None = None  # azure-openai: api-version with a deployment
+    auth: str | None = None  # azure-openai: "api-key" (default) or "entra" (bearer token)
+    region: str | None = None  # bedrock: AWS region (else AWS_REGION / AWS_DEFAULT_REGION)
+    project: str | None = None  # vertex: Google Cloud project id
+    location: str | None = None  # vertex: region, e.g. us-east5, or "global"
 
     def key_env(self) -> str:
         """The environment variable that holds the API key (explicit, or the provider's)."""
-        return self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+        if self.api_key_env:
+            return self.api_key_env
+        if self.provider == Provider.AZURE_OPENAI and self.auth == "entra":
+            return AZURE_TOKEN_ENV
+        return DEFAULT_KEY_ENV[self.provider]
 
     def to_settings(self, api_key: str | None) -> ReviewerSettings:
         """Transport settings for :func:`gate.reviewers.review`.
@@ -80,12 +98,17 @@ class ReviewerConfig:
                 fix="set reviewer.model in the config file or the action's model input",
                 reason="config_model_missing",
             )
-        base_url = self.base_url or DEFAULT_BASE_URLS.get(self.provider)
+        base_url = self.base_url or cloud_base_url(
+            self.provider, region=self.region, location=self.location, environ=os.environ
+        )
         if not base_url:
             raise ConfigError(
                 f"reviewer.base_url is not set and provider {self.provider} has no public endpoint",
                 key="reviewer.base_url",
-                fix="set reviewer.base_url in the config file or the action's base-url input",
+                fix=BASE_URL_FIX.get(
+                    self.provider,
+                    "set reviewer.base_url in the config file or the action's base-url input",
+                ),
                 reason="config_base_url_missing",
             )
         values = {f.name: getattr(self, f.name) for f in fields(ReviewerConfig)}
@@ -161,6 +184,12 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "model": ("reviewer", "model"),
     "base-url": ("reviewer", "base_url"),
     "api-key-env": ("reviewer", "api_key_env"),
+    "deployment": ("reviewer", "deployment"),
+    "api-version": ("reviewer", "api_version"),
+    "auth": ("reviewer", "auth"),
+    "region": ("reviewer", "region"),
+    "project": ("reviewer", "project"),
+    "location": ("reviewer", "location"),
     "max-tokens": ("reviewer", "max_tokens"),
     "temperature": ("reviewer", "temperature"),
     "attempts": ("reviewer", "attempts"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gate.config import DEFAULT_CONFIG_PATH, inputs_from_env
 from gate.errors import UsageError
-from gate.reviewers.providers import DEFAULT_KEY_ENV
+from gate.reviewers.providers import SECRET_ENVS
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class ActionInputs:
             self.raw.get("token"),
             self.raw.get("api-key"),
             env.get("GITHUB_TOKEN"),
-            *(env.get(name) for name in DEFAULT_KEY_ENV.values()),
+            *(env.get(name) for name in SECRET_ENVS),
         )
         return [s for s in found if s]
 

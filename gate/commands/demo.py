@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import argparse
 
+from gate.reviewers.providers import PROVIDERS, Provider
+
+DEFAULT_PROVIDER = Provider.OPENAI.value  # the demo's dialect unless --provider says otherwise
+
 NAME = "demo"
 ORDER = 10
 HELP = "watch the gate block cut, corrupted and malformed answers (local, no API key)"
@@ -30,6 +34,9 @@ diff as sample.diff, to --out (default ./review-gate-demo), so each certificate
 re-verifies offline:
   review-gate verify --from-certificate review-gate-demo/healthy.json \\
       --diff review-gate-demo/sample.diff --policy-version 1
+--provider runs the same cases in another dialect (e.g. --provider bedrock: AWS
+event-stream frames, where a flipped byte anywhere is caught by a CRC, so flip-sha is
+incomplete there; flip-end corrupts that dialect's own end marker).
 Needs no API key and no network beyond 127.0.0.1; retry pauses are shortened.
 exit codes: 0 every case got its expected decision, 3 otherwise, 2 usage error.
 """
@@ -43,6 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder for the certificates and sample.diff (default: ./review-gate-demo)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=DEFAULT_PROVIDER,
+        help=f"the dialect the local reviewer speaks (default: {DEFAULT_PROVIDER})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from gate.errors import ExitCode
     from gate.lab.demo import run_demo, summary_json, text_report
 
-    demo = run_demo(Path(args.out))
+    demo = run_demo(Path(args.out), args.provider)
     if args.json:
         say_json(summary_json(demo.outcomes, demo.out), indent=2)
     else:

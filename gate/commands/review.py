@@ -56,7 +56,22 @@ _OVERRIDES = {
     "policy_version": "policy-version",
     "min_confidence": "min-confidence",
     "agreement": "agreement",
+    "deployment": "deployment",
+    "api_version": "api-version",
+    "auth": "auth",
+    "region": "region",
+    "project": "project",
+    "location": "location",
 }
+#: The clouds' settings (issue 13): option, metavar, help.
+_CLOUD_OPTIONS = (
+    ("--deployment", "NAME", "azure-openai: the deployment (default: the v1 path)"),
+    ("--api-version", "VERSION", "azure-openai: the api-version query parameter"),
+    ("--auth", "KIND", "azure-openai: api-key (default) or entra (a bearer token)"),
+    ("--region", "REGION", "bedrock: the AWS region (default: AWS_REGION)"),
+    ("--project", "ID", "vertex: the Google Cloud project id"),
+    ("--location", "LOCATION", "vertex: e.g. us-east5 or global"),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +111,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="environment variable that holds the API key (default: from --config, else the "
         "provider's, e.g. OPENAI_API_KEY)",
     )
+    for option, metavar, text in _CLOUD_OPTIONS:
+        parser.add_argument(option, metavar=metavar, help=f"{text} (default: from --config)")
     parser.add_argument(
         "--max-tokens",
         metavar="N",

@@ -36,11 +36,44 @@ from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
-from gate.lab.sim import ReviewerSimulator, SimResponse
+from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse
 from gate.pipeline import ReviewResult, binding_for, review_diff
 from gate.prompt import binding_in, build_prompt
+from gate.reviewers.providers import Provider
 
 SAMPLE = "sample.diff"
+DEFAULT_PROVIDER = Provider.OPENAI.value
+#: How the report names each dialect ("to: a local reviewer speaking ... on 127.0.0.1").
+SPEAKING = {
+    "openai": "the OpenAI streaming dialect",
+    "anthropic": "the Anthropic Messages streaming dialect",
+    "gemini": "the Gemini streamGenerateContent dialect",
+    "mc1": "MC1 (a sealed envelope)",
+    "openai-responses": "the OpenAI Responses streaming dialect",
+    "azure-openai": "Azure OpenAI's chat streaming dialect (filter results included)",
+    "bedrock": "Bedrock ConverseStream (AWS event-stream frames, each CRC-checked)",
+    "vertex": "Vertex AI's Gemini streaming dialect",
+}
+#: The end marker the flip-end case corrupts: the bytes to find, the offset of the byte to
+#: flip inside them, and how the row names it.
+END_MARKERS = {
+    "openai": (b"data: [DONE]", len("data: ["), "[DONE]"),
+    "azure-openai": (b"data: [DONE]", len("data: ["), "[DONE]"),
+    "anthropic": (b"event: message_stop", len("event: message_"), "message_stop"),
+    "openai-responses": (b"event: response.completed", len("event: response."), "completed"),
+    "gemini": (b'"finishReason":"STOP"', len('"finishReason":"'), "finishReason"),
+    "vertex": (b'"finishReason":"STOP"', len('"finishReason":"'), "finishReason"),
+    "bedrock": (b"messageStop", len("message"), "messageStop"),
+    "mc1": (b"\nEND\n", 1, "END"),
+}
+#: Where a flipped digit of the diff_sha is caught before the verdict is read: an answer
+#: that carries its own integrity (CRC32s, the MC1 digest) never reaches it.
+#: The Responses API repeats the text whole after its deltas, and every copy must agree.
+SHA_FLIP_STATE = {
+    "bedrock": State.INCOMPLETE,
+    "mc1": State.INCOMPLETE,
+    "openai-responses": State.INCOMPLETE,
+}
 POLICY_VERSION = "1"
 RETRY_PAUSE_CAP = 0.05  # seconds; the real backoff is seconds long
 STALL_READ_TIMEOUT = 0.5
@@ -156,11 +189,20 @@ def inside_sha(haystack: bytes, diff_sha: str) -> int:
     return locate(haystack, diff_sha.encode())
 
 
-def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
+def wire_cases(healthy: bytes, binding: Binding, provider: str = DEFAULT_PROVIDER) -> list[Case]:
     """The cases that break the healthy response on the wire, aimed at its bytes."""
     half = len(healthy) // 2
     sha_at = inside_sha(healthy, binding.diff_sha)
-    done_at = locate(healthy, b"data: [DONE]") + len("data: [")
+    marker, inside, label = END_MARKERS[provider]
+    done_at = locate(healthy, marker) + inside
+    note = (
+        "the HTTP response ended properly (end trailer) and the finish reason was "
+        "stop; only the data: [DONE] end marker was corrupted, and without it the "
+        "answer is not proven whole"
+        if label == "[DONE]"
+        else f"the HTTP response ended properly (end trailer); only the {label} end marker "
+        "was corrupted, and without it the answer is not proven whole"
+    )
     return [
         Case(
             "cut",
@@ -170,7 +212,7 @@ def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
         ),
         Case(
             "flip-sha",
-            State.NEEDS_HUMAN,
+            SHA_FLIP_STATE.get(provider, State.NEEDS_HUMAN),
             fault=Fault(FaultKind.FLIP, sha_at),
             sent=f"flip byte {sha_at} (diff_sha)",
         ),
@@ -178,12 +220,8 @@ def wire_cases(healthy: bytes, binding: Binding) -> list[Case]:
             "flip-done",
             State.INCOMPLETE,
             fault=Fault(FaultKind.FLIP, done_at),
-            sent=f"flip byte {done_at} ([DONE])",
-            note=(
-                "the HTTP response ended properly (end trailer) and the finish reason was "
-                "stop; only the data: [DONE] end marker was corrupted, and without it the "
-                "answer is not proven whole"
-            ),
+            sent=f"flip byte {done_at} ({label})",
+            note=note,
         ),
         Case(
             "stall",
@@ -249,11 +287,13 @@ def large_cases() -> list[Case]:
 # --- running -----------------------------------------------------------------------
 
 
-def demo_config(base_url: str, *, read_timeout: float) -> Config:
+def demo_config(base_url: str, *, read_timeout: float, provider: str = DEFAULT_PROVIDER) -> Config:
+    extras: dict[str, Any] = dict(SIM_EXTRAS.get(provider, {}))
     return Config(
         reviewer=ReviewerConfig(
-            provider="openai",
+            provider=provider,
             model="demo-reviewer",
+            **extras,
             base_url=base_url,
             connect_timeout=2.0,
             read_timeout=read_timeout,
@@ -296,18 +336,19 @@ def run_case(
     out: Path,
     proxy: FaultProxy | None,
     review: Callable[..., ReviewResult] = review_diff,
+    provider: str = DEFAULT_PROVIDER,
 ) -> Outcome:
     before = len(proxy.records) if proxy is not None else 0
     if proxy is not None:
         proxy.fault = case.fault
-    config = demo_config(base_url, read_timeout=case.read_timeout)
+    config = demo_config(base_url, read_timeout=case.read_timeout, provider=provider)
     if case.large:
         diff = large_diff()
         config = replace(config, max_chunk_bytes=LARGE_CHUNK_BYTES, concurrency=1)
     result = review(
         diff,
         config,
-        api_key=None,  # a local OpenAI-compatible server needs no key
+        api_key=None,  # a local reviewer needs no key (Bedrock's request goes unsigned)
         extra_cert={"command": "demo", "case": case.name, "on_the_wire": case.sent},
         sleep=short_pause,
     )
@@ -321,31 +362,32 @@ def run_case(
     return Outcome(case=case, result=result, wire=wire, certificate_path=path)
 
 
-def run_all(diff: bytes, out: Path) -> list[Outcome]:
+def run_all(diff: bytes, out: Path, provider: str = DEFAULT_PROVIDER) -> list[Outcome]:
     outcomes: list[Outcome] = []
     model = ScriptedModel()
     with loopback_only():
-        with ReviewerSimulator("openai", model) as sim, FaultProxy(_hostport(sim.base_url)) as px:
+        with ReviewerSimulator(provider, model) as sim, FaultProxy(_hostport(sim.base_url)) as px:
+            url = via(px, sim.base_url)
             healthy = Case("healthy", State.PASS, sent="as is")
-            first = run_case(healthy, diff, via(px, sim.base_url), out, px)
+            first = run_case(healthy, diff, url, out, px, provider=provider)
             outcomes.append(first)
             captured = bytes(first.wire.captured) if first.wire is not None else b""
-            for case in wire_cases(captured, first.result.binding):
-                outcomes.append(run_case(case, diff, via(px, sim.base_url), out, px))
+            for case in wire_cases(captured, first.result.binding, provider):
+                outcomes.append(run_case(case, diff, url, out, px, provider=provider))
             for case in model_cases():
                 if case.script:
                     continue
                 model.mode = case.mode
-                outcomes.append(run_case(case, diff, via(px, sim.base_url), out, px))
+                outcomes.append(run_case(case, diff, url, out, px, provider=provider))
         for case in model_cases():
             if not case.script:
                 continue
             scripted = ScriptedModel(mode=case.mode)
-            with ReviewerSimulator("openai", scripted, script=case.script) as sim:
-                outcomes.append(run_case(case, diff, sim.base_url, out, None))
+            with ReviewerSimulator(provider, scripted, script=case.script) as sim:
+                outcomes.append(run_case(case, diff, sim.base_url, out, None, provider=provider))
         for case in large_cases():
-            with ReviewerSimulator("openai", ScriptedModel(), script=case.script) as sim:
-                outcomes.append(run_case(case, diff, sim.base_url, out, None))
+            with ReviewerSimulator(provider, ScriptedModel(), script=case.script) as sim:
+                outcomes.append(run_case(case, diff, sim.base_url, out, None, provider=provider))
     return outcomes
 
 
@@ -437,13 +479,14 @@ class DemoRun:
     outcomes: list[Outcome]
     elapsed: float
     out: Path
+    provider: str = DEFAULT_PROVIDER
 
     @property
     def ok(self) -> bool:
         return all(o.ok for o in self.outcomes)
 
 
-def run_demo(out: Path) -> DemoRun:
+def run_demo(out: Path, provider: str = DEFAULT_PROVIDER) -> DemoRun:
     """Run every case into ``out`` (certificates and the sample diff); UsageError when
     ``out`` cannot be written."""
     try:
@@ -460,9 +503,10 @@ def run_demo(out: Path) -> DemoRun:
     binding = binding_for(diff, demo_config("http://127.0.0.1", read_timeout=1.0))
     prompt = build_prompt(diff, binding=binding)
     started = time.monotonic()
-    outcomes = run_all(diff, out)
+    outcomes = run_all(diff, out, provider)
     elapsed = time.monotonic() - started
-    return DemoRun(diff, binding, len(prompt.system) + len(prompt.user), outcomes, elapsed, out)
+    chars = len(prompt.system) + len(prompt.user)
+    return DemoRun(diff, binding, chars, outcomes, elapsed, out, provider)
 
 
 def text_report(run: DemoRun) -> list[str]:
@@ -474,7 +518,7 @@ def text_report(run: DemoRun) -> list[str]:
     return [
         f"sent: the bundled {SAMPLE} ({len(diff)} bytes, diff_sha {binding.diff_sha[:12]}..., "
         f"policy_version {binding.policy_version}) in a {run.prompt_chars}-character prompt",
-        "to:   a local reviewer speaking the OpenAI streaming dialect on 127.0.0.1, "
+        f"to:   a local reviewer speaking {SPEAKING[run.provider]} on 127.0.0.1, "
         "through the fault proxy; 2 tries per case, retry pauses shortened",
         "      (wire offsets count the HTTP response from its first byte, headers included)",
         "",

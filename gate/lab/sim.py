@@ -55,8 +55,23 @@ _FINISH = {
     "anthropic": {"stop": "end_turn", "length": "max_tokens", "refusal": "refusal"},
     "gemini": {"stop": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"},
     "mc1": {},
+    "openai-responses": {
+        "stop": "completed",
+        "length": "max_output_tokens",
+        "refusal": "content_filter",
+    },
+    "azure-openai": {"stop": "stop", "length": "length", "refusal": "content_filter"},
+    "bedrock": {"stop": "end_turn", "length": "max_tokens", "refusal": "guardrail_intervened"},
+    "vertex": {"stop": "STOP", "length": "MAX_TOKENS", "refusal": "SAFETY"},
 }
 _ERROR_TYPE = {"openai": "server_error", "anthropic": "overloaded_error", "gemini": "UNAVAILABLE"}
+#: What the clouds need besides a base URL, for :meth:`ReviewerSimulator.settings` and tests.
+SIM_EXTRAS: dict[str, dict[str, str]] = {
+    "vertex": {"project": "sim-project", "location": "us-east5"},
+    "bedrock": {"region": "us-east-1"},
+}
+#: Vertex serves Claude models in Anthropic's dialect (the path says which publisher).
+VERTEX_CLAUDE = "claude-sim"
 
 
 @dataclass(frozen=True)
@@ -136,8 +151,14 @@ def render_events(
         return _openai(pieces, finish, response, prompt_tokens, _tokens(content))
     if dialect == "anthropic":
         return _anthropic(pieces, finish, response, prompt_tokens, _tokens(content))
-    if dialect == "gemini":
+    if dialect in ("gemini", "vertex"):
         return _gemini(pieces, finish, response, prompt_tokens, _tokens(content))
+    if dialect == "openai-responses":
+        return _responses(pieces, finish, response, prompt_tokens, _tokens(content))
+    if dialect == "azure-openai":
+        return _azure(pieces, finish, response, prompt_tokens, _tokens(content))
+    if dialect == "bedrock":
+        return _bedrock(pieces, finish, response, prompt_tokens, _tokens(content))
     if dialect == "mc1":
         if response.end_marker:
             return [seal(content.encode("utf-8"))]
@@ -258,26 +279,165 @@ def _gemini(
     return out
 
 
+def _responses(
+    pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
+) -> list[bytes]:
+    counter = itertools.count()
+
+    def event(kind: str, **fields: Any) -> bytes:
+        return _data({"type": kind, "sequence_number": next(counter), **fields}, event=kind)
+
+    response: dict[str, Any] = {
+        "id": "resp_sim",
+        "object": "response",
+        "created_at": 1700000000,
+        "status": "in_progress",
+        "model": MODEL,
+        "output": [],
+        "usage": None,
+    }
+    item = {"id": "msg_sim", "type": "message", "status": "in_progress", "role": "assistant"}
+    place = {"item_id": "msg_sim", "output_index": 0, "content_index": 0}
+    out = [
+        event("response.created", response=response),
+        event("response.in_progress", response=response),
+        event("response.output_item.added", output_index=0, item={**item, "content": []}),
+        event("response.content_part.added", **place, part={"type": "output_text", "text": ""}),
+    ]
+    for index, piece in enumerate(pieces):
+        out.append(event("response.output_text.delta", **place, delta=piece))
+        if index == 0 and r.error_frame:
+            out.append(
+                event("error", code=r.error_frame, message="The server had an error", param=None)
+            )
+    text = "".join(pieces)
+    out.append(event("response.output_text.done", **place, text=text))
+    part = {"type": "output_text", "text": text, "annotations": []}
+    out.append(event("response.content_part.done", **place, part=part))
+    done = {**item, "status": "completed", "content": [part]}
+    out.append(event("response.output_item.done", output_index=0, item=done))
+    if finish is not None and r.end_marker:
+        final = {**response, "output": [done]}
+        if r.usage:
+            final["usage"] = {
+                "input_tokens": prompt,
+                "output_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+        if finish == "completed":
+            out.append(event("response.completed", response={**final, "status": "completed"}))
+        else:
+            details = {"reason": finish}
+            final = {**final, "status": "incomplete", "incomplete_details": details}
+            out.append(event("response.incomplete", response=final))
+    return out
+
+
+_FILTERS = ("hate", "violence")  # Azure sends four; two keep the sweeps short
+
+
+def _filters(fired: bool = False) -> dict[str, Any]:
+    return {
+        name: {"filtered": fired and name == "violence", "severity": "safe"} for name in _FILTERS
+    }
+
+
+def _azure(
+    pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
+) -> list[bytes]:
+    """OpenAI's chunks with Azure's quirks: a prompt-filter chunk first, filter results after."""
+    first = {
+        "choices": [],
+        "created": 0,
+        "id": "",
+        "model": "",
+        "object": "",
+        "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": _filters()}],
+    }
+    events = _openai(pieces, finish, r, prompt, completion)
+    out = [_data(first)]
+    for raw in events:
+        if not raw.startswith(b"data: {"):
+            out.append(raw)
+            continue
+        chunk = json.loads(raw[len(b"data: ") :])
+        for choice in chunk.get("choices") or []:
+            if choice.get("delta", {}).get("role") is None:
+                fired = choice.get("finish_reason") == "content_filter"
+                choice["content_filter_results"] = _filters(fired)
+        out.append(_data(chunk))
+    return out
+
+
+def _frame_event(kind: str, payload: dict[str, Any]) -> bytes:
+    from gate.reviewers.eventstream import encode_frame
+
+    headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
+    body = json.dumps({**payload, "p": "abcdefghij"[: 1 + len(kind) % 10]}, separators=(",", ":"))
+    return encode_frame(headers, body.encode())
+
+
+def _bedrock(
+    pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
+) -> list[bytes]:
+    """ConverseStream's event-stream frames, one element per frame."""
+    from gate.reviewers.eventstream import encode_frame
+
+    out = [_frame_event("messageStart", {"role": "assistant"})]
+    for index, piece in enumerate(pieces):
+        delta = {"contentBlockIndex": 0, "delta": {"text": piece}}
+        out.append(_frame_event("contentBlockDelta", delta))
+        if index == 0 and r.error_frame:
+            headers = {
+                ":exception-type": r.error_frame,
+                ":content-type": "application/json",
+                ":message-type": "exception",
+            }
+            out.append(encode_frame(headers, b'{"message":"The model is overloaded."}'))
+    out.append(_frame_event("contentBlockStop", {"contentBlockIndex": 0}))
+    if r.end_marker:
+        out.append(_frame_event("messageStop", {"stopReason": finish} if finish else {}))
+        usage = {"inputTokens": prompt, "outputTokens": completion}
+        metadata: dict[str, Any] = {"metrics": {"latencyMs": 42}}
+        if r.usage:
+            metadata["usage"] = {**usage, "totalTokens": prompt + completion}
+        out.append(_frame_event("metadata", metadata))
+    return out
+
+
 def error_body(dialect: str, status: int) -> bytes:
     """A provider-shaped JSON error body for a non-2xx answer."""
     phrase = http.HTTPStatus(status).phrase if status in http.HTTPStatus._value2member_map_ else ""
     if dialect == "anthropic":
         kind = "rate_limit_error" if status == 429 else "api_error"
         obj: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": phrase}}
-    elif dialect == "gemini":
+    elif dialect in ("gemini", "vertex"):
         obj = {"error": {"code": status, "message": phrase, "status": "UNAVAILABLE"}}
+    elif dialect == "bedrock":
+        obj = {"message": phrase}
     else:
         kind = "rate_limit_exceeded" if status == 429 else "server_error"
         obj = {"error": {"message": phrase, "type": kind, "param": None, "code": None}}
     return json.dumps(obj).encode()
 
 
-_REQUEST_ID_HEADER = {"openai": "x-request-id", "anthropic": "request-id", "mc1": "x-request-id"}
+_REQUEST_ID_HEADER = {
+    "openai": "x-request-id",
+    "anthropic": "request-id",
+    "mc1": "x-request-id",
+    "openai-responses": "x-request-id",
+    "azure-openai": "apim-request-id",
+    "bedrock": "x-amzn-RequestId",
+}
 _CONTENT_TYPE = {
     "openai": "text/event-stream; charset=utf-8",
     "anthropic": "text/event-stream; charset=utf-8",
     "gemini": "text/event-stream",
     "mc1": "application/x-mc1",
+    "openai-responses": "text/event-stream; charset=utf-8",
+    "azure-openai": "text/event-stream; charset=utf-8",
+    "bedrock": "application/vnd.amazon.eventstream",
+    "vertex": "text/event-stream",
 }
 
 
@@ -345,7 +505,8 @@ def _endless_event(dialect: str) -> bytes:
         return text.encode()
     quiet = SimResponse(piece_size=len(text), finish="none", usage=False, end_marker=False)
     events = render_events(dialect, text, quiet)
-    return events[{"openai": 1, "anthropic": 3, "gemini": 0}[dialect]]
+    index = {"openai": 1, "anthropic": 3, "openai-responses": 4, "azure-openai": 2, "bedrock": 1}
+    return events[index.get(dialect, 0)]
 
 
 def extract_prompt(dialect: str, body: dict[str, Any]) -> tuple[str, str]:
@@ -362,7 +523,13 @@ def extract_prompt(dialect: str, body: dict[str, Any]) -> tuple[str, str]:
             return text(value.get("content", value.get("parts", "")))
         return ""
 
-    if dialect == "openai":
+    if dialect == "openai-responses":
+        return text(body.get("instructions", "")), text(body.get("input", []))
+    if dialect == "bedrock":
+        return text(body.get("system", [])), text(body.get("messages", []))
+    if dialect == "vertex":
+        dialect = "anthropic" if "messages" in body else "gemini"
+    if dialect in ("openai", "azure-openai"):
         messages = body.get("messages") or []
         system = "".join(text(m) for m in messages if m.get("role") == "system")
         user = "".join(text(m) for m in messages if m.get("role") == "user")
@@ -456,7 +623,7 @@ class ReviewerSimulator:
     def base_url(self) -> str:
         scheme = "https" if self._tls is not None else "http"
         root = f"{scheme}://127.0.0.1:{self.port}"
-        if self.dialect == "openai":
+        if self.dialect in ("openai", "openai-responses"):
             return root + "/v1"
         if self.dialect == "mc1":
             return root + "/review"
@@ -473,6 +640,7 @@ class ReviewerSimulator:
             "deadline": 20.0,
             "backoff_base": 0.0,
             "backoff_cap": 0.0,
+            **SIM_EXTRAS.get(self.dialect, {}),
         }
         values.update(overrides)
         return ReviewerSettings(**values)
@@ -554,6 +722,19 @@ class ReviewerSimulator:
             return request.path.startswith("/v1beta/models/") and request.path.endswith(
                 ":streamGenerateContent?alt=sse"
             )
+        if self.dialect == "openai-responses":
+            return request.path == "/v1/responses"
+        if self.dialect == "azure-openai":
+            return request.path == "/openai/v1/chat/completions" or (
+                request.path.startswith("/openai/deployments/")
+                and "/chat/completions?api-version=" in request.path
+            )
+        if self.dialect == "bedrock":
+            return request.path.startswith("/model/") and request.path.endswith("/converse-stream")
+        if self.dialect == "vertex":
+            return request.path.startswith("/v1/projects/") and request.path.endswith(
+                (":streamGenerateContent?alt=sse", ":streamRawPredict")
+            )
         return request.path == "/review"
 
     def _read_request(self, conn: socket.socket) -> SimRequest | None:
@@ -587,7 +768,7 @@ class ReviewerSimulator:
     def _respond(
         self, conn: socket.socket, request: SimRequest, response: SimResponse, content: str
     ) -> None:
-        wire = wire_for(self.dialect, content, response)
+        wire = wire_for(self.wire_dialect(request.path), content, response)
         limit = len(wire)
         for bound in (response.cut_after, response.stall_after):
             if bound is not None:
@@ -610,6 +791,12 @@ class ReviewerSimulator:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_WR)
             self._drain(conn)
+
+    def wire_dialect(self, path: str) -> str:
+        """The dialect the answer is in: Vertex serves Claude models in Anthropic's."""
+        if self.dialect == "vertex" and "/publishers/anthropic/" in path:
+            return "anthropic"
+        return self.dialect
 
     def _endless(self, conn: socket.socket) -> None:
         event = _endless_event(self.dialect)
@@ -640,6 +827,8 @@ class ReviewerSimulator:
 __all__ = [
     "DIALECTS",
     "SENTINEL",
+    "SIM_EXTRAS",
+    "VERTEX_CLAUDE",
     "ReviewerSimulator",
     "SimRequest",
     "SimResponse",

@@ -59,7 +59,7 @@ class Stream(SSEStream):
     PROVIDER = NAME
     END_MARKER = "event: message_stop"
     MISSING_END_REASON = "missing_message_stop"
-    REQUEST_ID_HEADERS = ("request-id", "x-request-id")
+    REQUEST_ID_HEADERS: tuple[str, ...] = ("request-id", "x-request-id")
 
     def __init__(self, settings: ReviewerSettings) -> None:
         super().__init__(settings)

@@ -63,7 +63,7 @@ class Stream(SSEStream):
     PROVIDER = NAME
     END_MARKER = "a final chunk with finishReason"
     MISSING_END_REASON = "missing_finish_reason"
-    REQUEST_ID_HEADERS = ("x-request-id",)
+    REQUEST_ID_HEADERS: tuple[str, ...] = ("x-request-id",)
 
     def __init__(self, settings: ReviewerSettings) -> None:
         super().__init__(settings)

@@ -62,7 +62,7 @@ class Stream(SSEStream):
     PROVIDER = NAME
     END_MARKER = "data: [DONE]"
     MISSING_END_REASON = "missing_done"
-    REQUEST_ID_HEADERS = ("x-request-id",)
+    REQUEST_ID_HEADERS: tuple[str, ...] = ("x-request-id",)
 
     def on_event(self, frame: Frame) -> None:
         if self.end_marker:

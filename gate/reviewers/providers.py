@@ -21,13 +21,22 @@ class Provider(StrEnum):
     ANTHROPIC = "anthropic"
     GEMINI = "gemini"
     MC1 = "mc1"
+    OPENAI_RESPONSES = "openai-responses"
+    AZURE_OPENAI = "azure-openai"
+    BEDROCK = "bedrock"
+    VERTEX = "vertex"
+
+    @property
+    def module(self) -> str:
+        """The dialect module's name under :mod:`gate.reviewers` (``-`` is not allowed there)."""
+        return self.value.replace("-", "_")
 
 
 #: Every provider, in the order they are listed to users.
 PROVIDERS: tuple[Provider, ...] = tuple(Provider)
 
 #: Providers that cannot be called without a model name (MC1 is a team's own service).
-NEEDS_MODEL: frozenset[Provider] = frozenset({Provider.OPENAI, Provider.ANTHROPIC, Provider.GEMINI})
+NEEDS_MODEL: frozenset[Provider] = frozenset(set(Provider) - {Provider.MC1})
 
 #: The environment variable each provider's API key is read from by default.
 DEFAULT_KEY_ENV: Mapping[str, str] = {
@@ -35,7 +44,25 @@ DEFAULT_KEY_ENV: Mapping[str, str] = {
     Provider.ANTHROPIC: "ANTHROPIC_API_KEY",
     Provider.GEMINI: "GEMINI_API_KEY",
     Provider.MC1: "REVIEW_GATE_API_KEY",
+    Provider.OPENAI_RESPONSES: "OPENAI_API_KEY",
+    Provider.AZURE_OPENAI: "AZURE_OPENAI_API_KEY",
+    # SigV4: the secret key signs; the key id and session token are read beside it
+    Provider.BEDROCK: "AWS_SECRET_ACCESS_KEY",  # sigv4.SECRET_KEY_ENV reads it from here
+    # an OAuth access token (google-github-actions/auth with token_format: access_token)
+    Provider.VERTEX: "GOOGLE_OAUTH_ACCESS_TOKEN",
 }
+
+#: The variable an Azure OpenAI Microsoft Entra bearer token is read from (``reviewer.auth:
+#: entra``), e.g. from ``az account get-access-token`` after ``azure/login`` with OIDC.
+AZURE_TOKEN_ENV = "AZURE_OPENAI_AD_TOKEN"
+#: The AWS session token, signed in beside the secret key (``gate.reviewers.sigv4``).
+AWS_SESSION_TOKEN_ENV = "AWS_SESSION_TOKEN"
+#: Every variable that may hold a reviewer secret: masked and redacted from the start of a run.
+SECRET_ENVS: tuple[str, ...] = (
+    *dict.fromkeys(DEFAULT_KEY_ENV.values()),
+    AZURE_TOKEN_ENV,
+    AWS_SESSION_TOKEN_ENV,
+)
 
 #: Where each provider lives when ``base_url`` is not given. MC1 has no default:
 #: it is a team's own service, so its URL must always be configured.
@@ -44,7 +71,52 @@ DEFAULT_BASE_URLS: Mapping[str, str] = {
     Provider.ANTHROPIC: "https://api.anthropic.com",
     Provider.GEMINI: "https://generativelanguage.googleapis.com",
     Provider.MC1: "",
+    Provider.OPENAI_RESPONSES: "https://api.openai.com/v1",
+    # a resource's own endpoint, e.g. https://my-resource.openai.azure.com
+    Provider.AZURE_OPENAI: "",
+    # built from the region (reviewer.region, else AWS_REGION) when base_url is not given
+    Provider.BEDROCK: "",
+    # built from the location (reviewer.location) when base_url is not given
+    Provider.VERTEX: "",
 }
+
+#: How to give a provider without a public default its endpoint (the ConfigError's fix).
+BASE_URL_FIX: Mapping[str, str] = {
+    Provider.AZURE_OPENAI: (
+        "set reviewer.base_url (the base-url input) to your resource's endpoint, "
+        "e.g. https://my-resource.openai.azure.com"
+    ),
+    Provider.BEDROCK: (
+        "set reviewer.region (the region input) or AWS_REGION, e.g. us-east-1 "
+        "(aws-actions/configure-aws-credentials sets AWS_REGION)"
+    ),
+    Provider.VERTEX: "set reviewer.location (the location input), e.g. us-east5 or global",
+}
+
+
+def cloud_base_url(
+    provider: str,
+    *,
+    region: str | None = None,
+    location: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """The endpoint when ``base_url`` is not given: a public default, or one built from the
+    region (Bedrock: ``reviewer.region``, else ``AWS_REGION``/``AWS_DEFAULT_REGION``) or the
+    location (Vertex; ``global`` has no region prefix). "" when it cannot be told."""
+    if provider == Provider.BEDROCK:
+        from gate.reviewers.sigv4 import region_from_env
+
+        chosen = region or region_from_env(environ or {})
+        return f"https://bedrock-runtime.{chosen}.amazonaws.com" if chosen else ""
+    if provider == Provider.VERTEX:
+        if not location:
+            return ""
+        if location == "global":
+            return "https://aiplatform.googleapis.com"
+        return f"https://{location}-aiplatform.googleapis.com"
+    return DEFAULT_BASE_URLS.get(provider, "")
+
 
 #: How the gate names itself to reviewers and to GitHub.
 USER_AGENT = f"review-gate/{__version__}"

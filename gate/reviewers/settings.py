@@ -9,6 +9,8 @@ never an incomplete attempt. The API key is kept out of ``repr``.
 from __future__ import annotations
 
 import math
+import os
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -16,6 +18,7 @@ from gate.config import ReviewerConfig
 from gate.errors import UsageError
 from gate.redact import key_problem
 from gate.reviewers.providers import (
+    BASE_URL_FIX,
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
     NEEDS_MODEL,
@@ -46,6 +49,16 @@ def _official_host(provider: str) -> str:
     return urlsplit(DEFAULT_BASE_URLS.get(provider, "")).hostname or ""
 
 
+#: The clouds' own hosts end so; there a credential is always needed.
+_CLOUD_HOSTS: dict[str, tuple[str, ...]] = {
+    Provider.AZURE_OPENAI: (".openai.azure.com", ".cognitiveservices.azure.com"),
+    Provider.BEDROCK: (".amazonaws.com",),
+    Provider.VERTEX: ("aiplatform.googleapis.com",),
+}
+_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def needs_api_key(settings: ReviewerSettings) -> bool:
     """True when the endpoint is the provider's own API, which always needs a key.
 
@@ -57,6 +70,8 @@ def needs_api_key(settings: ReviewerSettings) -> bool:
     except ValueError:  # not a URL at all: validate() names the problem
         return False
     official = _official_host(settings.provider)
+    if any(host.endswith(tail) for tail in _CLOUD_HOSTS.get(settings.provider, ())):
+        return True
     return bool(official) and host == official
 
 
@@ -96,6 +111,49 @@ def shown_url(url: str) -> str:
     return f"{scheme}{sep}{netloc}{tail}"
 
 
+def _cloud_settings(settings: ReviewerSettings) -> None:
+    """The clouds' own settings: names that go into a URL, and what each provider needs."""
+    for name, pattern in (
+        ("region", _NAME),
+        ("location", _NAME),
+        ("project", _NAME),
+        ("deployment", _TOKEN),
+        ("api_version", _TOKEN),
+    ):
+        value = getattr(settings, name)
+        if value is not None and (not isinstance(value, str) or not pattern.fullmatch(value)):
+            raise UsageError(
+                f"reviewer setting {name} {value!r} is not a valid name; use letters, digits "
+                "and hyphens as the cloud console shows it",
+                reason="config_invalid",
+            )
+    if settings.auth not in (None, "api-key", "entra"):
+        raise UsageError(
+            f"reviewer setting auth {settings.auth!r}: use api-key or entra (azure-openai)",
+            reason="config_invalid",
+        )
+    if settings.provider == Provider.VERTEX and not settings.project:
+        raise UsageError(
+            "reviewer.project is not set: vertex needs the Google Cloud project id "
+            "(the project input, or reviewer.project)",
+            reason="config_invalid",
+        )
+    if settings.provider == Provider.VERTEX and not settings.location:
+        raise UsageError(
+            "reviewer.location is not set: vertex needs a location, e.g. us-east5 or global",
+            reason="config_invalid",
+        )
+    if settings.provider == Provider.BEDROCK and settings.api_key:
+        from gate.reviewers.sigv4 import ACCESS_KEY_ENV
+
+        if not os.environ.get(ACCESS_KEY_ENV, "").strip():
+            raise UsageError(
+                f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
+                "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
+                reason="missing_api_key",
+            )
+
+
 def _positive(name: str, value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise UsageError(f"reviewer setting {name} must be a number, got {type(value).__name__}")
@@ -122,7 +180,9 @@ def validate(settings: ReviewerSettings) -> None:
         hint = (
             "set base_url to your MC1 reviewer endpoint, e.g. https://reviewer.example/review"
             if settings.provider == Provider.MC1
-            else f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
+            else BASE_URL_FIX.get(
+                settings.provider, f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
+            )
         )
         raise UsageError(
             f"reviewer base_url {shown_url(settings.base_url or '')!r}: {problem}; {hint}",
@@ -143,6 +203,7 @@ def validate(settings: ReviewerSettings) -> None:
                 "no spaces or line breaks; the value is not shown)",
                 reason="config_bad_secret",
             )
+    _cloud_settings(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(

@@ -32,11 +32,12 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from gate.errors import ConfigError
+from gate.reviewers.providers import AWS_SESSION_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 ACCESS_KEY_ENV = "AWS_ACCESS_KEY_ID"
-SECRET_KEY_ENV = "AWS_SECRET_ACCESS_KEY"
-SESSION_TOKEN_ENV = "AWS_SESSION_TOKEN"
+SECRET_KEY_ENV = DEFAULT_KEY_ENV[Provider.BEDROCK]
+SESSION_TOKEN_ENV = AWS_SESSION_TOKEN_ENV
 REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
 
 

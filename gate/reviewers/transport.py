@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from gate import redact
 from gate.attempt import Attempt, ReviewOutcome
-from gate.reviewers.providers import PROVIDERS
+from gate.reviewers.providers import PROVIDERS, Provider
 from gate.reviewers.settings import ReviewerSettings, validate
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def dialect(provider: str) -> Dialect:
     """The dialect module for ``provider`` (imported on first use)."""
     if provider not in PROVIDERS:
         validate(ReviewerSettings(provider=provider, model="", base_url=""))
-    module = importlib.import_module(f"gate.reviewers.{provider}")
+    module = importlib.import_module(f"gate.reviewers.{Provider(provider).module}")
     return Dialect(name=module.NAME, build_request=module.build_request, parser=module.Stream)
 
 

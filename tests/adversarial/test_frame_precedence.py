@@ -47,7 +47,7 @@ from gate.reviewers import review
 
 pytestmark = pytest.mark.timeout(120)
 
-SSE_DIALECTS = ("openai", "anthropic", "gemini")
+SSE_DIALECTS = ("openai", "anthropic", "gemini", "openai-responses", "azure-openai", "vertex")
 CONTENT = "Reviewed: fine."
 PIECE = 8  # characters per content event: two content events
 
@@ -55,12 +55,18 @@ ERROR_OBJECT = {
     "openai": {"error": {"message": "boom", "type": "server_error", "param": None, "code": None}},
     "anthropic": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
     "gemini": {"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}},
+    "openai-responses": {"error": {"message": "boom", "type": "server_error", "code": None}},
+    "azure-openai": {"error": {"message": "boom", "type": "server_error", "param": None}},
+    "vertex": {"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}},
 }
 #: The event that says "stop" in each dialect, and the finish key with its "length" value.
 STOP_KIND = {
     "openai": ('"finish_reason":"stop"', "finish_reason", "length"),
     "anthropic": ('"type":"message_delta"', "stop_reason", "max_tokens"),
     "gemini": ('"finishReason":"STOP"', "finishReason", "MAX_TOKENS"),
+    "openai-responses": ('"type":"response.completed"', "status", "incomplete"),
+    "azure-openai": ('"finish_reason":"stop"', "finish_reason", "length"),
+    "vertex": ('"finishReason":"STOP"', "finishReason", "MAX_TOKENS"),
 }
 EXTRAS: tuple[tuple[str, ...], ...] = (
     (),
@@ -239,7 +245,7 @@ def test_an_error_frame_wins_whatever_else_the_frame_or_the_stream_says(dialect:
 
 
 def test_the_variants_cover_every_dialect_shape_and_position() -> None:
-    assert len(ERROR_VARIANTS) == 3 * 18 * 5
+    assert len(ERROR_VARIANTS) == len(SSE_DIALECTS) * 18 * 5
     assert len({p.id for p in ERROR_VARIANTS}) == len(ERROR_VARIANTS)
 
 

@@ -39,6 +39,10 @@ CONTENT_TYPE = {
     "anthropic": "text/event-stream",
     "gemini": "text/event-stream",
     "mc1": "application/x-mc1",
+    "openai-responses": "text/event-stream",
+    "azure-openai": "text/event-stream",
+    "bedrock": "application/vnd.amazon.eventstream",
+    "vertex": "text/event-stream",
 }
 HEADER_NAMES = (
     ("Transfer-Encoding", "Content-Length"),

@@ -152,3 +152,25 @@ def test_demo_as_a_process_needs_no_key_and_exits(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "review-gate-demo" / "healthy.json").is_file()
     assert "every case got its expected decision" in proc.stdout
+
+
+#: flip-sha where the answer carries its own integrity (CRCs, or every whole copy of the
+#: text checked against its deltas): the flip is caught before the verdict is read.
+SHA_FLIP_CAUGHT = {"bedrock", "openai-responses"}
+
+
+@pytest.mark.parametrize("provider", ["openai-responses", "azure-openai", "bedrock", "vertex"])
+def test_demo_runs_every_case_in_the_cloud_dialects(
+    provider: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    before = {thread.ident for thread in threading.enumerate()}
+    code = main(["demo", "--provider", provider, "--json", "--out", str(tmp_path / provider)])
+    out, _ = capsys.readouterr()
+    assert code == 0, out
+    assert {thread.ident for thread in threading.enumerate()} == before
+    cases = {case["case"]: case for case in json.loads(out)["cases"]}
+    expected = dict(EXPECTED)
+    if provider in SHA_FLIP_CAUGHT:
+        expected["flip-sha"] = "incomplete"
+    assert {name: case["decision"]["state"] for name, case in cases.items()} == expected
+    assert all(a["provider"] == provider for c in cases.values() for a in c["attempts"])

@@ -18,7 +18,7 @@ import pytest
 from gate.cli import build_parser, main
 from gate.commands.review import check_output_path, load
 from gate.errors import UsageError
-from gate.lab.sim import DIALECTS, MODEL, ReviewerSimulator, SimResponse, extract_prompt
+from gate.lab.sim import DIALECTS, MODEL, SIM_EXTRAS, ReviewerSimulator, SimResponse, extract_prompt
 from gate.prompt import binding_in
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,6 +68,8 @@ def review(
 ) -> tuple[int, str, str]:
     argv = ["review", "--diff", str(diff), "--provider", sim.dialect, "--model", MODEL]
     argv += ["--base-url", sim.base_url, *extra]
+    for name, value in SIM_EXTRAS.get(sim.dialect, {}).items():  # vertex: project, location
+        argv += [f"--{name.replace('_', '-')}", value]
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err

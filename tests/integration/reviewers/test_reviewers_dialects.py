@@ -21,16 +21,38 @@ from gate.reviewers import review
 
 pytestmark = pytest.mark.timeout(60)
 
-SSE = ("openai", "anthropic", "gemini")
+SSE = ("openai", "anthropic", "gemini", "openai-responses", "azure-openai", "vertex")
+#: Every dialect that streams a model's own words (all but MC1, which seals its answer itself).
+STREAMED = (*SSE, "bedrock")
 ANSWER = 'Reviewed.\n```json\n{"verdict": "pass", "reasons": ["ok"]}\n```\n'
 MISSING_END = {
     "openai": "missing_done",
     "anthropic": "missing_message_stop",
     "gemini": "missing_finish_reason",
     "mc1": "envelope_missing_sentinel",
+    "openai-responses": "missing_response_completed",
+    "azure-openai": "missing_done",
+    "bedrock": "missing_message_stop",
+    "vertex": "missing_finish_reason",
 }
-LENGTH = {"openai": "length", "anthropic": "max_tokens", "gemini": "MAX_TOKENS"}
-REFUSAL = {"openai": "content_filter", "anthropic": "refusal", "gemini": "SAFETY"}
+LENGTH = {
+    "openai": "length",
+    "anthropic": "max_tokens",
+    "gemini": "MAX_TOKENS",
+    "openai-responses": "max_output_tokens",
+    "azure-openai": "length",
+    "bedrock": "max_tokens",
+    "vertex": "MAX_TOKENS",
+}
+REFUSAL = {
+    "openai": "content_filter",
+    "anthropic": "refusal",
+    "gemini": "SAFETY",
+    "openai-responses": "content_filter",
+    "azure-openai": "content_filter",
+    "bedrock": "guardrail_intervened",
+    "vertex": "SAFETY",
+}
 
 
 def run(
@@ -115,7 +137,7 @@ def test_requests_follow_each_dialects_wire_format() -> None:
     }
 
 
-@pytest.mark.parametrize("dialect", SSE)
+@pytest.mark.parametrize("dialect", STREAMED)
 def test_length_stop_is_token_exhaustion_and_final(dialect: str) -> None:
     outcome, count, _ = run(dialect, [SimResponse(finish="length")], attempts=3)
     attempt = outcome.last
@@ -130,19 +152,20 @@ def test_length_stop_is_token_exhaustion_and_final(dialect: str) -> None:
     assert count == 1  # a complete answer is not retried
 
 
-@pytest.mark.parametrize("dialect", SSE)
+@pytest.mark.parametrize("dialect", STREAMED)
 def test_refusal_or_safety_stop_blocks_and_is_final(dialect: str) -> None:
     outcome, count, _ = run(dialect, [SimResponse(finish="refusal")], attempts=3)
     attempt = outcome.last
     assert attempt is not None
-    assert attempt.reason == "refusal"
+    # Azure's content filter blocks with its own reason
+    assert attempt.reason == ("content_filter" if dialect == "azure-openai" else "refusal")
     assert attempt.finish_reason is FinishReason.REFUSAL
     assert attempt.provider_finish_reason == REFUSAL[dialect]
     assert outcome.envelope is None
     assert count == 1
 
 
-@pytest.mark.parametrize("dialect", SSE)
+@pytest.mark.parametrize("dialect", STREAMED)
 @pytest.mark.parametrize(
     ("kind", "retried"), [("invalid_request_error", False), ("overloaded_error", True)]
 )
@@ -273,7 +296,8 @@ def test_anthropic_pings_anywhere_are_harmless() -> None:
     assert verify(outcome.envelope).decode() == ANSWER
 
 
-def test_secrets_never_reach_details_or_records() -> None:
+def test_secrets_never_reach_details_or_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")  # bedrock signs with the key
     key = "sk-secret-DO-NOT-LEAK-1234567890"
     echo = '{"error": {"type": "invalid_api_key", "message": "Incorrect API key provided: %s"}}'
     for dialect in DIALECTS:

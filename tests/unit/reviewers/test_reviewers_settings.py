@@ -26,7 +26,18 @@ LOCAL = ReviewerSettings(provider="openai", model="llama3", base_url="http://127
 
 def test_defaults_cover_every_provider() -> None:
     assert (
-        set(DEFAULT_BASE_URLS) == set(DEFAULT_KEY_ENV) == {"openai", "anthropic", "gemini", "mc1"}
+        set(DEFAULT_BASE_URLS)
+        == set(DEFAULT_KEY_ENV)
+        == {
+            "openai",
+            "anthropic",
+            "gemini",
+            "mc1",
+            "openai-responses",
+            "azure-openai",
+            "bedrock",
+            "vertex",
+        }
     )
     assert DEFAULT_KEY_ENV["anthropic"] == "ANTHROPIC_API_KEY"
     assert DEFAULT_KEY_ENV["mc1"] == "REVIEW_GATE_API_KEY"
