@@ -58,6 +58,16 @@ VALUES: dict[str, str] = {
     "override_label": '"ok"',
     "skip_drafts": "true",
     "sticky_comment": "false",
+    "agreement": "3",
+    "concurrency": "2",
+    "max_chunk_bytes": "65536",
+    "max_chunks": "10",
+    "max_input_tokens": "50000",
+    "run_deadline": "600",
+    "max_cost": "0.5",
+    "pricing": "{gpt-x: {input: 1, output: 2}}",
+    "report": '"both"',
+    "review_comments": "true",
 }
 REVIEWER_KEYS = sorted(cfg.schema()["properties"]["reviewer"]["properties"])
 TOP_KEYS = sorted(k for k in cfg.schema()["properties"] if k != "reviewer")
