@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from gate.reviewers.providers import PROVIDERS, Provider
-
-DEFAULT_PROVIDER = Provider.OPENAI.value  # the demo's dialect unless --provider says otherwise
-
 NAME = "demo"
 ORDER = 10
 HELP = "watch the gate block cut, corrupted and malformed answers (local, no API key)"
@@ -43,6 +39,9 @@ exit codes: 0 every case got its expected decision, 3 otherwise, 2 usage error.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from gate.reviewers.providers import PROVIDERS, Provider
+
+    default = Provider.OPENAI.value  # the demo's dialect unless --provider says otherwise
     parser.add_argument(
         "--out",
         metavar="DIR",
@@ -53,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--provider",
         choices=PROVIDERS,
-        default=DEFAULT_PROVIDER,
-        help=f"the dialect the local reviewer speaks (default: {DEFAULT_PROVIDER})",
+        default=default,
+        help=f"the dialect the local reviewer speaks (default: {default})",
     )
 
 

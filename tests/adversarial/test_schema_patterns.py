@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gate import config as cfg
@@ -102,7 +102,7 @@ TAILS = ["", *LINE_ENDS, "\u0085", " ", "\t"]
 HEADS = ["", "\n", " "]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.large_base_example])
 @given(data=st.data())
 def test_schema_patterns_match_as_ecma_262_does(data: st.DataObject) -> None:
     pairs: list[tuple[str, str]] = []

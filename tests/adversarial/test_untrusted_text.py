@@ -274,7 +274,11 @@ def test_the_action_prints_and_posts_reasons_safely(tmp_path: Path) -> None:
             body = fake.comments[7][-1]["body"]
             assert_inert_markdown(body)
             assert body.startswith(report.comment_marker("review-gate"))
-            assert body.count("<!--") == 1, "a reason cannot forge the sticky marker"
+            # the gate's own blocks: the sticky marker first, the history index last
+            own = [line for line in body.splitlines() if line.startswith("<!-- review-gate:")]
+            assert own[0] == report.comment_marker("review-gate").strip()
+            assert own[-1].startswith("<!-- review-gate:history ")
+            assert body.count("<!--") == len(own) == 2, "a reason cannot forge a gate block"
 
         check()
         assert fake.violations == []
