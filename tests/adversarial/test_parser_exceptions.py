@@ -879,7 +879,7 @@ def test_the_mutators_change_what_they_are_given() -> None:
     # a generator that returned its input unchanged would make every test above vacuous
     drawn: list[bytes] = []
 
-    @settings(max_examples=100, deadline=None, database=None)
+    @settings(max_examples=100, deadline=None, database=None, derandomize=True)
     @given(raw=mutated_json(VALID_VERDICT, VERDICT_TARGETS), other=mutated(VALID_ENVELOPE))
     def collect(raw: bytes, other: bytes) -> None:
         drawn.extend((raw, other))

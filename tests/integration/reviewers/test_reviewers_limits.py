@@ -37,7 +37,9 @@ def test_a_trickle_inside_the_read_timeout_still_hits_the_deadline(dialect: str)
     trickle = SimResponse(segment_size=1, pause=0.05)
     with ReviewerSimulator(dialect, script=[trickle]) as sim:
         outcome = review(
-            sim.settings(deadline=1.0, read_timeout=0.5, attempts=1), system="s", user="u"
+            # read_timeout far above one pause: only the deadline can end it, however loaded
+            # the machine is (every pause is 0.01 s; together they outlast the 1 s deadline)
+            sim.settings(deadline=1.0, read_timeout=5.0, attempts=1), system="s", user="u"
         )
     attempt = outcome.last
     assert attempt is not None
@@ -53,7 +55,9 @@ def test_a_trickle_in_the_body_hits_the_deadline() -> None:
     trickle = SimResponse(content=content, segment_size=1, pause=0.01, pause_from=head)
     with ReviewerSimulator("openai", script=[trickle]) as sim:
         outcome = review(
-            sim.settings(deadline=1.0, read_timeout=0.5, attempts=1), system="s", user="u"
+            # read_timeout far above one pause: only the deadline can end it, however loaded
+            # the machine is (every pause is 0.01 s; together they outlast the 1 s deadline)
+            sim.settings(deadline=1.0, read_timeout=5.0, attempts=1), system="s", user="u"
         )
     attempt = outcome.last
     assert attempt is not None
