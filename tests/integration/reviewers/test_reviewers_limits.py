@@ -39,7 +39,9 @@ def test_a_trickle_inside_the_read_timeout_still_hits_the_deadline(dialect: str)
         outcome = review(
             # read_timeout far above one pause: only the deadline can end it, however loaded
             # the machine is (every pause is 0.01 s; together they outlast the 1 s deadline)
-            sim.settings(deadline=1.0, read_timeout=5.0, attempts=1), system="s", user="u"
+            sim.settings(deadline=1.0, read_timeout=5.0, attempts=1),
+            system="s",
+            user="u",
         )
     attempt = outcome.last
     assert attempt is not None
@@ -57,7 +59,9 @@ def test_a_trickle_in_the_body_hits_the_deadline() -> None:
         outcome = review(
             # read_timeout far above one pause: only the deadline can end it, however loaded
             # the machine is (every pause is 0.01 s; together they outlast the 1 s deadline)
-            sim.settings(deadline=1.0, read_timeout=5.0, attempts=1), system="s", user="u"
+            sim.settings(deadline=1.0, read_timeout=5.0, attempts=1),
+            system="s",
+            user="u",
         )
     attempt = outcome.last
     assert attempt is not None
