@@ -44,7 +44,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gate.diff import _HUNK, Coverage, FileSection, SkippedFile, SkipWhy, _iter_lines, split_diff
+from gate.diff import (
+    _HUNK,
+    Coverage,
+    FileSection,
+    SkippedFile,
+    SkipWhy,
+    _iter_lines,
+    hunk_content,
+    split_diff,
+)
 
 #: bytes per token assumed by :func:`estimate_tokens` (conservative; see the module docstring)
 BYTES_PER_TOKEN = 3
@@ -186,20 +195,9 @@ def section_header(data: bytes) -> tuple[bytes, list[bytes]]:
     old_left = new_left = 0
     for line in _iter_lines(data):
         if old_left > 0 or new_left > 0:
-            first = line[:1]
-            if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
-                old_left, new_left = old_left - 1, new_left - 1
-                hunks[-1].append(line)
-                continue
-            if first == b"-" and old_left > 0:
-                old_left -= 1
-                hunks[-1].append(line)
-                continue
-            if first == b"+" and new_left > 0:
-                new_left -= 1
-                hunks[-1].append(line)
-                continue
-            if first == b"\\":
+            owed = hunk_content(line, old_left, new_left)
+            if owed is not None:
+                old_left, new_left = owed
                 hunks[-1].append(line)
                 continue
             old_left = new_left = 0

@@ -262,6 +262,25 @@ def _iter_lines(data: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
+def hunk_content(line: bytes, old_left: int, new_left: int) -> tuple[int, int] | None:
+    """The lines a hunk still owes after ``line``, or None when ``line`` is no hunk content.
+
+    The one rule for where a hunk body ends, shared by :func:`split_diff` and the chunker:
+    context (an empty line too: some tools drop the space) needs both sides, ``-`` the old,
+    ``+`` the new; a ``\\ No newline`` marker is content and owes nothing.
+    """
+    first = line[:1]
+    if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
+        return old_left - 1, new_left - 1
+    if first == b"-" and old_left > 0:
+        return old_left - 1, new_left
+    if first == b"+" and new_left > 0:
+        return old_left, new_left - 1
+    if first == b"\\":
+        return old_left, new_left
+    return None
+
+
 def split_diff(data: bytes) -> list[FileSection]:
     """Split a git unified diff into per-file sections; the sections concatenate to ``data``.
 
@@ -281,21 +300,9 @@ def split_diff(data: bytes) -> list[FileSection]:
     old_left = new_left = 0  # lines the current hunk still owes
     for line in _iter_lines(data):
         if old_left > 0 or new_left > 0:
-            first = line[:1]
-            if (first == b" " or line == b"\n") and old_left > 0 and new_left > 0:
-                # an empty context line (some tools drop the space) counts as context
-                old_left, new_left = old_left - 1, new_left - 1
-                sections[-1].append(line)
-                continue
-            if first == b"-" and old_left > 0:
-                old_left -= 1
-                sections[-1].append(line)
-                continue
-            if first == b"+" and new_left > 0:
-                new_left -= 1
-                sections[-1].append(line)
-                continue
-            if first == b"\\":
+            owed = hunk_content(line, old_left, new_left)
+            if owed is not None:
+                old_left, new_left = owed
                 sections[-1].append(line)
                 continue
             old_left = new_left = 0  # not hunk content: the hunk was cut short
