@@ -148,9 +148,8 @@ def _git(cwd: Path, *args: str) -> None:
     )
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A copy of the action (action.yml + its Docker build context) and the e2e workflow,
+def build_workspace(tmp_path: Path, workflow: Path = WORKFLOW) -> Path:
+    """A copy of the action (action.yml + its Docker build context) and one e2e workflow,
     as a git repository whose origin is the fake repository (act derives
     GITHUB_REPOSITORY and GITHUB_SHA from it)."""
     ws = tmp_path / "ws"
@@ -162,15 +161,21 @@ def workspace(tmp_path: Path) -> Path:
     (ws / ".github" / "workflows").mkdir(parents=True)
     # a workflow name of its own: act names its containers after it, so runs in
     # parallel (or a run that failed before act cleaned up) never collide
-    text = WORKFLOW.read_text("utf-8")
-    assert "\nname: review-gate-e2e\n" in text
-    text = text.replace("\nname: review-gate-e2e\n", f"\nname: rg-e2e-{secrets.token_hex(4)}\n")
-    (ws / ".github" / "workflows" / WORKFLOW.name).write_text(text, encoding="utf-8")
+    text = workflow.read_text("utf-8")
+    found = re.search(r"^name: (\S+)$", text, re.MULTILINE)
+    assert found is not None, f"{workflow} has no top-level name"
+    text = text.replace(found.group(0), f"name: rg-e2e-{secrets.token_hex(4)}", 1)
+    (ws / ".github" / "workflows" / workflow.name).write_text(text, encoding="utf-8")
     _git(ws, "init", "-q", "-b", "main")
     _git(ws, "add", ".")
     _git(ws, "commit", "-q", "-m", "action under test")
     _git(ws, "remote", "add", "origin", f"https://github.com/{REPOSITORY}.git")
     return ws
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return build_workspace(tmp_path)
 
 
 def _example_event() -> dict[str, Any]:
@@ -276,23 +281,23 @@ class ActRun:
 def run_act(
     tools: dict[str, str],
     ws: Path,
-    event: dict[str, Any],
+    event: dict[str, Any] | None,
     *,
     api_url: str,
     reviewer_url: str,
     reviewer_key: str,
+    event_name: str = "pull_request",
+    workflow: Path = WORKFLOW,
 ) -> ActRun:
-    event_path = ws.parent / "event.json"
-    event_path.write_text(json.dumps(event), encoding="utf-8")
+    """Run ``workflow`` for ``event_name`` with act (``event`` as its payload, if any)."""
     home = ws.parent / "home"
     home.mkdir(exist_ok=True)
-    argv = [
-        tools["act"],
-        "pull_request",
-        "-W",
-        str(ws / ".github" / "workflows" / WORKFLOW.name),
-        "-e",
-        str(event_path),
+    argv = [tools["act"], event_name, "-W", str(ws / ".github" / "workflows" / workflow.name)]
+    if event is not None:
+        event_path = ws.parent / "event.json"
+        event_path.write_text(json.dumps(event), encoding="utf-8")
+        argv += ["-e", str(event_path)]
+    argv += [
         "-P",
         f"ubuntu-latest={BASE_IMAGE}",
         "--pull=false",

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import secrets
-import shutil
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,16 +22,13 @@ from gate.action.replay import TRACKING_TITLE
 from gate.action.run import run_action
 from gate.lab.sim import ReviewerSimulator
 from tests.e2e.test_act import (
-    ACT_TIMEOUT_S,
-    BASE_IMAGE,
     DIFF,
     PR_NUMBER,
     REPOSITORY,
-    ROOT,
     TOKEN,
-    ActRun,
-    _git,
+    build_workspace,
     image,
+    run_act,
     tools,
 )
 from tests.fakes.events import pull_request_event
@@ -45,25 +39,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 __all__ = ["image", "tools"]  # the module-scoped fixtures of test_act.py
 
 WORKFLOW = Path(__file__).resolve().parent / "workflow" / "review-gate-replay-e2e.yml"
-
-
-def _workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    for name in ("action.yml", "Dockerfile", ".dockerignore", "pyproject.toml", "README.md"):
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, ws / name)
-    shutil.copytree(ROOT / "gate", ws / "gate", ignore=shutil.ignore_patterns("__pycache__"))
-    (ws / ".github" / "workflows").mkdir(parents=True)
-    text = WORKFLOW.read_text("utf-8").replace(
-        "\nname: review-gate-replay-e2e\n", f"\nname: rg-replay-{secrets.token_hex(4)}\n"
-    )
-    (ws / ".github" / "workflows" / WORKFLOW.name).write_text(text, encoding="utf-8")
-    _git(ws, "init", "-q", "-b", "main")
-    _git(ws, "add", ".")
-    _git(ws, "commit", "-q", "-m", "action under test")
-    _git(ws, "remote", "add", "origin", f"https://github.com/{REPOSITORY}.git")
-    return ws
 
 
 def _review_once(tmp_path: Path, github: FakeGitHub, sim: ReviewerSimulator, key: str) -> None:
@@ -85,33 +60,6 @@ def _review_once(tmp_path: Path, github: FakeGitHub, sim: ReviewerSimulator, key
     pull["updated_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _act_schedule(tools: dict[str, str], ws: Path, api_url: str, url: str, key: str) -> ActRun:
-    home = ws.parent / "home"
-    home.mkdir(exist_ok=True)
-    argv = [
-        tools["act"], "schedule", "-W", str(ws / ".github" / "workflows" / WORKFLOW.name),
-        "-P", f"ubuntu-latest={BASE_IMAGE}", "--pull=false", "--rebuild=false", "--bind",
-        "--rm", "--json", "--no-cache-server", "--network", "host",
-        "--container-daemon-socket", "-", "--env", f"GITHUB_API_URL={api_url}",
-        "--env", f"RG_REVIEWER_URL={url}", "-s", f"GITHUB_TOKEN={TOKEN}",
-        "-s", f"RG_REVIEWER_KEY={key}",
-    ]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "DOCKER_HOST", "DOCKER_CONFIG")}
-    env["HOME"] = str(home)
-    done = subprocess.run(
-        argv, cwd=ws, env=env, capture_output=True, text=True, timeout=ACT_TIMEOUT_S, check=False
-    )
-    events = []
-    for line in done.stdout.splitlines():
-        try:
-            parsed = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(parsed, dict):
-            events.append(parsed)
-    return ActRun(ws, done.returncode, events, done.stdout, done.stderr, {}, "")
-
-
 @pytest.mark.parametrize("night", ["stable", "unstable"])
 def test_the_scheduled_replay(
     tools: dict[str, str], image: str, tmp_path: Path, night: str
@@ -126,7 +74,16 @@ def test_the_scheduled_replay(
     ):
         github.add_pull(PR_NUMBER, head_sha=head, base_sha=base, diff=DIFF)
         _review_once(tmp_path, github, sim, key)
-        run = _act_schedule(tools, _workspace(tmp_path), github.api_url, sim.base_url, key)
+        run = run_act(
+            tools,
+            build_workspace(tmp_path, WORKFLOW),
+            None,
+            api_url=github.api_url,
+            reviewer_url=sim.base_url,
+            reviewer_key=key,
+            event_name="schedule",
+            workflow=WORKFLOW,
+        )
         assert sim.count == 2, run.explain()
         assert github.violations == [], github.violations
         assert github.response_violations == []
