@@ -3,7 +3,8 @@
 It owns every REST call the gate makes: the pull request, the config file at the
 *base* commit (contents API), the diff of exactly ``base_sha...head_sha``
 (compare API, diff media type, with the comparison's file list as the fallback
-when GitHub answers 406), the head tree's paths (git trees API, recursive) for the
+when GitHub answers 406, and past its 300 files the pull request's file list bound to
+the head tree), the head tree's paths (git trees API, recursive) for the
 ``.apply/incomplete`` check, collaborator
 permission for the override, commit statuses and the one sticky comment
 (adopted only when the token's own identity wrote it).
@@ -40,7 +41,7 @@ from urllib3.util.retry import Retry
 from gate import strictjson
 from gate.blobdiff import section_from_blobs
 from gate.decision import MAX_DESCRIPTION
-from gate.diff import FileSection, sections_from_files, split_diff
+from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
 from gate.redact import redact
 from gate.reviewers import USER_AGENT
@@ -238,10 +239,13 @@ class DiffFetch:
 
 @dataclass(frozen=True)
 class TreeListing:
-    """Every path in a commit's tree; ``truncated`` when GitHub did not list them all."""
+    """Every path in a commit's tree; ``truncated`` when GitHub did not list them all.
+
+    ``objects`` maps each file's path (blob, symlink or submodule) to its git object id."""
 
     paths: tuple[str, ...]
     truncated: bool
+    objects: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -306,6 +310,7 @@ class GitHubClient:
         )
         self._repo = self._gh.get_repo(settings.repository)
         self._identity: Identity | None = None
+        self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
 
     # -- plumbing ------------------------------------------------------------------
 
@@ -447,9 +452,12 @@ class GitHubClient:
     def tree_paths(self, ref: str) -> TreeListing:
         """Every path (files and folders, at any depth) in the tree of commit ``ref``.
 
-        One call to the git trees API with ``recursive=1``. GitHub stops listing at its
-        limit and says ``truncated: true``; the caller must not read absence from that.
+        One call to the git trees API with ``recursive=1`` (once per commit: a commit's
+        tree never changes). GitHub stops listing at its limit and says
+        ``truncated: true``; the caller must not read absence from that.
         """
+        if (known := self._trees.get(ref)) is not None:
+            return known
 
         def load() -> TreeListing:
             data = self._repo.get_git_tree(ref, recursive=True).raw_data
@@ -461,11 +469,18 @@ class GitHubClient:
                     reason="github_bad_payload",
                 )
             paths = tuple(str(e["path"]) for e in entries if isinstance(e, dict) and "path" in e)
-            return TreeListing(paths=paths, truncated=truncated)
+            objects = {
+                str(e["path"]): str(e["sha"])
+                for e in entries
+                if isinstance(e, dict) and e.get("type") != "tree" and "path" in e and "sha" in e
+            }
+            return TreeListing(paths=paths, truncated=truncated, objects=objects)
 
-        return self._call(f"GET tree of {ref[:12]} (recursive)", load)
+        listing = self._call(f"GET tree of {ref[:12]} (recursive)", load)
+        self._trees[ref] = listing
+        return listing
 
-    def compare_diff(self, base: str, head: str) -> DiffFetch:
+    def compare_diff(self, base: str, head: str, *, pr_number: int | None = None) -> DiffFetch:
         """The change ``base...head``, pinned to these two SHAs (pull requests and merge groups).
 
         Never the pull request's *current* diff (``GET /pulls/N`` with the diff media type):
@@ -490,6 +505,16 @@ class GitHubClient:
         entries = self._call(f"{what} files", files)
         # the comparison gives no total file count: a list that reached the cap may be cut
         capped = len(entries) >= COMPARE_FILES_CAP
+        if capped and pr_number is not None:
+            bound = self._pull_files(pr_number, head)
+            if bound is not None:
+                return DiffFetch(
+                    tuple(self._with_blobs(bound, base)),
+                    "files",
+                    0,
+                    note="GitHub refused the diff (406: too large); rebuilt from the pull "
+                    f"request's file list ({len(bound)} files, each bound to the head tree)",
+                )
         return DiffFetch(
             tuple(self._with_blobs(entries, base)),
             "files",
@@ -503,6 +528,38 @@ class GitHubClient:
             ),
             capped_at=COMPARE_FILES_CAP if capped else None,
         )
+
+    def _pull_files(self, number: int, head: str) -> list[dict[str, Any]] | None:
+        """The pull request's file list (up to GitHub's 3000 files, where the compare API
+        stops at 300), bound to ``head``; None when the head tree is truncated (nothing to
+        bind to: the caller keeps the capped comparison and its partial coverage).
+
+        The list is the pull request's *current* one, read over many pages; a push (or
+        two, back to ``head``) while it is read could mix another commit's files in. So
+        every entry is checked against the tree of ``head``: a listed file's object id is
+        the one ``head`` has at that path, and a removed file is absent from it. Any
+        difference is a :class:`GitHubError`: the run errors, asking for a retry.
+        """
+        tree = self.tree_paths(head)
+        if tree.truncated:
+            return None
+
+        def load() -> list[dict[str, Any]]:
+            return [f.raw_data for f in self._repo.get_pull(number).get_files()][:MAX_FILES]
+
+        entries = self._call(f"GET files of pull request #{number}", load)
+        for entry in entries:
+            path, status, sha = entry.get("filename"), entry.get("status"), entry.get("sha")
+            present = tree.objects.get(str(path))
+            bound = present is None if status == "removed" else (present == sha and bool(sha))
+            if not bound:
+                raise GitHubError(
+                    f"the file list of pull request #{number} does not match its head commit "
+                    f"{head[:12]} at {git_quote(str(path))}: the pull request changed while "
+                    "it was read; retry the job",
+                    reason="github_files_unbound",
+                )
+        return entries
 
     def blob(self, sha: str, *, limit: int = MAX_BLOB_BYTES) -> bytes | None:
         """A git blob's bytes (git blobs API); None when it is larger than ``limit``."""

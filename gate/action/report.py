@@ -305,13 +305,20 @@ def _chunks_md(rows: Sequence[Mapping[str, Any]], limit: int = MAX_LISTED_FILES)
         "| chunk | files | bytes | state | reason |",
         "|---|---|---|---|---|",
     ]
-    for row in rows[:limit]:
+    # every chunk that did not pass is shown first (up to the limit); passing chunks fill
+    # the rest, so a blocking chunk is never hidden behind "more"
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["state"] == "pass", i))
+    shown = sorted(order[:limit])
+    for row in (rows[i] for i in shown):
         lines.append(
             f"| {md(str(row['chunk']))}/{row['of']} | {row['files']} | {row['bytes']} "
             f"| {code(str(row['state']))} | {code(str(row['reason']))} |"
         )
-    if len(rows) > limit:
-        lines.append(f"| … {len(rows) - limit} more | | | | |")
+    hidden = [rows[i] for i in order[limit:]]
+    if hidden:
+        passed = all(row["state"] == "pass" for row in hidden)
+        what = "all `pass`" if passed else "the certificate lists every chunk"
+        lines.append(f"| … {len(hidden)} more ({what}) | | | | |")
     lines.append("")
     return lines
 

@@ -175,7 +175,7 @@ def _review(
 
     # pinned to the SHAs reviewed: never the pull request's current diff, which a push
     # could change between this fetch and the head re-check below
-    fetch = gh.compare_diff(run.base, run.head)
+    fetch = gh.compare_diff(run.base, run.head, pr_number=run.pull.number if run.pull else None)
     if fetch.note:
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:

@@ -140,6 +140,8 @@ class FakeGitHub:
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
+        #: called after each page of a pull request's file list is served (with its number)
+        self.on_list_files: Callable[[int], None] | None = None
         self.check_runs: dict[int, dict[str, Any]] = {}  # id -> check run (+ "annotations")
         self.issues: dict[int, dict[str, Any]] = {}
         self.faults: list[Fault] = []
@@ -490,7 +492,10 @@ class FakeGitHub:
             if number not in self.pulls:
                 return _json(404, {"message": "Not Found"})
             items = self.files[number]
-        return self._page(items, query, f"/repos/{self.repository}/pulls/{number}/files")
+        answer = self._page(items, query, f"/repos/{self.repository}/pulls/{number}/files")
+        if self.on_list_files is not None:  # a test's hook: a push between two pages
+            self.on_list_files(number)
+        return answer
 
     def _page(
         self, items: list[dict[str, Any]], query: dict[str, str], path: str

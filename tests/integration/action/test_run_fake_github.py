@@ -822,7 +822,7 @@ def test_an_unexpected_exception_is_an_error_status_never_a_pass(tmp_path, fake,
     from gate.action.github import GitHubClient
 
     class Broken(GitHubClient):
-        def compare_diff(self, base, head):
+        def compare_diff(self, base, head, **kw):
             raise RuntimeError("boom")
 
     setup_pull(fake)
