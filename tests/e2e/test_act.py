@@ -288,6 +288,7 @@ def run_act(
     reviewer_key: str,
     event_name: str = "pull_request",
     workflow: Path = WORKFLOW,
+    extra_env: dict[str, str] | None = None,
 ) -> ActRun:
     """Run ``workflow`` for ``event_name`` with act (``event`` as its payload, if any)."""
     home = ws.parent / "home"
@@ -319,6 +320,8 @@ def run_act(
         "-s",
         f"RG_REVIEWER_KEY={reviewer_key}",
     ]
+    for name, value in (extra_env or {}).items():
+        argv += ["--env", f"{name}={value}"]
     env = {
         key: value
         for key, value in os.environ.items()
