@@ -20,8 +20,11 @@ not fit one request (or a file in it is ``too_large``). The steps:
 5. **decide and aggregate**: each chunk's envelope is decided against its own binding, so
    a verdict carrying another chunk's ``diff_sha`` is unbound (``needs_human``); the
    answers are matched to chunks by the request that carried them, and the binding
-   checks the digest, so the order in which they arrive does not matter; then
-   :func:`gate.aggregate.aggregate`;
+   checks the digest, so the order in which they arrive does not matter. With
+   ``agreement: k`` each chunk is asked k times (one after another, each on a fresh
+   connection) and its k decisions go through :func:`gate.agreement.aggregate` (a chunk
+   passes only on k passes), exactly as a review in one request would; then
+   :func:`gate.aggregate.aggregate` over the chunks;
 6. **evidence**: the certificate's ``context.chunks`` holds the manifest (ordered chunk
    digests, their files, one digest over them) and each chunk's attempts, envelope and
    decision.
@@ -38,6 +41,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
+from gate import agreement
 from gate.aggregate import aggregate
 from gate.attempt import Attempt, ReviewOutcome
 from gate.chunks import (
@@ -131,6 +135,9 @@ class ChunkReview:
     outcome: ReviewOutcome
     decision: Decision | None
     split: bool = False
+    #: with ``agreement: k`` > 1, each of the chunk's k answers (``outcome`` holds every
+    #: attempt, and the first answer's envelope)
+    answers: tuple[agreement.Answer, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -150,6 +157,7 @@ class ChunkReview:
                 "length": len(envelope),
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
+            **({"answers": agreement.answers_json(self.answers)} if self.answers else {}),
         }
 
     @property
@@ -216,42 +224,67 @@ def run_chunks(
     pacer = Pacer(config.run_deadline, sleep=sleep)
     done: dict[str, ChunkReview] = {}
 
-    def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, Any]:
+    def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[Any]]:
+        """The chunk asked ``agreement`` times (fewer when an answer overflows)."""
         prompt = chunk_prompt(chunk, total, files, config)
-        paced = review_paced(
-            settings,
-            system=prompt.system,
-            user=prompt.user,
-            pacer=pacer,
-            sleep=sleep,
-            on_attempt=on_attempt,
-        )
+        paced: list[Any] = []
+        for _ in range(config.agreement):
+            paced.append(
+                review_paced(
+                    settings,
+                    system=prompt.system,
+                    user=prompt.user,
+                    pacer=pacer,
+                    sleep=sleep,
+                    on_attempt=on_attempt,
+                )
+            )
+            if paced[-1].overflow:
+                break
         return chunk, depth, prompt, paced
 
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="chunk") as pool:
-        pending: set[Future[tuple[Chunk, int, Prompt, Any]]] = {
+        pending: set[Future[tuple[Chunk, int, Prompt, list[Any]]]] = {
             pool.submit(one, chunk, 0) for chunk in plan.chunks
         }
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 chunk, depth, prompt, paced = future.result()
-                halves = halve(chunk) if paced.overflow and depth < MAX_SPLIT_DEPTH else None
+                outcome = ReviewOutcome(
+                    attempts=tuple(a for p in paced for a in p.outcome.attempts),
+                    envelope=paced[0].outcome.envelope,
+                )
+                overflow = paced[-1].overflow
+                halves = halve(chunk) if overflow and depth < MAX_SPLIT_DEPTH else None
                 if halves is not None:
                     done[chunk.name] = ChunkReview(
-                        chunk, total, prompt.sha256(), paced.outcome, None, split=True
+                        chunk, total, prompt.sha256(), outcome, None, split=True
                     )
                     pending |= {pool.submit(one, half, depth + 1) for half in halves}
                     continue
                 binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
-                decision = decide(
-                    paced.outcome.envelope,
-                    binding=binding,
-                    min_confidence=config.min_confidence,
-                    attempts=paced.outcome.attempts,
+                answers = tuple(
+                    agreement.Answer(
+                        decide(
+                            p.outcome.envelope,
+                            binding=binding,
+                            min_confidence=config.min_confidence,
+                            attempts=p.outcome.attempts,
+                        ),
+                        p.outcome.attempts,
+                        p.outcome.envelope,
+                    )
+                    for p in paced
                 )
+                decision = agreement.aggregate([a.decision for a in answers])
                 done[chunk.name] = ChunkReview(
-                    chunk, total, prompt.sha256(), paced.outcome, decision
+                    chunk,
+                    total,
+                    prompt.sha256(),
+                    outcome,
+                    decision,
+                    answers=answers if config.agreement > 1 else (),
                 )
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     leaves = [(r.chunk.name, r.decision) for r in reviews if not r.split]

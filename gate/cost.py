@@ -8,13 +8,18 @@
 - :func:`cost_of` prices every attempt with the config's ``pricing`` for the reviewer's
   model (per million tokens). A total is given only when every attempt is known: a
   partial sum would read as the whole cost. Unknown is empty, never zero.
-- :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is
-  ``attempts x (prompt bytes x input price + max_tokens x output price)`` per million,
-  plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing. It is
-  conservative: a tokenizer's token covers at least one byte, the answer is at most
-  ``max_tokens``, and the gate asks at most ``attempts`` times. An estimate that
-  cannot be made (no price for the model) blocks too: an unknown cost is not under a
-  limit.
+- :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is,
+  over every request the review makes (one, or one per chunk:
+  :func:`gate.pipeline.chunk_setup`, the same cut the review makes),
+  ``attempts x agreement x (prompt bytes x input price + max_tokens x output price)``
+  per million, plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing.
+  It is conservative: a tokenizer's token covers at least one byte, the answer is at
+  most ``max_tokens``, and the gate asks each chunk at most ``attempts`` times for
+  each of its ``agreement`` answers. Not counted: the halves of a chunk that overflows
+  the model's window (the overflowing request is refused before any token is
+  generated; its halves, at most :data:`gate.chunked.MAX_SPLIT_DEPTH` levels deep,
+  carry the same diff bytes again plus one prompt each). An estimate that cannot be
+  made (no price for the model) blocks too: an unknown cost is not under a limit.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any
 from gate.attempt import Attempt
 from gate.config import Config, ModelPrice
 from gate.decision import Decision, State, Status, blocked
-from gate.pipeline import binding_for
+from gate.pipeline import binding_for, chunk_setup
 from gate.prompt import build_prompt
 
 PER = 1_000_000
@@ -141,13 +146,29 @@ def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
 
 def estimate(diff: bytes, config: Config) -> tuple[int, int, float | None]:
     """(input tokens, output tokens, cost) at most, over every attempt (cost None: no price)."""
-    prompt = build_prompt(diff, binding=binding_for(diff, config), instructions=config.instructions)
-    per_attempt = len(prompt.system.encode("utf-8")) + len(prompt.user.encode("utf-8"))
-    tries = config.reviewer.attempts
-    tokens_in = tries * (per_attempt + TOKEN_OVERHEAD)
-    tokens_out = tries * config.reviewer.max_tokens
+    return _estimate(request_bytes(diff, config), config)
+
+
+def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | None]:
+    tries = config.reviewer.attempts * config.agreement
+    tokens_in = tries * sum(size + TOKEN_OVERHEAD for size in sizes)
+    tokens_out = tries * len(sizes) * config.reviewer.max_tokens
     rate = price_for(config)
     return tokens_in, tokens_out, price(tokens_in, tokens_out, rate) if rate else None
+
+
+def request_bytes(diff: bytes, config: Config) -> list[int]:
+    """The prompt bytes of each request the review of ``diff`` makes (each chunk's diff
+    plus its prompt, at :data:`gate.chunks.BYTES_PER_TOKEN` bytes per estimated token)."""
+    from gate.chunks import BYTES_PER_TOKEN
+
+    setup = chunk_setup(diff, config)
+    if setup is None:
+        binding = binding_for(diff, config)
+        prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
+        return [len(prompt.system.encode("utf-8")) + len(prompt.user.encode("utf-8"))]
+    around = setup.overhead * BYTES_PER_TOKEN
+    return [chunk.size + around for chunk in setup.plan.chunks]
 
 
 def over_budget(diff: bytes, config: Config) -> Decision | None:
@@ -155,7 +176,8 @@ def over_budget(diff: bytes, config: Config) -> Decision | None:
     made; None when there is no limit or the review fits under it."""
     if config.max_cost is None:
         return None
-    tokens_in, tokens_out, cost = estimate(diff, config)
+    sizes = request_bytes(diff, config)
+    tokens_in, tokens_out, cost = _estimate(sizes, config)
     model = config.reviewer.model or "(no model)"
     if cost is None:
         return blocked(
@@ -172,7 +194,16 @@ def over_budget(diff: bytes, config: Config) -> Decision | None:
         "over_budget",
         f"estimated cost {money(cost)} exceeds max_cost {config.max_cost:g} "
         f"({tokens_in} input and {tokens_out} output tokens at most, over "
-        f"{config.reviewer.attempts} attempts, for {model}); the reviewer was not asked: "
-        "raise max_cost, lower max_tokens or attempts, or review by hand",
+        f"{_asks(len(sizes), config)}, for {model}); the reviewer was not asked: "
+        "raise max_cost, lower max_tokens, attempts or agreement, or review by hand",
         status=Status.FAILURE,
     )
+
+
+def _asks(requests: int, config: Config) -> str:
+    """``3 attempts`` or ``12 chunks x 3 attempts x 2 answers``: what the estimate counts."""
+    parts = [f"{requests} chunks"] if requests > 1 else []
+    parts.append(f"{config.reviewer.attempts} attempts")
+    if config.agreement > 1:
+        parts.append(f"{config.agreement} answers")
+    return " x ".join(parts)

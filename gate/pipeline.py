@@ -39,6 +39,7 @@ from gate.prompt import build_prompt
 
 if TYPE_CHECKING:
     from gate.chunked import ChunkReview
+    from gate.chunks import FileEntry, Plan
     from gate.reviewers.settings import ReviewerSettings
 
 
@@ -333,18 +334,22 @@ def review_diff(
     )
 
 
-def review_chunks(
-    diff: bytes,
-    config: Config,
-    settings: ReviewerSettings,
-    *,
-    coverage: Coverage | None,
-    extra_cert: Mapping[str, Any] | None,
-    sleep: Callable[[float], None],
-    on_attempt: Callable[[Attempt], None] | None,
-) -> ReviewResult | None:
-    """The review in chunks (:mod:`gate.chunked`), or None when the diff fits one request
-    whole (then :func:`review_diff` asks exactly as it always has)."""
+@dataclass(frozen=True)
+class ChunkSetup:
+    """How a diff too large for one request is cut: the plan, the pull request's file
+    list, the most diff bytes per chunk (0: nothing fits) and the estimated tokens of
+    the prompt around each chunk's diff."""
+
+    plan: Plan
+    files: tuple[FileEntry, ...]
+    limit: int
+    overhead: int
+
+
+def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
+    """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
+    one place the cut is made: :func:`review_chunks` and the cost estimate
+    (:func:`gate.cost.estimate`) both ask here."""
     from gate import chunked, chunks
 
     sections = split_diff(diff)
@@ -359,7 +364,27 @@ def review_chunks(
     if limit >= len(diff):
         return None
     plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
-    del sections  # the plan's pieces hold what is needed
+    return ChunkSetup(plan, tuple(files), limit, overhead)
+
+
+def review_chunks(
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    *,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+) -> ReviewResult | None:
+    """The review in chunks (:mod:`gate.chunked`), or None when the diff fits one request
+    whole (then :func:`review_diff` asks exactly as it always has)."""
+    from gate import chunked
+
+    setup = chunk_setup(diff, config, coverage)
+    if setup is None:
+        return None
+    plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:

@@ -19,7 +19,7 @@ import pytest
 from gate.chunks import plan
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
-from gate.lab.demo import ScriptedModel, answer, request_text
+from gate.lab.demo import ScriptedModel, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator, SimResponse, wire_for
 from gate.pipeline import ReviewResult, review_diff, select_diff
 from gate.prompt import binding_in
@@ -351,3 +351,44 @@ def test_a_chunked_certificate_reverifies_offline(
     edited.write_text(json.dumps(record))
     assert main([*verify, "--from-certificate", str(edited)]) == 3
     assert "chunk 2/" in capsys.readouterr().out
+
+
+def test_agreement_asks_every_chunk_k_times(sim_factory: Callable[..., ReviewerSimulator]) -> None:
+    """``agreement: k`` holds for a review in chunks too: k answers per chunk, and a
+    chunk passes only on k passes (a chunked review never quietly asks fewer times)."""
+    sim = sim_factory(ScriptedModel("pass"))
+    result = review(sim, config_for(sim, concurrency=3, agreement=2))
+    assert result.decision.state is State.PASS
+    assert sim.count == 2 * len(result.chunks)
+    for request_review in result.certificate["context"]["chunks"]["reviews"]:
+        assert len(request_review["answers"]) == 2
+
+
+@pytest.mark.parametrize("late", ["fail", "pass-low"])
+def test_one_dissenting_answer_on_one_chunk_blocks(
+    sim_factory: Callable[..., ReviewerSimulator], late: str
+) -> None:
+    """Concurrency 1: chunk 2's second answer dissents (a fail, or a low-confidence pass)."""
+    asked: list[str] = []
+
+    def respond(request: dict[str, Any]) -> str:
+        binding = binding_in(request_text(request))
+        assert binding is not None
+        asked.append(binding.diff_sha)
+        if len(asked) == 4:  # chunk 1 twice, then chunk 2 twice: this is chunk 2's second
+            assert asked[2] == asked[3] != asked[0]
+            if late == "fail":
+                return answer("fail", binding)
+            return verdict_block(binding, "pass", ["unsure"], 0.1)
+        return answer("pass", binding)
+
+    sim = sim_factory(respond)
+    result = review(sim, config_for(sim, concurrency=1, agreement=2))
+    assert result.decision.state is not State.PASS
+    rows = {r.chunk.name: r for r in result.chunks}
+    assert rows["2"].decision is not None
+    assert rows["2"].decision.state is not State.PASS
+    assert all(r.decision is not None and r.decision.state is State.PASS
+               for name, r in rows.items() if name != "2")  # fmt: skip
+    expected = "unstable" if late == "fail" else "low_confidence"
+    assert rows["2"].decision.reason == expected
