@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gate.config import Config
+    from gate.cost import CostReport
     from gate.decision import Decision
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
@@ -21,7 +22,9 @@ Send a diff to the configured reviewer and decide exactly as the action does.
 The config's include/exclude and max_diff_bytes choose the files sent: with none
 left, the result is needs_human (nothing_reviewed) and the model is not called;
 with files left out for size or as binary, a pass becomes needs_human
-(partial_coverage) unless allow_partial_coverage. The answer must arrive whole
+(partial_coverage) unless allow_partial_coverage. A diff larger than one request
+is reviewed in chunks (each bound to its own bytes; a pass needs every chunk to
+pass), and max_cost (--max-cost) is checked before any request. The answer must arrive whole
 (provider end marker, finish reason stop, sealed into an MC1 envelope), hold
 exactly one ```json verdict, repeat the SHA-256 of the bytes sent and the policy
 version, and be a confident pass. Settings come from
@@ -56,6 +59,7 @@ _OVERRIDES = {
     "policy_version": "policy-version",
     "min_confidence": "min-confidence",
     "agreement": "agreement",
+    "max_cost": "max-cost",
     "deployment": "deployment",
     "api_version": "api-version",
     "auth": "auth",
@@ -143,6 +147,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="ask the reviewer K times (1 to 5) on fresh connections; a pass needs K passes, "
         f"a disagreement is needs_human (unstable) {fallback(defaults.agreement)}",
+    )
+    parser.add_argument(
+        "--max-cost",
+        metavar="AMOUNT",
+        help="the most one review may cost, estimated before any request (every chunk x "
+        "attempts x agreement at the full prompt and max_tokens, priced by the config's "
+        "pricing for the model); above it, or with no price, needs_human (over_budget) and "
+        "the model is not called (default: from --config, else no limit)",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
@@ -312,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from gate import certificate, untrusted
+    from gate import certificate, cost, untrusted
     from gate.attempt import Attempt
     from gate.commands._io import read_input, say, say_json
     from gate.decision import exit_code
@@ -331,6 +343,9 @@ def _run(args: argparse.Namespace) -> int:
     empty = nothing_reviewed(selected.coverage)
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
+    costly = cost.over_budget(selected.data, config)  # max_cost: decided before any request
+    if costly is not None:
+        return _blocked_before_call(args, costly, selected.data, config, selected.coverage)
     total = config.reviewer.attempts
 
     def report_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
@@ -352,17 +367,36 @@ def _run(args: argparse.Namespace) -> int:
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
     hint = unreachable_hint(result, result.reviewer.base_url)
+    spent = cost.cost_of(result.outcome.attempts, config)
     if args.json:
-        say_json(summary_json(result, cert_sha))
+        out = summary_json(result, cert_sha)
+        out["cost"] = spent.to_json()
+        say_json(out)
     else:
         say("\n".join(decision_lines(decision)))
         if result.chunks:
             say("\n".join(chunk_lines(result)))
+        say(cost_line(spent), err=True)
     for note in result.notes:
         say(f"note: {untrusted.line(note)}", err=True)
     if hint:  # the last line, where the eye lands after the attempts
         say(f"review-gate review: hint: {hint}", err=True)
     return exit_code(decision)
+
+
+def cost_line(spent: CostReport) -> str:
+    """``cost: 1234 input + 210 output tokens, 0.004200`` (``unknown`` where it is)."""
+
+    def known(value: object) -> str:
+        return "unknown" if value is None else str(value)
+
+    total = "unknown (no price for the model under pricing)" if spent.price is None else None
+    if total is None:
+        total = "unknown (an attempt reported no token counts)" if spent.cost is None else None
+    return (
+        f"cost: {known(spent.input_tokens)} input + {known(spent.output_tokens)} output "
+        f"tokens over {len(spent.attempts)} attempts, {total or f'{spent.cost:.6f}'}"
+    )
 
 
 def chunk_lines(result: ReviewResult) -> list[str]:

@@ -585,3 +585,37 @@ def test_save_response_help_says_after_chunked_decoding(capsys: pytest.CaptureFi
         main(["review", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "exactly as received, after HTTP chunked decoding" in text
+
+
+def test_max_cost_blocks_before_the_call_and_the_cost_is_reported(
+    capsys: pytest.CaptureFixture[str],
+    diff_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """max_cost holds on the command line as in the action (never silently ignored), and
+    each run says what it cost: tokens as the provider counted them, priced by the config."""
+    config = tmp_path / "review-gate.yml"
+    config.write_text(f"pricing:\n  {MODEL}: {{input: 2.5, output: 10}}\n")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with ReviewerSimulator("openai", model("openai")) as sim:
+        code, out, err = review(capsys, sim, diff_file, "--config", str(config))
+        assert (code, sim.count) == (0, 1), err
+        assert re.search(r"^cost: \d+ input \+ \d+ output tokens over 1 attempts, 0\.\d{6}$",
+                         err, re.MULTILINE), err  # fmt: skip
+        code, out, err = review(capsys, sim, diff_file, "--config", str(config), "--json")
+        spent = json.loads(out)["cost"]
+        assert spent["cost"] > 0
+        assert spent["input_tokens"] > 0
+        assert spent["price_per_million"] == {"input": 2.5, "output": 10.0}
+        code, out, err = review(
+            capsys, sim, diff_file, "--config", str(config), "--max-cost", "0.000001", "--json"
+        )
+        assert sim.count == 2  # the third run asked nobody
+        assert code == 3
+        assert json.loads(out)["reason"] == "over_budget"
+        # no price for the model: an unknown cost is not under a limit
+        code, out, err = review(capsys, sim, diff_file, "--max-cost", "100")
+        assert (code, sim.count) == (3, 2)
+        assert "no price for the model" in out + err
+    assert SECRET not in out + err
