@@ -21,19 +21,38 @@ summary says when more were left out.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gate import untrusted
 from gate.action.report import code, escape_data, escape_property, md
-from gate.decision import Decision
+from gate.decision import Decision, State
 from gate.findings import Anchor, Finding, findings_for
+
+if TYPE_CHECKING:
+    from gate.chunked import ChunkReview
 
 #: GitHub shows at most 10 annotations of each level per step; one is the decision's
 MAX_ANNOTATIONS = 9
 
 
-def findings_of(decision: Decision, diff: bytes) -> tuple[Finding, ...]:
-    """The decision's reasons against the diff that was reviewed (none without a verdict)."""
-    if decision.verdict is None or not diff:
+def findings_of(
+    decision: Decision, diff: bytes, chunks: Sequence[ChunkReview] = ()
+) -> tuple[Finding, ...]:
+    """The reasons against the diff that was reviewed (none without a verdict).
+
+    A review in chunks takes each chunk's own reasons, as its reviewer wrote them (the
+    aggregated verdict names the chunk before each reason, and on ``fail`` holds only
+    the first failing chunk's): on a fail, the reasons of every failing chunk, else of
+    every chunk that has a verdict. Every chunk's diff is a part of ``diff``.
+    """
+    if not diff:
+        return ()
+    if chunks:
+        judged = [c.decision for c in chunks if c.decision is not None and c.decision.verdict]
+        failed = [d for d in judged if d.state is State.FAIL]
+        reasons = [r for d in (failed or judged) if d.verdict for r in d.verdict.reasons]
+        return findings_for(reasons, diff)
+    if decision.verdict is None:
         return ()
     return findings_for(decision.verdict.reasons, diff)
 

@@ -51,7 +51,7 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.chunked import chunk_rows
+from gate.chunked import ChunkReview, chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted
@@ -441,7 +441,7 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
             context["cost"] = cost.cost_of(result.outcome.attempts, run.config).to_json()
-        found = findings_report.findings_of(decision, run.reviewed_diff)
+        found = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
         if found:
             context["findings"] = [f.to_json() for f in found]
         cert = result.certificate_for(decision, extra=context)
@@ -478,7 +478,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             run.artifacts = Artifacts(None, {})
             run.notes.append(f"could not write the certificate: {type(err).__name__}: {err}")
     artifacts = run.artifacts
-    findings = findings_report.findings_of(decision, run.reviewed_diff)
+    findings = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
         body = history.with_history(body, run, decision, state, artifacts)
@@ -605,3 +605,8 @@ def _usage_failure(run: RunState, err: UsageError) -> int:
     except OSError:
         pass
     return ExitCode.USAGE
+
+
+def _chunks(run: RunState) -> tuple[ChunkReview, ...]:
+    """The chunks the review was made of (none when it was one request, or not made)."""
+    return run.result.chunks if run.result is not None else ()

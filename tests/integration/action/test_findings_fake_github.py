@@ -9,12 +9,14 @@ description by the fake.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from gate.lab.sim import extract_prompt
 from gate.prompt import binding_in
 from tests.fakes.runner import commands_in
 from tests.integration.action import test_run_fake_github as base
+from tests.integration.action.test_run_chunked import large_diff
 from tests.integration.action.test_run_fake_github import HEAD, pr_payload, run_gate, setup_pull
 
 # the fixtures of the action's main integration module, under the same names
@@ -165,3 +167,62 @@ def test_on_a_new_head_the_gates_reviews_are_superseded_and_a_humans_is_left_alo
     assert len(reviews_posted(fake)) == 1
     on_head = [r for r in fake.review_list(7) if r["commit_id"] == HEAD]
     assert len(on_head) == 1
+
+
+def _by_chunk(reasons: dict[int, tuple[str, list[str]]]) -> Any:
+    """Answer each chunk (numbered by its prompt) with its own verdict and reasons."""
+
+    def respond(request: dict[str, Any]) -> str:
+        _system, user = extract_prompt("openai", request)
+        binding = binding_in(user)
+        assert binding is not None
+        found = re.search(r"This is chunk (\d+) of (\d+)", user)
+        assert found is not None
+        verdict, said = reasons.get(int(found.group(1)), ("pass", ["fine"]))
+        body = {
+            "verdict": verdict,
+            "reasons": said,
+            "confidence": 0.9,
+            "diff_sha": binding.diff_sha,
+            "policy_version": binding.policy_version,
+        }
+        return "```json\n" + json.dumps(body) + "\n```\n"
+
+    return respond
+
+
+def _large(fake) -> None:  # type: ignore[no-untyped-def]
+    fake.add_pull(7, head_sha=HEAD, base_sha=base.BASE, diff=large_diff())
+    fake.set_file(base.BASE, base.CONFIG_PATH, "max_chunk_bytes: 4096\nconcurrency: 2\n")
+
+
+def test_a_fail_in_chunks_annotates_every_failing_chunks_lines(tmp_path, fake, sim_factory):
+    """The findings of a review in chunks come from each chunk's own reasons: every
+    failing chunk's (not only the first's, and not the passing chunks' remarks)."""
+    _large(fake)
+    respond = _by_chunk({
+        2: ("fail", ["app/part05.py:3: the limit is off by one"]),
+        4: ("fail", ["app/part13.py:2-4: these settings overflow"]),
+        1: ("pass", ["app/part00.py:2: fine here"]),
+    })  # fmt: skip
+    result = run_gate(tmp_path, fake, sim_factory(respond), pr_payload())
+    assert result.code == 1, result.stdout
+    annotations = [(n, p["file"], p["line"]) for n, p, _ in commands_in(result.stdout)
+                   if "file" in p]  # fmt: skip
+    assert sorted(annotations) == [("error", "app/part05.py", "3"), ("error", "app/part13.py", "2")]
+    assert "app/part00.py" not in json.dumps(result.certificate["context"].get("findings"))
+
+
+def test_a_pass_in_chunks_annotates_every_chunks_findings_as_warnings(tmp_path, fake, sim_factory):
+    _large(fake)
+    respond = _by_chunk({
+        1: ("pass", ["app/part00.py:2: consider a constant"]),
+        3: ("pass", ["app/part09.py:5: a magic number"]),
+    })  # fmt: skip
+    result = run_gate(tmp_path, fake, sim_factory(respond), pr_payload())
+    assert result.code == 0, result.stdout
+    annotations = [(n, p["file"], p["line"]) for n, p, _ in commands_in(result.stdout)
+                   if "file" in p]  # fmt: skip
+    assert sorted(annotations) == [
+        ("warning", "app/part00.py", "2"), ("warning", "app/part09.py", "5")
+    ]  # fmt: skip
