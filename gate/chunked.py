@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gate.aggregate import aggregate
+from gate.agreement import Answer, answers_json
+from gate.agreement import aggregate as agree
 from gate.attempt import Attempt, ReviewOutcome
 from gate.chunks import (
     BYTES_PER_TOKEN,
@@ -53,7 +55,7 @@ from gate.chunks import (
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
 from gate.prompt import Prompt, build_prompt, fenced
-from gate.reviewers.pool import Pacer, review_paced
+from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
 from gate.reviewers.settings import ReviewerSettings
 
 #: how many times a chunk that overflows the model's window is halved, at most
@@ -131,6 +133,8 @@ class ChunkReview:
     outcome: ReviewOutcome
     decision: Decision | None
     split: bool = False
+    #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
+    answers: tuple[Answer, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -150,6 +154,7 @@ class ChunkReview:
                 "length": len(envelope),
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
+            **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
         }
 
     @property
@@ -216,42 +221,63 @@ def run_chunks(
     pacer = Pacer(config.run_deadline, sleep=sleep)
     done: dict[str, ChunkReview] = {}
 
-    def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, Any]:
+    def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
-        paced = review_paced(
-            settings,
-            system=prompt.system,
-            user=prompt.user,
-            pacer=pacer,
-            sleep=sleep,
-            on_attempt=on_attempt,
-        )
-        return chunk, depth, prompt, paced
+        answers: list[PacedOutcome] = []
+        # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
+        # needs k passes); a context overflow ends the asking (the chunk is split)
+        for _ in range(config.agreement):
+            paced = review_paced(
+                settings,
+                system=prompt.system,
+                user=prompt.user,
+                pacer=pacer,
+                sleep=sleep,
+                on_attempt=on_attempt,
+            )
+            answers.append(paced)
+            if paced.overflow:
+                break
+        return chunk, depth, prompt, answers
 
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="chunk") as pool:
-        pending: set[Future[tuple[Chunk, int, Prompt, Any]]] = {
+        pending: set[Future[tuple[Chunk, int, Prompt, list[PacedOutcome]]]] = {
             pool.submit(one, chunk, 0) for chunk in plan.chunks
         }
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                chunk, depth, prompt, paced = future.result()
-                halves = halve(chunk) if paced.overflow and depth < MAX_SPLIT_DEPTH else None
+                chunk, depth, prompt, asked = future.result()
+                outcome = ReviewOutcome(
+                    attempts=tuple(a for paced in asked for a in paced.outcome.attempts),
+                    envelope=asked[0].outcome.envelope,
+                    raw=asked[0].outcome.raw,
+                )
+                overflow = asked[-1].overflow
+                halves = halve(chunk) if overflow and depth < MAX_SPLIT_DEPTH else None
                 if halves is not None:
                     done[chunk.name] = ChunkReview(
-                        chunk, total, prompt.sha256(), paced.outcome, None, split=True
+                        chunk, total, prompt.sha256(), outcome, None, split=True
                     )
                     pending |= {pool.submit(one, half, depth + 1) for half in halves}
                     continue
                 binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
-                decision = decide(
-                    paced.outcome.envelope,
-                    binding=binding,
-                    min_confidence=config.min_confidence,
-                    attempts=paced.outcome.attempts,
+                answers = tuple(
+                    Answer(
+                        decide(
+                            paced.outcome.envelope,
+                            binding=binding,
+                            min_confidence=config.min_confidence,
+                            attempts=paced.outcome.attempts,
+                        ),
+                        paced.outcome.attempts,
+                        paced.outcome.envelope,
+                    )
+                    for paced in asked
                 )
+                decision = agree([answer.decision for answer in answers])
                 done[chunk.name] = ChunkReview(
-                    chunk, total, prompt.sha256(), paced.outcome, decision
+                    chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     leaves = [(r.chunk.name, r.decision) for r in reviews if not r.split]
@@ -319,16 +345,17 @@ def redecide(
             rows.append((name, None))
             continue
         binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
-        rows.append(
-            (
-                name,
-                decide(
-                    envelope_bytes(review.get("envelope")),
-                    binding=binding,
-                    min_confidence=min_confidence,
-                ),
-            )
+        recorded = review.get("answers")
+        sealed = (
+            [a.get("envelope") if isinstance(a, dict) else None for a in recorded]
+            if isinstance(recorded, list) and recorded
+            else [review.get("envelope")]
         )
+        decisions = [
+            decide(envelope_bytes(one), binding=binding, min_confidence=min_confidence)
+            for one in sealed
+        ]
+        rows.append((name, agree(decisions)))
     leaves = {name for name, _ in rows}
     rows += [(c.name, None) for c in chunks.values() if c.name not in leaves | split]
     rows.sort(key=lambda row: _order(row[0]))
