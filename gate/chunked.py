@@ -189,7 +189,11 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
 
 
 def _order(name: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in name.split("."))
+    """A chunk name's place (``3.2`` after ``3.1``); a name that is no chunk's goes last."""
+    parts = name.split(".")
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        return (1 << 62,)
+    return tuple(int(part) for part in parts)
 
 
 def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | None:
@@ -334,7 +338,12 @@ def redecide(
     for name in sorted(split, key=_order):
         parent = chunks.get(name)
         halves = halve(parent) if parent is not None else None
-        for half in halves or ():
+        if not halves:
+            # a split that has no halves (one hunk, or no such chunk): nothing answered
+            # for these bytes, so the chunk is missing, never left out of the table
+            rows.append((name, None))
+            continue
+        for half in halves:
             chunks[half.name] = half
     for review in reviews:
         if not isinstance(review, dict) or review.get("split"):
