@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 
-from gate.diff import FileSection
+from gate.diff import FileSection, git_label, git_quote
 
 #: git's binary test reads this many bytes for a NUL
 BINARY_PROBE = 8000
@@ -61,23 +61,31 @@ def section_from_blobs(
     path: str, old: bytes | None, new: bytes | None, *, old_path: str = ""
 ) -> FileSection:
     """The diff section of ``path`` from its base blob ``old`` and head blob ``new``
-    (None: the file does not exist on that side). ``old_path``: its base name if renamed."""
+    (None: the file does not exist on that side). ``old_path``: its base name if renamed.
+
+    Every name is written as git writes it (:func:`gate.diff.git_quote`,
+    :func:`gate.diff.git_label`), as :func:`gate.diff.sections_from_files` does: the files
+    API gives names raw, and a name holding a line break (git allows any byte but NUL)
+    would otherwise write header or hunk lines of its own into what the reviewer reads,
+    and the section, split again by the chunker, would be other files than it is.
+    """
     before = old_path or path
-    head = f"diff --git a/{before} b/{path}\n"
+    src = "/dev/null" if old is None else git_label("a/", before)
+    dst = "/dev/null" if new is None else git_label("b/", path)
+    head = f"diff --git {git_quote('a/' + before)} {git_quote('b/' + path)}\n"
     if old is None:
         head += "new file mode 100644\n"
     elif new is None:
         head += "deleted file mode 100644\n"
     elif before != path:
-        head += f"rename from {before}\nrename to {path}\n"
+        head += f"rename from {git_quote(before)}\nrename to {git_quote(path)}\n"
     other = before if before != path else ""
     if (old is not None and looks_binary(old)) or (new is not None and looks_binary(new)):
-        data = (head + f"Binary files a/{before} and b/{path} differ\n").encode()
+        names = f"{src.rstrip(chr(9))} and {dst.rstrip(chr(9))}"
+        data = (head + f"Binary files {names} differ\n").encode()
         return FileSection(path=path, data=data, binary=True, old_path=other)
     if old == new:
         return FileSection(path=path, data=head.encode(), old_path=other)
-    src = "/dev/null" if old is None else f"a/{before}"
-    dst = "/dev/null" if new is None else f"b/{path}"
     text = (head + f"--- {src}\n+++ {dst}\n").encode()
     body = b"".join(_hunk_lines(old or b"", new or b""))
     return FileSection(path=path, data=text + body, old_path=other)

@@ -41,8 +41,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-from gate import agreement
 from gate.aggregate import aggregate
+from gate.agreement import Answer, answers_json
+from gate.agreement import aggregate as agree
 from gate.attempt import Attempt, ReviewOutcome
 from gate.chunks import (
     BYTES_PER_TOKEN,
@@ -57,7 +58,7 @@ from gate.chunks import (
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
 from gate.prompt import Prompt, build_prompt, fenced
-from gate.reviewers.pool import Pacer, review_paced
+from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
 from gate.reviewers.settings import ReviewerSettings
 
 #: how many times a chunk that overflows the model's window is halved, at most
@@ -135,9 +136,8 @@ class ChunkReview:
     outcome: ReviewOutcome
     decision: Decision | None
     split: bool = False
-    #: with ``agreement: k`` > 1, each of the chunk's k answers (``outcome`` holds every
-    #: attempt, and the first answer's envelope)
-    answers: tuple[agreement.Answer, ...] = ()
+    #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
+    answers: tuple[Answer, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -157,7 +157,7 @@ class ChunkReview:
                 "length": len(envelope),
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
-            **({"answers": agreement.answers_json(self.answers)} if self.answers else {}),
+            **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
         }
 
     @property
@@ -192,7 +192,11 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
 
 
 def _order(name: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in name.split("."))
+    """A chunk name's place (``3.2`` after ``3.1``); a name that is no chunk's goes last."""
+    parts = name.split(".")
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        return (1 << 62,)
+    return tuple(int(part) for part in parts)
 
 
 def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | None:
@@ -224,38 +228,39 @@ def run_chunks(
     pacer = Pacer(config.run_deadline, sleep=sleep)
     done: dict[str, ChunkReview] = {}
 
-    def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[Any]]:
-        """The chunk asked ``agreement`` times (fewer when an answer overflows)."""
+    def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
-        paced: list[Any] = []
+        answers: list[PacedOutcome] = []
+        # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
+        # needs k passes); a context overflow ends the asking (the chunk is split)
         for _ in range(config.agreement):
-            paced.append(
-                review_paced(
-                    settings,
-                    system=prompt.system,
-                    user=prompt.user,
-                    pacer=pacer,
-                    sleep=sleep,
-                    on_attempt=on_attempt,
-                )
+            paced = review_paced(
+                settings,
+                system=prompt.system,
+                user=prompt.user,
+                pacer=pacer,
+                sleep=sleep,
+                on_attempt=on_attempt,
             )
-            if paced[-1].overflow:
+            answers.append(paced)
+            if paced.overflow:
                 break
-        return chunk, depth, prompt, paced
+        return chunk, depth, prompt, answers
 
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="chunk") as pool:
-        pending: set[Future[tuple[Chunk, int, Prompt, list[Any]]]] = {
+        pending: set[Future[tuple[Chunk, int, Prompt, list[PacedOutcome]]]] = {
             pool.submit(one, chunk, 0) for chunk in plan.chunks
         }
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                chunk, depth, prompt, paced = future.result()
+                chunk, depth, prompt, asked = future.result()
                 outcome = ReviewOutcome(
-                    attempts=tuple(a for p in paced for a in p.outcome.attempts),
-                    envelope=paced[0].outcome.envelope,
+                    attempts=tuple(a for paced in asked for a in paced.outcome.attempts),
+                    envelope=asked[0].outcome.envelope,
+                    raw=asked[0].outcome.raw,
                 )
-                overflow = paced[-1].overflow
+                overflow = asked[-1].overflow
                 halves = halve(chunk) if overflow and depth < MAX_SPLIT_DEPTH else None
                 if halves is not None:
                     done[chunk.name] = ChunkReview(
@@ -265,26 +270,21 @@ def run_chunks(
                     continue
                 binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
                 answers = tuple(
-                    agreement.Answer(
+                    Answer(
                         decide(
-                            p.outcome.envelope,
+                            paced.outcome.envelope,
                             binding=binding,
                             min_confidence=config.min_confidence,
-                            attempts=p.outcome.attempts,
+                            attempts=paced.outcome.attempts,
                         ),
-                        p.outcome.attempts,
-                        p.outcome.envelope,
+                        paced.outcome.attempts,
+                        paced.outcome.envelope,
                     )
-                    for p in paced
+                    for paced in asked
                 )
-                decision = agreement.aggregate([a.decision for a in answers])
+                decision = agree([answer.decision for answer in answers])
                 done[chunk.name] = ChunkReview(
-                    chunk,
-                    total,
-                    prompt.sha256(),
-                    outcome,
-                    decision,
-                    answers=answers if config.agreement > 1 else (),
+                    chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     leaves = [(r.chunk.name, r.decision) for r in reviews if not r.split]
@@ -341,7 +341,12 @@ def redecide(
     for name in sorted(split, key=_order):
         parent = chunks.get(name)
         halves = halve(parent) if parent is not None else None
-        for half in halves or ():
+        if not halves:
+            # a split that has no halves (one hunk, or no such chunk): nothing answered
+            # for these bytes, so the chunk is missing, never left out of the table
+            rows.append((name, None))
+            continue
+        for half in halves:
             chunks[half.name] = half
     for review in reviews:
         if not isinstance(review, dict) or review.get("split"):
@@ -352,16 +357,17 @@ def redecide(
             rows.append((name, None))
             continue
         binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
-        rows.append(
-            (
-                name,
-                decide(
-                    envelope_bytes(review.get("envelope")),
-                    binding=binding,
-                    min_confidence=min_confidence,
-                ),
-            )
+        recorded = review.get("answers")
+        sealed = (
+            [a.get("envelope") if isinstance(a, dict) else None for a in recorded]
+            if isinstance(recorded, list) and recorded
+            else [review.get("envelope")]
         )
+        decisions = [
+            decide(envelope_bytes(one), binding=binding, min_confidence=min_confidence)
+            for one in sealed
+        ]
+        rows.append((name, agree(decisions)))
     leaves = {name for name, _ in rows}
     rows += [(c.name, None) for c in chunks.values() if c.name not in leaves | split]
     rows.sort(key=lambda row: _order(row[0]))

@@ -384,7 +384,7 @@ def git_quote(name: str) -> str:
     return f'"{body}"'
 
 
-def _label(prefix: str, name: str) -> str:
+def git_label(prefix: str, name: str) -> str:
     """A ``---``/``+++`` name as git writes it (a tab after a name with a space)."""
     return git_quote(prefix + name) + ("\t" if " " in name else "")
 
@@ -412,8 +412,8 @@ def sections_from_files(files: Iterable[dict[str, Any]]) -> list[FileSection]:
         if patch is None:
             out.append(FileSection(path=path, data=b"", no_patch=True, old_path=other))
             continue
-        src = "/dev/null" if status == "added" else _label("a/", old)
-        dst = "/dev/null" if status == "removed" else _label("b/", path)
+        src = "/dev/null" if status == "added" else git_label("a/", old)
+        dst = "/dev/null" if status == "removed" else git_label("b/", path)
         text = f"{head}--- {src}\n+++ {dst}\n{patch}"
         if not text.endswith("\n"):
             text += "\n"

@@ -23,6 +23,7 @@ stable code and whose message names the call, the HTTP status and the fix.
 from __future__ import annotations
 
 import base64
+import hashlib
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -562,19 +563,38 @@ class GitHubClient:
         return entries
 
     def blob(self, sha: str, *, limit: int = MAX_BLOB_BYTES) -> bytes | None:
-        """A git blob's bytes (git blobs API); None when it is larger than ``limit``."""
+        """A git blob's bytes (git blobs API); None when it is larger than ``limit``.
+
+        The bytes are checked against their name: a blob's id is the SHA-1 of
+        ``blob <size>\\0<bytes>`` (:func:`git_blob_id`), so an answer holding another
+        blob, a cut or padded one, or base64 that does not decode to exactly the bytes
+        asked for is refused (``github_bad_payload``), never shown to the reviewer as
+        the file's content.
+        """
 
         def load() -> bytes | None:
             found = self._repo.get_git_blob(sha)
-            if found.size is None or found.size > limit or found.encoding != "base64":
+            size, encoding, content = found.size, found.encoding, found.content
+            if not isinstance(size, int) or size > limit:
                 return None
-            data = base64.b64decode(found.content)
-            return data if len(data) <= limit else None
+            if encoding != "base64" or not isinstance(content, str):
+                raise _bad_blob(sha, f"its encoding is {encoding!r}, not base64")
+            try:
+                # GitHub wraps base64 at 60 columns; nothing else may be in it
+                data = base64.b64decode("".join(content.split("\n")), validate=True)
+            except ValueError as err:
+                raise _bad_blob(sha, f"its content is not base64 ({err})") from err
+            if len(data) != size or git_blob_id(data, sha256=len(sha) == 64) != sha.lower():
+                raise _bad_blob(sha, f"its {len(data)} bytes are not the blob {sha[:12]} names")
+            return data
 
         return self._call(f"GET blob {sha[:12]}", load)
 
     def blob_sha(self, path: str, ref: str) -> str | None:
-        """The blob id of ``path`` at ``ref`` (contents API metadata); None if absent."""
+        """The blob id of the regular file ``path`` at ``ref`` (contents API metadata); None
+        if absent, or not a regular file there (a folder, a submodule, or a symlink: the
+        contents API answers a symlink to a file with the *target's* blob, which would
+        show the reviewer another file's bytes as this one's base)."""
 
         def load() -> str | None:
             try:
@@ -583,7 +603,9 @@ class GitHubClient:
                 if _http_status(err) == 404:
                     return None
                 raise
-            return None if isinstance(content, list) else str(content.sha)
+            if isinstance(content, list) or content.type != "file" or content.path != path:
+                return None
+            return str(content.sha)
 
         return self._call(f"GET contents {path} at {ref[:12]}", load)
 
@@ -791,6 +813,22 @@ class GitHubClient:
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def git_blob_id(data: bytes, *, sha256: bool = False) -> str:
+    """The git object id of a blob holding ``data`` (SHA-1, or SHA-256 for a repository in
+    git's SHA-256 object format)."""
+    framed = b"blob %d\0" % len(data) + data
+    if sha256:
+        return hashlib.sha256(framed).hexdigest()
+    return hashlib.sha1(framed, usedforsecurity=False).hexdigest()
+
+
+def _bad_blob(sha: str, why: str) -> GitHubError:
+    return GitHubError(
+        f"GitHub's answer for blob {sha[:12]} is not that blob: {why}; retry the job",
+        reason="github_bad_payload",
+    )
 
 
 class _ServerError(Exception):
