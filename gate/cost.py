@@ -9,10 +9,14 @@
   model (per million tokens). A total is given only when every attempt is known: a
   partial sum would read as the whole cost. Unknown is empty, never zero.
 - :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is
-  ``attempts x (prompt bytes x input price + max_tokens x output price)`` per million,
-  plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing. It is
+  ``attempts x (prompt bytes x input price + max_tokens x output price)`` per million
+  for every request the review plans (:func:`planned_requests`: the one prompt asked
+  ``agreement`` times, or each chunk's own prompt when the diff is reviewed in chunks),
+  plus :data:`TOKEN_OVERHEAD` tokens per request for the chat framing. It is
   conservative: a tokenizer's token covers at least one byte, the answer is at most
-  ``max_tokens``, and the gate asks at most ``attempts`` times. An estimate that
+  ``max_tokens``, and the gate asks at most ``attempts`` times per request. One case is
+  outside it: a chunk the provider refuses as over its window is halved and asked
+  again (``gate.chunked``), which the plan cannot know beforehand. An estimate that
   cannot be made (no price for the model) blocks too: an unknown cost is not under a
   limit.
 """
@@ -26,6 +30,7 @@ from typing import Any
 from gate.attempt import Attempt
 from gate.config import Config, ModelPrice
 from gate.decision import Decision, State, Status, blocked
+from gate.diff import Coverage, split_diff
 from gate.pipeline import binding_for
 from gate.prompt import build_prompt
 
@@ -139,23 +144,60 @@ def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
     )
 
 
-def estimate(diff: bytes, config: Config) -> tuple[int, int, float | None]:
-    """(input tokens, output tokens, cost) at most, over every attempt (cost None: no price)."""
-    prompt = build_prompt(diff, binding=binding_for(diff, config), instructions=config.instructions)
-    per_attempt = len(prompt.system.encode("utf-8")) + len(prompt.user.encode("utf-8"))
+def planned_requests(
+    diff: bytes, config: Config, coverage: Coverage | None = None
+) -> tuple[int, ...]:
+    """The prompt bytes (system and user) of each request the review of ``diff`` plans,
+    as :func:`gate.pipeline.review_diff` plans it: the one prompt ``agreement`` times
+    when the diff fits one request; else one prompt per planned chunk; none when the plan
+    sends nothing (no room, or over ``max_chunks``: the review blocks as ``too_large``)."""
+    from gate import chunked, chunks  # the chunker brings the transport's imports
+
+    sections = split_diff(diff)
+    cov = coverage or Coverage(
+        reviewed=tuple(s.path for s in sections if s.path),
+        skipped=(),
+        diff_bytes=len(diff),
+        diff_sha=binding_for(diff, config).diff_sha,
+    )
+    files = chunks.file_list(diff, cov, sections)
+    limit, overhead = chunked.chunk_budget(config, files)
+    if limit >= len(diff):
+        whole = build_prompt(
+            diff, binding=binding_for(diff, config), instructions=config.instructions
+        )
+        size = len(whole.system.encode("utf-8")) + len(whole.user.encode("utf-8"))
+        return (size,) * config.agreement
+    if limit < 1:
+        return ()
+    plan = chunks.plan(diff, cov, max_chunk_bytes=limit, sections=sections)
+    if chunked.too_many(plan, config, overhead) is not None:
+        return ()
+    total = len(plan.chunks)
+    prompts = (chunked.chunk_prompt(chunk, total, files, config) for chunk in plan.chunks)
+    return tuple(len(p.system.encode("utf-8")) + len(p.user.encode("utf-8")) for p in prompts)
+
+
+def estimate(
+    diff: bytes, config: Config, coverage: Coverage | None = None
+) -> tuple[int, int, float | None]:
+    """(input tokens, output tokens, cost) at most, over every planned request and
+    attempt (cost None: no price)."""
+    requests = planned_requests(diff, config, coverage)
     tries = config.reviewer.attempts
-    tokens_in = tries * (per_attempt + TOKEN_OVERHEAD)
-    tokens_out = tries * config.reviewer.max_tokens
+    tokens_in = tries * sum(size + TOKEN_OVERHEAD for size in requests)
+    tokens_out = tries * len(requests) * config.reviewer.max_tokens
     rate = price_for(config)
     return tokens_in, tokens_out, price(tokens_in, tokens_out, rate) if rate else None
 
 
-def over_budget(diff: bytes, config: Config) -> Decision | None:
+def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -> Decision | None:
     """``needs_human`` (``over_budget``) when the estimate exceeds ``max_cost`` or cannot be
     made; None when there is no limit or the review fits under it."""
     if config.max_cost is None:
         return None
-    tokens_in, tokens_out, cost = estimate(diff, config)
+    tokens_in, tokens_out, cost = estimate(diff, config, coverage)
+    requests = len(planned_requests(diff, config, coverage))
     model = config.reviewer.model or "(no model)"
     if cost is None:
         return blocked(
@@ -171,8 +213,8 @@ def over_budget(diff: bytes, config: Config) -> Decision | None:
         State.NEEDS_HUMAN,
         "over_budget",
         f"estimated cost {money(cost)} exceeds max_cost {config.max_cost:g} "
-        f"({tokens_in} input and {tokens_out} output tokens at most, over "
-        f"{config.reviewer.attempts} attempts, for {model}); the reviewer was not asked: "
+        f"({tokens_in} input and {tokens_out} output tokens at most, {requests} request(s) of "
+        f"{config.reviewer.attempts} attempt(s), for {model}); the reviewer was not asked: "
         "raise max_cost, lower max_tokens or attempts, or review by hand",
         status=Status.FAILURE,
     )
