@@ -31,6 +31,7 @@ from typing import Any
 from gate.attempt import Attempt
 from gate.config import Config, ModelPrice
 from gate.decision import Decision, State, Status, blocked
+from gate.diff import Coverage
 from gate.pipeline import binding_for, chunk_setup
 from gate.prompt import build_prompt
 
@@ -144,9 +145,11 @@ def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
     )
 
 
-def estimate(diff: bytes, config: Config) -> tuple[int, int, float | None]:
+def estimate(
+    diff: bytes, config: Config, coverage: Coverage | None = None
+) -> tuple[int, int, float | None]:
     """(input tokens, output tokens, cost) at most, over every attempt (cost None: no price)."""
-    return _estimate(request_bytes(diff, config), config)
+    return _estimate(request_bytes(diff, config, coverage), config)
 
 
 def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | None]:
@@ -157,26 +160,32 @@ def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | N
     return tokens_in, tokens_out, price(tokens_in, tokens_out, rate) if rate else None
 
 
-def request_bytes(diff: bytes, config: Config) -> list[int]:
+def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None) -> list[int]:
     """The prompt bytes of each request the review of ``diff`` makes (each chunk's diff
-    plus its prompt, at :data:`gate.chunks.BYTES_PER_TOKEN` bytes per estimated token)."""
+    plus its prompt, at :data:`gate.chunks.BYTES_PER_TOKEN` bytes per estimated token);
+    none when the review will block before any request (no room in the window, or over
+    ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
+    selection's (its skipped files are listed in every chunk's prompt too)."""
+    from gate.chunked import too_many
     from gate.chunks import BYTES_PER_TOKEN
 
-    setup = chunk_setup(diff, config)
+    setup = chunk_setup(diff, config, coverage)
     if setup is None:
         binding = binding_for(diff, config)
         prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
         return [len(prompt.system.encode("utf-8")) + len(prompt.user.encode("utf-8"))]
+    if setup.limit < 1 or too_many(setup.plan, config, setup.overhead) is not None:
+        return []
     around = setup.overhead * BYTES_PER_TOKEN
     return [chunk.size + around for chunk in setup.plan.chunks]
 
 
-def over_budget(diff: bytes, config: Config) -> Decision | None:
+def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -> Decision | None:
     """``needs_human`` (``over_budget``) when the estimate exceeds ``max_cost`` or cannot be
     made; None when there is no limit or the review fits under it."""
     if config.max_cost is None:
         return None
-    sizes = request_bytes(diff, config)
+    sizes = request_bytes(diff, config, coverage)
     tokens_in, tokens_out, cost = _estimate(sizes, config)
     model = config.reviewer.model or "(no model)"
     if cost is None:

@@ -9,9 +9,11 @@ earlier recall) that answered the same question: the same ``diff_sha``,
   the diff bytes unchanged is the same question (``fail_stands``, status
   ``fail stands: the same diff was rejected at <time>``);
 * a ``pass`` is kept for the same head SHA and config digest only (``cached_pass``),
-  and only when the
-  caller has confirmed the success status on that SHA was posted by the gate's own
-  identity (``status_confirmed``): the comment is an index, the status the statement;
+  and only when the gate's own identity's *newest* final status on that SHA, in the
+  same context, is ``success`` (:func:`status_confirms_pass`, passed in as
+  ``status_confirmed``): the comment is an index, the status the statement. An older
+  success under a newer ``failure`` or ``error`` (a fresh review that blocked, a run
+  that failed) confirms nothing: that pass is no longer the gate's word on the head;
 * anything else (no such record, a pass on another head, a fresh review asked for) is
   None: the reviewer is asked.
 
@@ -43,6 +45,14 @@ class Question:
     prompt_sha: str
     head_sha: str
     config_sha: str
+
+
+def status_confirms_pass(states: Sequence[str]) -> bool:
+    """Whether the gate's own statuses on a head (one context, newest first, as GitHub
+    lists them) say ``success`` now: the newest one that is not ``pending`` (the current
+    run's own pending comes first) must be ``success``. None at all confirms nothing."""
+    final = next((state for state in states if state != "pending"), None)
+    return final == "success"
 
 
 def earlier(records: Sequence[Record], question: Question) -> Record | None:

@@ -7,6 +7,15 @@ a ``success`` status, ``failure`` for every other final state. A skipped draft l
 passing). Its output is the job summary, and the anchored findings are attached as
 annotations (GitHub takes at most 50 per request, so they are sent in pages of 50).
 
+The output is a sink for untrusted text like every other: its summary is Markdown (a
+status description holds the reviewer's first reason, so it goes through
+:func:`gate.action.report.md` before it becomes a summary: no image, link, mention or
+HTML), its title is one safe line, and each annotation is a finding that
+:func:`gate.action.findings_report.annotatable` accepts (the workflow annotations' and the
+review comments' rule), its message through :func:`gate.untrusted.lines` and cut to
+:data:`MAX_MESSAGE_CHARS` (GitHub refuses a message over 64 KB, and one refused page
+would lose the whole output).
+
 A check run can only be created by a GitHub App (the workflow's ``GITHUB_TOKEN`` is the
 GitHub Actions app): branch protection can require the check *from that app*, so a
 status or check posted with any other token cannot satisfy it (docs/security.md).
@@ -18,7 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate import untrusted
+from gate.action.findings_report import annotatable
 from gate.action.github import GitHubClient
+from gate.action.report import md
 from gate.decision import Status
 from gate.findings import Finding
 from gate.redact import redact
@@ -31,6 +42,8 @@ MAX_ANNOTATION_PAGES = 20
 #: GitHub's limit on the output summary (characters)
 MAX_SUMMARY_CHARS = 65_535
 MAX_TITLE_CHARS = 255
+#: an annotation's message, at most (GitHub's limit is 64 KB; a character may take 4 bytes)
+MAX_MESSAGE_CHARS = 16_000
 _CONCLUSION = {Status.SUCCESS: "success", Status.FAILURE: "failure", Status.ERROR: "failure"}
 
 
@@ -74,12 +87,20 @@ def post(
         body["status"] = "completed"
         body["conclusion"] = _CONCLUSION[status]
     title = _title(description)
-    body["output"] = {"title": title, "summary": _summary(description)}
+    # the description holds the reviewer's words: inert Markdown, like every summary line
+    body["output"] = {"title": title, "summary": _summary(md(description))}
     return _send(gh, check_id, body, what=f"{body['status']} check run {name!r} on {head[:12]}")
 
 
+def _message(text: str) -> str:
+    shown = untrusted.lines(text)  # redacted first, then escaped, then cut
+    if len(shown) > MAX_MESSAGE_CHARS:
+        shown = shown[: MAX_MESSAGE_CHARS - 1] + "…"
+    return shown or "(empty)"
+
+
 def check_annotations(findings: Sequence[Finding], *, failed: bool) -> list[dict[str, Any]]:
-    """Every anchored finding as a check-run annotation (``failure`` on fail)."""
+    """Every annotatable finding as a check-run annotation (``failure`` on fail)."""
     level = "failure" if failed else "warning"
     return [
         {
@@ -87,11 +108,11 @@ def check_annotations(findings: Sequence[Finding], *, failed: bool) -> list[dict
             "start_line": f.start,
             "end_line": f.end,
             "annotation_level": level,
-            "message": redact(f.text) or "(empty)",
+            "message": _message(f.text),
             "title": "review-gate",
         }
         for f in findings
-        if f.anchored
+        if annotatable(f)
     ]
 
 

@@ -21,7 +21,7 @@ from gate.config import Config
 from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
-from gate.memory import Question, earlier, recall
+from gate.memory import Question, earlier, recall, status_confirms_pass
 from gate.pipeline import nothing_reviewed
 from gate.reviewers import needs_api_key
 
@@ -206,8 +206,9 @@ def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> De
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
 
     The records come only from the sticky comment the token itself wrote (the adoption
-    rule); a pass is kept only when this head carries a success status the gate's own
-    identity posted. An unreadable history is ignored with a note: the reviewer is asked.
+    rule); a pass is kept only when the newest final status the gate's own identity
+    posted on this head is a success. An unreadable history is ignored with a note: the
+    reviewer is asked.
     """
     if run.pull is None:
         return None
@@ -232,5 +233,5 @@ def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> De
     confirmed = False
     if found is not None and found.state == "pass" and found.head_sha == run.head:
         statuses = gh.own_statuses(run.head, context=run.context)
-        confirmed = any(state == "success" for state, _ in statuses)
+        confirmed = status_confirms_pass([state for state, _ in statuses])
     return recall(run.history, question, status_confirmed=confirmed)

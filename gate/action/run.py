@@ -194,7 +194,7 @@ def _review(
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
-    if (costly := cost.over_budget(selected.data, config)) is not None:
+    if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
     run.prompt_sha = prompt_sha256(selected.data, config)

@@ -343,7 +343,8 @@ def _run(args: argparse.Namespace) -> int:
     empty = nothing_reviewed(selected.coverage)
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
-    costly = cost.over_budget(selected.data, config)  # max_cost: decided before any request
+    # max_cost: decided before any request
+    costly = cost.over_budget(selected.data, config, selected.coverage)
     if costly is not None:
         return _blocked_before_call(args, costly, selected.data, config, selected.coverage)
     total = config.reviewer.attempts
