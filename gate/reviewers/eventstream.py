@@ -29,7 +29,7 @@ import uuid
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from gate.errors import TransportError
 
@@ -41,6 +41,16 @@ MAX_HEADERS_LENGTH = 128 * 1024
 MAX_PAYLOAD_LENGTH = 24 * 1024 * 1024
 
 HeaderValue = bool | int | bytes | str | datetime | uuid.UUID
+#: the event-stream timestamp's zero (type 8: milliseconds since it, a signed 64-bit int)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_millis(value: datetime) -> int:
+    """Whole milliseconds since :data:`EPOCH`, in integers (``timestamp() * 1000`` is a
+    float: 8344.354 s became 8344353 ms); a naive datetime is taken as UTC."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return (aware - EPOCH) // timedelta(milliseconds=1)
+
 
 # type code -> fixed width of the value (None: a 2-byte length prefix follows)
 _FIXED = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
@@ -127,7 +137,7 @@ def _value(kind: int, raw: bytes, name: str) -> HeaderValue:
     if kind == 8:
         millis = int.from_bytes(raw, "big", signed=True)
         try:
-            return datetime.fromtimestamp(millis / 1000, tz=UTC)
+            return EPOCH + timedelta(milliseconds=millis)  # exact: no float on the way
         except (OverflowError, OSError, ValueError):
             raise _malformed(f"header {name!r} is a timestamp out of range") from None
     return uuid.UUID(bytes=bytes(raw))
@@ -221,7 +231,7 @@ def encode_frame(headers: Mapping[str, HeaderValue], payload: bytes) -> bytes:
             raw = value.encode("utf-8")
             block += bytes([7]) + len(raw).to_bytes(2, "big") + raw
         elif isinstance(value, datetime):
-            block += bytes([8]) + struct.pack(">q", int(value.timestamp() * 1000))
+            block += bytes([8]) + struct.pack(">q", to_millis(value))
         else:
             block += bytes([9]) + value.bytes
     total = MIN_FRAME + len(block) + len(payload)

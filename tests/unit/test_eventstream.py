@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 import uuid
 import zlib
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 
 from gate.errors import TransportError
 from gate.reviewers.eventstream import (
+    EPOCH,
     EventStreamDecoder,
     Frame,
     encode_frame,
     parse_headers,
+    to_millis,
 )
 
 botocore_es = pytest.importorskip("botocore.eventstream")
@@ -38,7 +40,7 @@ VALUES = st.one_of(
         lambda s: len(s.encode("utf-8", "surrogatepass")) == len(s.encode("utf-8", "ignore"))
     ),
     st.uuids(),
-    st.integers(0, 2**41).map(lambda ms: datetime.fromtimestamp(ms / 1000, tz=UTC)),
+    st.integers(0, 2**41).map(lambda ms: EPOCH + timedelta(milliseconds=ms)),
 )
 HEADERS = st.dictionaries(NAMES.filter(lambda n: len(n.encode()) < 256), VALUES, max_size=5)
 FRAMES = st.lists(st.tuples(HEADERS, st.binary(max_size=200)), min_size=1, max_size=4)
@@ -69,7 +71,7 @@ def theirs(data: bytes) -> tuple[list[tuple[dict[str, object], bytes]], bool]:
 
 def normal(value: object) -> object:
     if isinstance(value, datetime):
-        return int(value.timestamp() * 1000)
+        return to_millis(value)
     if isinstance(value, uuid.UUID):
         return value.bytes
     return value
@@ -194,3 +196,23 @@ def test_impossible_lengths_are_refused(prelude: bytes) -> None:
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_never_raise_anything_but_transport_error(data: bytes) -> None:
     ours(data)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_timestamps_keep_every_millisecond(seed: int) -> None:
+    """A timestamp header round-trips to the millisecond, as botocore reads it: integers
+    all the way (``timestamp() * 1000`` turned 8,344,354 ms into 8,344,353)."""
+    import random
+
+    rng = random.Random(seed)
+    values = [8_344_354, 0, 1, 999, 2**41, -1, -(2**40)] + [
+        rng.randrange(2**43) for _ in range(3000)
+    ]
+    for millis in values:
+        data = encode_frame({"t": EPOCH + timedelta(milliseconds=millis)}, b"")
+        (frame,) = EventStreamDecoder().feed(data)
+        decoded = frame.headers["t"]
+        assert isinstance(decoded, datetime)
+        assert to_millis(decoded) == millis
+        (boto,), _partial = theirs(data)
+        assert boto[0]["t"] == millis
