@@ -8,6 +8,15 @@ lines, ``---``/``+++``, and hunks with three lines of context, each line ending 
 writes it (``\\ No newline at end of file`` after a last line without one). The section
 then goes through the same selection as any other (strict UTF-8, filters, chunking).
 
+The work is bounded: the lines both blobs share at the start and at the end are set
+aside first, and :mod:`difflib` (quadratic, worse on adversarial input: a file whose
+every other line changes took seconds at 8,000 lines) runs only on what is left, and only
+when the two sides' line counts multiply to at most :data:`MAX_DIFF_WORK`. Beyond that
+the changed middle is written as one hunk that removes every old line of it and adds
+every new one: larger than git's, still exact (applying it gives the head blob), so
+nothing is lost to the reviewer, and a section too large for the budget is left out
+by the selection like any other.
+
 A blob that looks binary (a NUL byte in its first 8,000 bytes, git's own test) gives a
 ``binary`` section, and a blob over the limit is not fetched (``no_patch``): both stay
 unreviewed and are named in the coverage manifest. ``tests/unit/test_blobdiff.py`` checks
@@ -18,12 +27,16 @@ head blob, byte for byte).
 from __future__ import annotations
 
 import difflib
+import re
 
 from gate.diff import FileSection, git_label, git_quote
 
 #: git's binary test reads this many bytes for a NUL
 BINARY_PROBE = 8000
 CONTEXT = 3
+#: the most line pairs (old lines x new lines of the changed middle) difflib is given;
+#: beyond it the middle is one hunk (module docstring)
+MAX_DIFF_WORK = 1_000_000
 _NO_NEWLINE = b"\\ No newline at end of file\n"
 
 
@@ -35,17 +48,76 @@ def _hunk_lines(old: bytes, new: bytes) -> list[bytes]:
     # never bytes.splitlines (it also breaks on \r, \v, \f, ...): \n only, as git does
     a = _git_lines(old)
     b = _git_lines(new)
+    prefix = _common_prefix(a, b)
+    suffix = _common_prefix(a[prefix:][::-1], b[prefix:][::-1])
+    middle_a, middle_b = len(a) - prefix - suffix, len(b) - prefix - suffix
+    if middle_a * middle_b > MAX_DIFF_WORK:
+        return _one_hunk(a, b, prefix, suffix)
+    # difflib sees the middle and CONTEXT shared lines on each side of it, no more
+    lo = max(0, prefix - CONTEXT)
+    cut = max(0, suffix - CONTEXT)
     out: list[bytes] = []
-    for line in difflib.diff_bytes(difflib.unified_diff, a, b, n=CONTEXT, lineterm=b""):
+    window = difflib.diff_bytes(
+        difflib.unified_diff, a[lo : len(a) - cut], b[lo : len(b) - cut], n=CONTEXT, lineterm=b""
+    )
+    for line in window:
         if line.startswith((b"--- ", b"+++ ")):
             continue
         if line.startswith(b"@@"):
-            out.append(line.rstrip(b"\n") + b"\n")
+            out.append(_shifted(line.rstrip(b"\n"), lo) + b"\n")
             continue
-        if line.endswith(b"\n"):
-            out.append(line)
-        else:
-            out += [line + b"\n", _NO_NEWLINE]
+        out += _body(line)
+    return out
+
+
+def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def _body(line: bytes) -> list[bytes]:
+    """A hunk line as git writes it: a last line without its newline gets the marker."""
+    return [line] if line.endswith(b"\n") else [line + b"\n", _NO_NEWLINE]
+
+
+_HEADER = re.compile(rb"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+
+
+def _shifted(header: bytes, by: int) -> bytes:
+    """A hunk header of the window, in the whole file's line numbers."""
+    found = _HEADER.fullmatch(header)
+    if found is None or by == 0:
+        return header
+    old, old_len, new, new_len = found.groups()
+    return b"@@ -%d%s +%d%s @@" % (int(old) + by, old_len, int(new) + by, new_len)
+
+
+def _range(start: int, length: int) -> str:
+    """git's ``start,length`` (the line before, for an empty range; no ``,1``)."""
+    if length == 0:
+        return f"{start - 1},0"
+    return str(start) if length == 1 else f"{start},{length}"
+
+
+def _one_hunk(a: list[bytes], b: list[bytes], prefix: int, suffix: int) -> list[bytes]:
+    """The changed middle as one hunk: every old line of it removed, every new one added,
+    with up to CONTEXT shared lines on each side."""
+    lo = max(0, prefix - CONTEXT)
+    before = a[lo:prefix]
+    after = a[len(a) - suffix : len(a) - suffix + CONTEXT]
+    removed = a[prefix : len(a) - suffix]
+    added = b[prefix : len(b) - suffix]
+    old_len = len(before) + len(removed) + len(after)
+    new_len = len(before) + len(added) + len(after)
+    header = f"@@ -{_range(lo + 1, old_len)} +{_range(lo + 1, new_len)} @@\n".encode()
+    out = [header]
+    for mark, lines in ((b" ", before), (b"-", removed), (b"+", added), (b" ", after)):
+        for line in lines:
+            out += _body(mark + line)
     return out
 
 

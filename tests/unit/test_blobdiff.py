@@ -9,10 +9,12 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gate import blobdiff
 from gate.blobdiff import section_from_blobs
 from gate.diff import select, split_diff
 
@@ -47,11 +49,19 @@ def _apply(old: bytes | None, section: bytes, path: str) -> bytes | None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(blob(), blob(), st.sampled_from(["modified", "added", "removed"]))
-def test_git_apply_turns_base_into_head(old: bytes, new: bytes, kind: str) -> None:
+@given(
+    blob(),
+    blob(),
+    st.sampled_from(["modified", "added", "removed"]),
+    st.sampled_from([None, 0, 4]),  # the default budget, or one that forces the one hunk
+)
+def test_git_apply_turns_base_into_head(
+    old: bytes, new: bytes, kind: str, budget: int | None
+) -> None:
     base = None if kind == "added" else old
     head = None if kind == "removed" else new
-    section = section_from_blobs("f.txt", base, head)
+    with mock.patch.object(blobdiff, "MAX_DIFF_WORK", budget or blobdiff.MAX_DIFF_WORK):
+        section = section_from_blobs("f.txt", base, head)
     if base == head:
         return
     parsed = split_diff(section.data)
