@@ -52,13 +52,15 @@ def load_object(data: str) -> dict[str, Any]:
 
 
 def int_fields(value: object) -> dict[str, int]:
-    """The integer fields of a usage object (nested details are left out)."""
+    """The token counts of a usage object: its non-negative integer fields (nested
+    details, booleans and negative numbers are left out: a count below zero would lower
+    the reported cost, so it is unknown instead)."""
     if not isinstance(value, dict):
         return {}
     return {
         str(key): item
         for key, item in value.items()
-        if isinstance(item, int) and not isinstance(item, bool)
+        if isinstance(item, int) and not isinstance(item, bool) and item >= 0
     }
 
 

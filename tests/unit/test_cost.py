@@ -109,3 +109,16 @@ def test_pricing_is_strict():
                 "pricing:\n  m: {input: 1, output: 1, extra: 2}\n", "max_cost: -1\n"):  # fmt: skip
         with pytest.raises(ConfigError):
             parse_config(bad, source="t")
+
+
+def test_a_usage_count_that_is_no_count_is_unknown() -> None:
+    """Provider usage is the provider's text: booleans, negatives, floats and strings are
+    not token counts (a negative count would lower the reported cost)."""
+    from gate.reviewers.stream import int_fields
+
+    for bad in (-1, -(2**40), True, False, 1.5, "12", None, [3], {"n": 3}):
+        assert int_fields({"prompt_tokens": bad}) == {}, bad
+    assert int_fields({"prompt_tokens": 0, "completion_tokens": 7}) == {
+        "prompt_tokens": 0,
+        "completion_tokens": 7,
+    }
