@@ -93,8 +93,8 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
 
     import gate.reviewers  # noqa: F401
-    from gate.chunked import chunk_budget, chunk_prompt
     from gate.chunks import file_list, plan
+    from gate.chunks.review import chunk_budget, chunk_prompt
     from gate.pipeline import select_diff
     from gate.reviewers.openai import build_request
 

@@ -146,7 +146,7 @@ class Config:
     #: price per million tokens by model name (gate.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
-    #: large pull requests are reviewed in chunks (gate/chunks.py, gate/chunked.py);
+    #: large pull requests are reviewed in chunks (gate/chunks/__init__.py, gate/chunks/review.py);
     #: None: the model's window from gate.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144

@@ -17,7 +17,7 @@
   most ``max_tokens``, and the gate asks each chunk at most ``attempts`` times for
   each of its ``agreement`` answers. Not counted: the halves of a chunk that overflows
   the model's window (the overflowing request is refused before any token is
-  generated; its halves, at most :data:`gate.chunked.MAX_SPLIT_DEPTH` levels deep,
+  generated; its halves, at most :data:`gate.chunks.review.MAX_SPLIT_DEPTH` levels deep,
   carry the same diff bytes again plus one prompt each). An estimate that cannot be
   made (no price for the model) blocks too: an unknown cost is not under a limit.
 """
@@ -166,8 +166,8 @@ def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None)
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
     selection's (its skipped files are listed in every chunk's prompt too)."""
-    from gate.chunked import too_many
     from gate.chunks import BYTES_PER_TOKEN
+    from gate.chunks.review import too_many
 
     setup = chunk_setup(diff, config, coverage)
     if setup is None:

@@ -38,8 +38,8 @@ from gate.errors import GateError
 from gate.prompt import build_prompt
 
 if TYPE_CHECKING:
-    from gate.chunked import ChunkReview
     from gate.chunks import FileEntry, Plan
+    from gate.chunks.review import ChunkReview
     from gate.reviewers.settings import ReviewerSettings
 
 
@@ -76,7 +76,7 @@ class ReviewResult:
     notes: tuple[str, ...] = ()
     #: the caller's context for the certificate, given to :func:`review_diff`
     extra: Mapping[str, Any] = field(default_factory=dict)
-    #: each chunk as reviewed, when the diff was reviewed in chunks (gate/chunked.py)
+    #: each chunk as reviewed, when the diff was reviewed in chunks (gate/chunks/review.py)
     chunks: tuple[ChunkReview, ...] = ()
     #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
     answers: tuple[Answer, ...] = ()
@@ -350,7 +350,8 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
     """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
     one place the cut is made: :func:`review_chunks` and the cost estimate
     (:func:`gate.cost.estimate`) both ask here."""
-    from gate import chunked, chunks
+    from gate import chunks
+    from gate.chunks import review as chunked
 
     sections = split_diff(diff)
     cov = coverage or Coverage(
@@ -377,9 +378,9 @@ def review_chunks(
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
 ) -> ReviewResult | None:
-    """The review in chunks (:mod:`gate.chunked`), or None when the diff fits one request
+    """The review in chunks (:mod:`gate.chunks.review`), or None when the diff fits one request
     whole (then :func:`review_diff` asks exactly as it always has)."""
-    from gate import chunked
+    from gate.chunks import review as chunked
 
     setup = chunk_setup(diff, config, coverage)
     if setup is None:

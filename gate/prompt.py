@@ -122,7 +122,7 @@ def build_prompt(
     ``binding.diff_sha`` must be the SHA-256 of ``diff``; the caller computes
     it (see :func:`gate.pipeline.review_diff`) so that the same value is
     checked when the verdict comes back. ``scope`` (a chunk of a larger pull request:
-    :func:`gate.chunked.scope_text`, untrusted names already fenced) follows the binding.
+    :func:`gate.chunks.review.scope_text`, untrusted names already fenced) follows the binding.
     A diff that is not strict UTF-8 raises
     GateError (``undecodable``): it is never shown with replacement characters.
     """

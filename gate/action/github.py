@@ -40,7 +40,7 @@ from github.PaginatedList import PaginatedList
 from urllib3.util.retry import Retry
 
 from gate import strictjson
-from gate.blobdiff import section_from_blobs
+from gate.action.blobdiff import section_from_blobs
 from gate.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
@@ -611,7 +611,7 @@ class GitHubClient:
 
     def _with_blobs(self, entries: list[dict[str, Any]], base: str) -> list[FileSection]:
         """The files' sections; a file GitHub gave no patch for is rebuilt from its base
-        and head blobs (:mod:`gate.blobdiff`), at most :data:`MAX_BLOB_FILES` of them and
+        and head blobs (:mod:`gate.action.blobdiff`), at most :data:`MAX_BLOB_FILES` of them and
         each blob at most :data:`MAX_BLOB_BYTES`; the rest stay ``no_patch``."""
         sections = sections_from_files(entries)
         fetched = 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gate import record
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
 from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
@@ -21,7 +20,7 @@ from gate.config import Config
 from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
-from gate.memory import Question, earlier, recall, status_confirms_pass
+from gate.memory import Question, earlier, recall, record, status_confirms_pass
 from gate.pipeline import nothing_reviewed
 from gate.reviewers import needs_api_key
 

@@ -1,16 +1,16 @@
 """The run's decision as a durable record, kept in the sticky comment's history block.
 
 :func:`record_for` turns what the run learned (:class:`~gate.action.state.RunState`) and the
-decision it posted into a :class:`gate.record.Record`; :func:`with_history` appends the
+decision it posted into a :class:`gate.memory.record.Record`; :func:`with_history` appends the
 PR's history (the earlier records read by :func:`gate.action.guards.memory`, plus this
 one) to the comment body. A record that cannot be written is a note, never a lost comment.
 """
 
 from __future__ import annotations
 
-from gate import record
 from gate.action.state import Artifacts, RunState
 from gate.decision import Decision
+from gate.memory import record
 
 
 def _text(value: str, limit: int) -> str:

@@ -2,9 +2,9 @@
 
 On ``schedule`` or ``workflow_dispatch``: the pull requests updated (merged, reviewed) in
 the last ``since`` window (default 24h) whose sticky comment, written by the token's own
-identity, carries a record (:mod:`gate.record`) from that window; for each, its newest
+identity, carries a record (:mod:`gate.memory.record`) from that window; for each, its newest
 decision (not a cached repeat), the diff fetched pinned to the recorded base and head
-SHAs, the config read at the recorded base, re-reviewed with :mod:`gate.replay`, within
+SHAs, the config read at the recorded base, re-reviewed with :mod:`gate.memory.replay`, within
 ``max-replays`` (default 20). The job summary holds the table and lists the degraded
 records for audit; on any ``unstable`` row the one tracking issue
 ``review-gate: unstable verdicts`` is opened or updated with the table, and the job fails
@@ -19,13 +19,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from gate import record, redact
-from gate import replay as core
+from gate import redact
 from gate.action import report
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
+from gate.memory import record
+from gate.memory import replay as core
 from gate.pipeline import select_diff
 
 TRACKING_TITLE = "review-gate: unstable verdicts"

@@ -72,7 +72,7 @@ class Report:
     certificate_path: str | None = None
     run_url: str | None = None
     notes: tuple[str, ...] = ()  # superseded, override, warnings
-    #: one row per chunk when the pull request was reviewed in chunks (gate.chunked.chunk_rows)
+    #: one row per chunk of a review in chunks (gate.chunks.review.chunk_rows)
     chunks: tuple[Mapping[str, Any], ...] = ()
 
     @property

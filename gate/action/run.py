@@ -51,7 +51,7 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.chunked import ChunkReview, chunk_rows
+from gate.chunks.review import ChunkReview, chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted

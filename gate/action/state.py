@@ -17,8 +17,8 @@ from gate.action.inputs import ActionInputs
 from gate.config import Config
 from gate.decision import Decision
 from gate.diff import Coverage
+from gate.memory.record import Record
 from gate.pipeline import ReviewResult
-from gate.record import Record
 
 
 @dataclass(frozen=True)

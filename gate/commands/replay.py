@@ -64,11 +64,11 @@ def _diff_for(args: argparse.Namespace, diff_sha: str) -> bytes | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gate import replay
     from gate.commands._io import read_input, say
     from gate.commands.review import api_key_for, usage_from
     from gate.config import default_config, load_config
     from gate.errors import ConfigError, UsageError
+    from gate.memory import replay
 
     if args.diff is not None and len(args.certificates) != 1:
         raise UsageError("--diff FILE takes one certificate; use --diff-dir DIR for several")

@@ -307,7 +307,7 @@ def summary_json(
     out["certificate_sha256"] = cert_sha
     cov = coverage or (result.coverage if result else None)
     out["coverage"] = cov.to_json() if cov is not None else None
-    from gate.chunked import chunk_rows
+    from gate.chunks.review import chunk_rows
 
     out["chunks"] = chunk_rows(result.chunks) if result else []
     out["exit_code"] = exit_code(final)
@@ -402,7 +402,7 @@ def cost_line(spent: CostReport) -> str:
 
 def chunk_lines(result: ReviewResult) -> list[str]:
     """One line per chunk when the diff was reviewed in chunks (none otherwise)."""
-    from gate.chunked import chunk_rows
+    from gate.chunks.review import chunk_rows
 
     return [
         f"  chunk {row['chunk']}/{row['of']}: {row['files']} files, {row['bytes']} bytes, "

@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if chunked is not None:
         # a review in chunks: each chunk's envelope against its chunk of --diff
-        from gate.chunked import redecide
+        from gate.chunks.review import redecide
 
         decision = redecide(
             chunked,

@@ -1,4 +1,4 @@
-"""Class: unbounded work. A file rebuilt from its blobs (gate/blobdiff.py) was diffed by
+"""Class: unbounded work. A file rebuilt from its blobs (gate/action/blobdiff.py) was diffed by
 difflib whole: quadratic and worse on adversarial input (every other line changed: 0.5 s
 at 2,000 lines, 7.4 s at 8,000; about 20 minutes per 1 MB file, up to 300 such files per
 run), so a pull request could hold the job until GitHub's six-hour limit.
@@ -18,10 +18,10 @@ from unittest import mock
 
 import pytest
 
-from gate import blobdiff
-from gate.blobdiff import CONTEXT, MAX_DIFF_WORK, section_from_blobs
+from gate.action import blobdiff
+from gate.action.blobdiff import CONTEXT, MAX_DIFF_WORK, section_from_blobs
 from gate.diff import split_diff
-from tests.unit.test_blobdiff import _apply
+from tests.unit.action.test_blobdiff import _apply
 
 
 def alternating(lines: int, rng: random.Random) -> tuple[bytes, bytes]:

@@ -2,7 +2,7 @@
 
 Cause: above 300 files GitHub refuses the diff (406) and lists some files without a
 ``patch``; the action rebuilds those from their base and head blobs
-(``gate.blobdiff.section_from_blobs``). ``sections_from_files`` had learnt to quote names
+(``gate.action.blobdiff.section_from_blobs``). ``sections_from_files`` had learnt to quote names
 as git does (``tests/adversarial/test_file_names.py``), but the blob rebuild wrote
 ``diff --git a/{old} b/{path}``, ``rename from/to``, ``---``/``+++`` and ``Binary files``
 with the raw name. A file named ``x.py\\ndiff --git a/docs/y.md b/docs/y.md`` wrote a
@@ -24,7 +24,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.blobdiff import section_from_blobs
+from gate.action.blobdiff import section_from_blobs
 from gate.chunks import plan, section_header
 from gate.diff import FileSection, select, split_diff
 from tests.adversarial.test_file_names import FORGING, names

@@ -3,12 +3,12 @@
 Cause: ``agreement: k`` asks the reviewer k times and passes only on k passes (a
 disagreement is ``needs_human``, ``unstable``), so one lucky answer cannot pass a change.
 ``review_diff`` honoured it for a diff that fits one request, but a diff over one
-chunk's budget went to ``gate.chunked.run_chunks``, which asked each chunk once: a pull
+chunk's budget went to ``gate.chunks.review.run_chunks``, which asked each chunk once: a pull
 request made large enough to be chunked (one big generated file) got one roll per chunk
 where the configuration asked for k, and an unstable reviewer's first pass stood.
 ``redecide`` (``verify --from-certificate``) likewise read one envelope per chunk.
 
-Fix (``gate/chunked.py``): each chunk is asked k times, every answer decided against the
+Fix (``gate/chunks/review.py``): each chunk is asked k times, every answer decided against the
 chunk's own binding and the k decisions aggregated by ``gate.agreement.aggregate`` (the
 same rule as for a whole diff) before the chunk table; each answer is in the
 certificate's chunk record, and ``redecide`` decides every recorded answer.
@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from gate.chunked import redecide
+from gate.chunks.review import redecide
 from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.lab.demo import PASS_REASONS, answer, request_text, verdict_block

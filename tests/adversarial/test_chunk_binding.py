@@ -10,8 +10,8 @@ that parses as other files than it holds, e.g. an added line ``+diff --git a/x b
 landing at the start of a chunk would read as a file header.
 
 Fix. Each chunk's prompt carries the SHA-256 of exactly its bytes, and each answer is
-decided against that digest only (:mod:`gate.chunked`), so any other digest is
-``diff_sha_mismatch`` (needs_human) and the table (:mod:`gate.aggregate`) never passes;
+decided against that digest only (:mod:`gate.chunks.review`), so any other digest is
+``diff_sha_mismatch`` (needs_human) and the table (:mod:`gate.chunks.aggregate`) never passes;
 the chunker (:mod:`gate.chunks`) cuts only at section or hunk boundaries counted as
 ``split_diff`` counts them, and repeats the header, so every chunk parses as exactly the
 files (and parts) it holds.

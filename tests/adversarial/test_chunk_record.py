@@ -1,6 +1,6 @@
 """Class: a chunk dropped from the table when a chunk record is decided again.
 
-Cause: ``gate.chunked.redecide`` (``review-gate verify --from-certificate --diff``)
+Cause: ``gate.chunks.review.redecide`` (``review-gate verify --from-certificate --diff``)
 re-cuts the diff and decides each recorded chunk's envelope; a chunk the record marks
 ``split`` is replaced by its halves. When the record marked a chunk ``split`` that cannot
 be halved (one hunk), or named as split a chunk the plan does not have, the chunk was
@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from gate import envelope
-from gate.chunked import redecide
 from gate.chunks import plan
+from gate.chunks.review import redecide
 from gate.decision import Binding, State
 from gate.diff import select, split_diff
 from gate.lab.demo import answer

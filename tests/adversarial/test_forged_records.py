@@ -8,7 +8,7 @@ login with the wrong account type), or the gate's own comment edited by a writer
 
 Fix: :func:`gate.action.guards.memory` reads records only from the comment the token's own
 identity wrote (the adoption rule of the sticky comment, login and account type), parses
-them strictly (:func:`gate.record.parse_history`), and :func:`gate.memory.recall` keeps a
+them strictly (:func:`gate.memory.record.parse_history`), and :func:`gate.memory.recall` keeps a
 pass only on a head that carries a ``success`` status created by the gate's own identity
 for the same question. A forged fail only blocks a writer's own pull request (the same
 power as the override label), and a fresh review undoes it.
@@ -23,8 +23,8 @@ import hashlib
 
 import pytest
 
-from gate import record
 from gate.config import apply_inputs, default_config
+from gate.memory import record
 from gate.pipeline import config_sha256, prompt_sha256, select_diff
 from tests.integration.action.test_run_fake_github import (
     BASE,

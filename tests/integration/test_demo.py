@@ -127,7 +127,7 @@ def test_demo_exit_code_follows_the_decisions(
     out = capsys.readouterr().out
     assert "pass (EXPECTED incomplete)" in out
     # the single-request cases: only healthy is still right (the large cases decide per
-    # chunk in gate.chunked, which this patch does not reach)
+    # chunk in gate.chunks.review, which this patch does not reach)
     assert "3/10 as expected" in out
 
 

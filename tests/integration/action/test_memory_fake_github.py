@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 
-from gate import record
+from gate.memory import record
 from tests.fakes.events import pull_request_event
 from tests.integration.action.test_run_fake_github import (
     BASE,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gate import record
 from gate.action.replay import TRACKING_TITLE
+from gate.memory import record
 from tests.integration.action.test_run_fake_github import (
     BASE,
     DIFF,

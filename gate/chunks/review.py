@@ -24,7 +24,7 @@ not fit one request (or a file in it is ``too_large``). The steps:
    ``agreement: k`` each chunk is asked k times (one after another, each on a fresh
    connection) and its k decisions go through :func:`gate.agreement.aggregate` (a chunk
    passes only on k passes), exactly as a review in one request would; then
-   :func:`gate.aggregate.aggregate` over the chunks;
+   :func:`gate.chunks.aggregate.aggregate` over the chunks;
 6. **evidence**: the certificate's ``context.chunks`` holds the manifest (ordered chunk
    digests, their files, one digest over them) and each chunk's attempts, envelope and
    decision.
@@ -41,7 +41,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-from gate.aggregate import aggregate
 from gate.agreement import Answer, answers_json
 from gate.agreement import aggregate as agree
 from gate.attempt import Attempt, ReviewOutcome
@@ -55,6 +54,7 @@ from gate.chunks import (
     file_list,
     halve,
 )
+from gate.chunks.aggregate import aggregate
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
 from gate.prompt import Prompt, build_prompt, fenced
@@ -319,7 +319,7 @@ def redecide(
     The diff is cut again with the recorded ``max_chunk_bytes`` (and the recorded
     halvings), so each chunk's digest is recomputed from ``diff``, never read from the
     record; each recorded envelope is decided against its recomputed chunk's binding,
-    then :func:`gate.aggregate.aggregate`. A record that does not match is incomplete.
+    then :func:`gate.chunks.aggregate.aggregate`. A record that does not match is incomplete.
     """
     from gate.certificate import envelope_bytes
     from gate.diff import Coverage, split_diff

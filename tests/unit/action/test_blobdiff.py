@@ -1,4 +1,4 @@
-"""Sections built from blobs (gate/blobdiff.py), checked against git itself.
+"""Sections built from blobs (gate/action/blobdiff.py), checked against git itself.
 
 The oracle is ``git apply``: applying the section to the base blob must give the head
 blob byte for byte, and ``split_diff`` must read the section as one file.
@@ -14,8 +14,8 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import blobdiff
-from gate.blobdiff import section_from_blobs
+from gate.action import blobdiff
+from gate.action.blobdiff import section_from_blobs
 from gate.diff import select, split_diff
 
 _LINES = st.lists(

@@ -1,4 +1,4 @@
-"""gate.record: the record format, written once and read back strictly, checked against
+"""gate.memory.record: the record format, written once and read back strictly, checked against
 gate/schemas/record.schema.json (jsonschema is the oracle for the documented format)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-from gate import record
 from gate.config import schema_regex
-from gate.record import Record, RecordError
+from gate.memory import record
+from gate.memory.record import Record, RecordError
 
 HEX = st.text("0123456789abcdef", min_size=64, max_size=64)
 SHA = st.text("0123456789abcdef", min_size=40, max_size=40)

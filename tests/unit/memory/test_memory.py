@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gate.decision import State, Status
 from gate.memory import Question, recall
-from gate.record import SOURCES, STATES, Record
+from gate.memory.record import SOURCES, STATES, Record
 
 Q = Question(
     diff_sha="a" * 64, policy_version="1", model="m", prompt_sha="c" * 64,

@@ -1,7 +1,7 @@
 """Replay: ask again for a recorded diff, on a fresh connection, and compare the verdicts.
 
 A recorded decision (:class:`Recorded`, read from a certificate or from a
-:class:`gate.record.Record`) names the diff (``diff_sha``), the policy, the reviewer and
+:class:`gate.memory.record.Record`) names the diff (``diff_sha``), the policy, the reviewer and
 the prompt it was reviewed with. :func:`replay_one` checks that the diff bytes still hash
 to ``diff_sha`` (the raw bytes, or what the config's selection keeps of them) and that the
 rebuilt prompt has the recorded digest, reviews them with :func:`gate.pipeline.review_diff`,
@@ -31,8 +31,8 @@ from gate import strictjson, untrusted
 from gate.config import Config, apply_inputs
 from gate.decision import State
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
+from gate.memory.record import Record
 from gate.pipeline import prompt_sha256, review_diff, select_diff
-from gate.record import Record
 
 #: recorded sources whose decision is not the reviewer's own clean answer
 DEGRADED_SOURCES = frozenset({"repaired", "override", "cached"})

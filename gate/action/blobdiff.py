@@ -19,7 +19,7 @@ by the selection like any other.
 
 A blob that looks binary (a NUL byte in its first 8,000 bytes, git's own test) gives a
 ``binary`` section, and a blob over the limit is not fetched (``no_patch``): both stay
-unreviewed and are named in the coverage manifest. ``tests/unit/test_blobdiff.py`` checks
+unreviewed and are named in the coverage manifest. ``tests/unit/action/test_blobdiff.py`` checks
 the sections against ``git apply`` (the result of applying one to the base blob is the
 head blob, byte for byte).
 """

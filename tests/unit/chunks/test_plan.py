@@ -1,4 +1,4 @@
-"""The chunker (gate/chunks.py): lossless, headers repeated, sections in consecutive chunks.
+"""The chunker (gate/chunks/__init__.py): lossless, headers repeated, consecutive sections.
 
 Hypothesis generates git diffs of many files with hunks whose content imitates headers
 (``diff --git``, ``@@``) and proves the properties stated in the module docstring for

@@ -1,6 +1,6 @@
 """Memory at review time: an earlier decision of the same question, without a new call.
 
-:func:`recall` looks through a pull request's records (:mod:`gate.record`, newest first)
+:func:`recall` looks through a pull request's records (:mod:`gate.memory.record`, newest first)
 for the newest decisive one (``pass`` or ``fail``, from the model, a repair or an
 earlier recall) that answered the same question: the same ``diff_sha``,
 ``policy_version``, model and prompt digest. Then:
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gate.decision import Decision, State, Status, blocked, describe
-from gate.record import Record
+from gate.memory.record import Record
 
 #: the sources whose decision answered the question (not a guard, not a human)
 DECISIVE_SOURCES = frozenset({"model", "repaired", "cached"})

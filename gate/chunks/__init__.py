@@ -13,7 +13,7 @@ chunk is bound to exactly its own bytes (its ``diff_sha``). :func:`plan` owns th
    and is not sent: it is recorded as unreviewed (``too_large``), so coverage is partial;
 4. pieces are packed in diff order, greedily, into chunks of at most ``max_chunk_bytes``.
 
-What is proved (``tests/unit/test_chunks.py``, Hypothesis): let ``sections`` be
+What is proved (``tests/unit/chunks/test_plan.py``, Hypothesis): let ``sections`` be
 ``split_diff(selected)`` and ``kept`` those not ``too_large``. Then
 
 - **lossless**: ``b"".join(piece.body for chunk in chunks for piece in chunk.pieces)`` is
@@ -32,7 +32,7 @@ about 3.5 to 4.5 bytes per token on source code and diffs, so 3 over-estimates t
 tokens of ordinary code by 15 to 50%: a chunk sized by it fits. Text that tokenizes
 worse (non-Latin scripts, long runs of symbols or base64) can still overflow; the
 provider's context-overflow answer is then recognised and that chunk split in half
-(:mod:`gate.chunked`), so the estimate is a budget, never a correctness assumption.
+(:mod:`gate.chunks.review`), so the estimate is a budget, never a correctness assumption.
 """
 
 from __future__ import annotations
