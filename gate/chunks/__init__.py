@@ -151,6 +151,13 @@ class FileEntry:
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "status": self.status, "bytes": self.size}
 
+    def line(self) -> str:
+        """``modified 10571 "src/app.py"``: the prompt's line for the file. The change is
+        the gate's own word; the path, the PR author's, is a JSON string (quotes, line
+        breaks and controls escaped), so it cannot end the line or the list. About half
+        the bytes of a JSON object per file: the list is in every chunk's prompt."""
+        return f"{self.status} {self.size} {json.dumps(self.path, ensure_ascii=False)}\n"
+
 
 @dataclass(frozen=True)
 class Plan:
