@@ -285,6 +285,24 @@ def review_diff(
     )
     if chunked is not None:
         return chunked
+    return _review_whole(
+        diff, config, settings, binding, coverage=coverage, extra_cert=extra_cert,
+        sleep=sleep, on_attempt=on_attempt,
+    )  # fmt: skip
+
+
+def _review_whole(
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    binding: Binding,
+    *,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+) -> ReviewResult:
+    """The review in one request (asked ``agreement`` times), decided and aggregated."""
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     answers: list[Answer] = []
     outcomes: list[ReviewOutcome] = []
@@ -301,7 +319,6 @@ def review_diff(
         )
         outcomes.append(outcome)
         answers.append(Answer(answer_decision, outcome.attempts, outcome.envelope))
-    outcome = outcomes[0]
     verdict_decision = aggregate([a.decision for a in answers])
     decision, note = verdict_decision, None
     if coverage is not None:
@@ -309,28 +326,32 @@ def review_diff(
             verdict_decision, coverage, allow_partial=config.allow_partial_coverage
         )
     notes: tuple[str, ...] = () if note is None else (note,)
-    reviewer = Reviewer(
-        provider=settings.provider,
-        model=settings.model,
-        base_url=public_url(settings.base_url),
-        max_tokens=settings.max_tokens,
-        temperature=settings.temperature,
-    )
     if len(answers) > 1:
         notes = (f"agreement: {agreement_summary(answers)}", *notes)
     return ReviewResult(
         decision=decision,
-        outcome=outcome,
+        outcome=outcomes[0],
         binding=binding,
         prompt_sha256=prompt.sha256(),
         config_sha256=config_sha256(config),
-        reviewer=reviewer,
+        reviewer=reviewer_of(settings),
         min_confidence=config.min_confidence,
         coverage=coverage,
         review_decision=verdict_decision,
         notes=notes,
         extra=dict(extra_cert or {}),
         answers=tuple(answers),
+    )
+
+
+def reviewer_of(settings: ReviewerSettings) -> Reviewer:
+    """Who reviewed, as the certificate names it (no key; the URL without credentials)."""
+    return Reviewer(
+        provider=settings.provider,
+        model=settings.model,
+        base_url=public_url(settings.base_url),
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
     )
 
 
@@ -423,13 +444,7 @@ def review_chunks(
         ),
         prompt_sha256=first,
         config_sha256=config_sha256(config),
-        reviewer=Reviewer(
-            provider=settings.provider,
-            model=settings.model,
-            base_url=public_url(settings.base_url),
-            max_tokens=settings.max_tokens,
-            temperature=settings.temperature,
-        ),
+        reviewer=reviewer_of(settings),
         min_confidence=config.min_confidence,
         coverage=plan.coverage,
         review_decision=review_decision,
