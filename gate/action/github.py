@@ -671,11 +671,12 @@ class GitHubClient:
         def post() -> None:
             commit = self._repo.get_commit(sha)
             if target_url:
-                commit.create_status(
+                posted = commit.create_status(
                     state, target_url=target_url, description=text, context=context
                 )
             else:
-                commit.create_status(state, description=text, context=context)
+                posted = commit.create_status(state, description=text, context=context)
+            self._learn_identity(getattr(posted, "raw_data", None))
 
         def transient(err: Exception) -> bool:
             # a refused connection was already retried by urllib3 (connect retries apply
@@ -691,11 +692,27 @@ class GitHubClient:
             lambda: self._call(f"POST {state} status on {sha[:12]}", post), transient=transient
         )
 
-    def identity(self) -> Identity:
-        """Who the token writes as: ``GET /user`` for a user token; the Actions bot otherwise.
+    def _learn_identity(self, status: object) -> None:
+        """The token's identity from a status it just wrote (its ``creator``): whoever the
+        token is (a user, the Actions bot, any GitHub App's bot), that is who it writes as."""
+        if self._identity is not None or not isinstance(status, dict):
+            return
+        creator = status.get("creator")
+        if isinstance(creator, dict):
+            login, kind = creator.get("login"), creator.get("type")
+            if isinstance(login, str) and login and isinstance(kind, str) and kind:
+                self._identity = Identity(login=login, kind=kind)
 
-        An installation token (the workflow's ``GITHUB_TOKEN``) may not call ``GET /user``
-        (403); its comments are authored by ``github-actions[bot]``.
+    def identity(self) -> Identity:
+        """Who the token writes as: the creator of the first status this client posted;
+        else ``GET /user``; else (403/404, an installation token before any status) the
+        Actions bot.
+
+        An installation token may not call ``GET /user`` (403). The workflow's
+        ``GITHUB_TOKEN`` writes as ``github-actions[bot]``, but another GitHub App's token
+        writes as that app's bot: taking the Actions bot for it would adopt another
+        workflow's comments as the gate's own. A review run posts ``pending`` before it
+        reads any comment, so it always knows; a replay run (no status) falls back.
         """
         if self._identity is not None:
             return self._identity

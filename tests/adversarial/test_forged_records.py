@@ -93,3 +93,25 @@ def test_the_gates_own_comment_edited_to_a_pass_never_passes(tmp_path, fake, sim
     assert sim.count == 2  # no success status by the gate on HEAD: asked again
     assert result.code == 1
     assert "success" not in fake.states(HEAD)
+
+
+@pytest.mark.parametrize("state", ["pass", "fail"])
+def test_with_another_apps_token_the_actions_bots_comment_is_not_the_gates(
+    tmp_path, fake, sim_factory, state
+):
+    """A GitHub App's token (not the workflow's) may not call GET /user; it writes as its
+    own bot. The gate learns that from the status it posts first, so a comment by
+    ``github-actions[bot]`` (any other workflow) is not its own: neither memory nor the
+    sticky comment to update."""
+    fake.token_app = "my-review-app[bot]"
+    setup_pull(fake)
+    sim = sim_factory(lambda req: verdict_text(req, "fail" if state == "pass" else "pass"))
+    body = MARKER + "\n" + record.history_block([forged(state, HEAD)])
+    fake.add_comment(7, body, login="github-actions[bot]", bot=True)
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert sim.count == 1  # the reviewer was asked: the other bot's record was not read
+    assert result.code == (1 if state == "pass" else 0)
+    other, own = fake.comments[7]
+    assert other["body"] == body  # left alone
+    assert own["user"]["login"] == "my-review-app[bot]"
+    assert fake.violations == []

@@ -152,6 +152,9 @@ class FakeGitHub:
         # None: the token is an installation token (GITHUB_TOKEN): GET /user answers 403 and
         # comments are written by github-actions[bot]; a login: a user token (PAT)
         self.token_login: str | None = None
+        #: a GitHub App's installation token other than the workflow's: it writes as this
+        #: bot, and (like every installation token) may not call GET /user
+        self.token_app: str | None = None
         self.out_path: Path | None = None
         self._next_id = 1000
         self.host = host
@@ -647,7 +650,7 @@ class FakeGitHub:
             "context": body.get("context", "default"),
             "created_at": EPOCH,
             "updated_at": EPOCH,
-            "creator": _user("github-actions[bot]", bot=True, uid=41898282),
+            "creator": self._author(),
         }
         with self.lock:
             self.statuses.setdefault(sha, []).append(entry)
@@ -722,7 +725,7 @@ class FakeGitHub:
         return _json(200, entry)
 
     def _get_authenticated_user(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
-        if self.token_login is None:
+        if self.token_login is None or self.token_app is not None:
             return _json(403, {"message": "Resource not accessible by integration"})
         status, headers, body = _json(200, _user(self.token_login, uid=583231))
         body = self._complete(rec, status, headers, body)
@@ -731,6 +734,8 @@ class FakeGitHub:
 
     def _author(self) -> dict[str, Any]:
         """Who writes with the fake's token."""
+        if self.token_app is not None:
+            return _user(self.token_app, bot=True, uid=90210)
         if self.token_login is None:
             return _user("github-actions[bot]", bot=True, uid=41898282)
         return _user(self.token_login, uid=583231)
