@@ -209,6 +209,15 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
     )
 
 
+def fits(sizes: Sequence[int], config: Config) -> bool:
+    """Whether requests of these prompt bytes (each asked ``attempts`` x ``agreement``
+    times) are estimated within ``max_cost`` (False when no price makes an estimate)."""
+    if config.max_cost is None:
+        return True
+    cost = _estimate(sizes, config)[2]
+    return cost is not None and cost <= config.max_cost
+
+
 def _asks(requests: int, config: Config) -> str:
     """``3 attempts`` or ``12 chunks x 3 attempts x 2 answers``: what the estimate counts."""
     parts = [f"{requests} chunks"] if requests > 1 else []

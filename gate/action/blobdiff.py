@@ -60,8 +60,10 @@ def _hunk_lines(old: bytes, new: bytes) -> list[bytes]:
     window = difflib.diff_bytes(
         difflib.unified_diff, a[lo : len(a) - cut], b[lo : len(b) - cut], n=CONTEXT, lineterm=b""
     )
-    for line in window:
-        if line.startswith((b"--- ", b"+++ ")):
+    for index, line in enumerate(window):
+        if index < 2:
+            # difflib's own ``---``/``+++`` file header: by position, never by its text (a
+            # removed line ``-- x`` or an added ``++ x`` reads the same, and was dropped)
             continue
         if line.startswith(b"@@"):
             out.append(_shifted(line.rstrip(b"\n"), lo) + b"\n")

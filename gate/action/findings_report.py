@@ -43,15 +43,21 @@ def findings_of(
     A review in chunks takes each chunk's own reasons, as its reviewer wrote them (the
     aggregated verdict names the chunk before each reason, and on ``fail`` holds only
     the first failing chunk's): on a fail, the reasons of every failing chunk, else of
-    every chunk that has a verdict. Every chunk's diff is a part of ``diff``.
+    every chunk that has a verdict. Each chunk's reasons are placed against that chunk's
+    own bytes, the only ones its reviewer saw: a line of another chunk's file is not on
+    the diff it reviewed, so never anchored (no annotation, no review comment there).
     """
     if not diff:
         return ()
     if chunks:
-        judged = [c.decision for c in chunks if c.decision is not None and c.decision.verdict]
-        failed = [d for d in judged if d.state is State.FAIL]
-        reasons = [r for d in (failed or judged) if d.verdict for r in d.verdict.reasons]
-        return findings_for(reasons, diff)
+        judged = [c for c in chunks if c.decision is not None and c.decision.verdict]
+        failed = [c for c in judged if c.decision and c.decision.state is State.FAIL]
+        return tuple(
+            finding
+            for c in (failed or judged)
+            if c.decision is not None and c.decision.verdict is not None
+            for finding in findings_for(c.decision.verdict.reasons, c.chunk.data)
+        )
     if decision.verdict is None:
         return ()
     return findings_for(decision.verdict.reasons, diff)

@@ -242,11 +242,23 @@ class DiffFetch:
 class TreeListing:
     """Every path in a commit's tree; ``truncated`` when GitHub did not list them all.
 
-    ``objects`` maps each file's path (blob, symlink or submodule) to its git object id."""
+    ``objects`` maps each file's path (blob, symlink or submodule) to its git object id,
+    ``modes`` to its git mode (a mode-only change keeps the object id)."""
 
     paths: tuple[str, ...]
     truncated: bool
     objects: Mapping[str, str] = field(default_factory=dict)
+    modes: Mapping[str, str] = field(default_factory=dict)
+
+    def changed_from(self, old: TreeListing) -> set[str]:
+        """The file paths whose object id or mode differ between ``old`` and this tree
+        (added, removed or changed): what a diff of the two commits lists."""
+        return {
+            path
+            for path in {*self.objects, *old.objects}
+            if (self.objects.get(path), self.modes.get(path))
+            != (old.objects.get(path), old.modes.get(path))
+        }
 
 
 @dataclass(frozen=True)
@@ -470,12 +482,14 @@ class GitHubClient:
                     reason="github_bad_payload",
                 )
             paths = tuple(str(e["path"]) for e in entries if isinstance(e, dict) and "path" in e)
-            objects = {
-                str(e["path"]): str(e["sha"])
+            files = [
+                e
                 for e in entries
                 if isinstance(e, dict) and e.get("type") != "tree" and "path" in e and "sha" in e
-            }
-            return TreeListing(paths=paths, truncated=truncated, objects=objects)
+            ]
+            objects = {str(e["path"]): str(e["sha"]) for e in files}
+            modes = {str(e["path"]): str(e.get("mode")) for e in files}
+            return TreeListing(paths=paths, truncated=truncated, objects=objects, modes=modes)
 
         listing = self._call(f"GET tree of {ref[:12]} (recursive)", load)
         self._trees[ref] = listing
@@ -499,15 +513,16 @@ class GitHubClient:
         if status != 406:
             return DiffFetch(tuple(split_diff(body)), "diff", len(body))
 
-        def files() -> list[dict[str, Any]]:
+        def files() -> tuple[list[dict[str, Any]], str]:
             comparison = self._repo.compare(base, head)
-            return [f.raw_data for f in comparison.files][:MAX_FILES]
+            listed = [f.raw_data for f in comparison.files][:MAX_FILES]
+            return listed, str(comparison.merge_base_commit.sha)
 
-        entries = self._call(f"{what} files", files)
+        entries, merge_base = self._call(f"{what} files", files)
         # the comparison gives no total file count: a list that reached the cap may be cut
         capped = len(entries) >= COMPARE_FILES_CAP
         if capped and pr_number is not None:
-            bound = self._pull_files(pr_number, head)
+            bound = self._pull_files(pr_number, head, merge_base)
             if bound is not None:
                 return DiffFetch(
                     tuple(self._with_blobs(bound, base)),
@@ -530,36 +545,64 @@ class GitHubClient:
             capped_at=COMPARE_FILES_CAP if capped else None,
         )
 
-    def _pull_files(self, number: int, head: str) -> list[dict[str, Any]] | None:
+    def _pull_files(self, number: int, head: str, merge_base: str) -> list[dict[str, Any]] | None:
         """The pull request's file list (up to GitHub's 3000 files, where the compare API
-        stops at 300), bound to ``head``; None when the head tree is truncated (nothing to
-        bind to: the caller keeps the capped comparison and its partial coverage).
+        stops at 300), bound to ``head``; None when the head or merge-base tree is truncated
+        (nothing to bind to: the caller keeps the capped comparison and its partial
+        coverage).
 
         The list is the pull request's *current* one, read over many pages; a push (or
-        two, back to ``head``) while it is read could mix another commit's files in. So
-        every entry is checked against the tree of ``head``: a listed file's object id is
-        the one ``head`` has at that path, and a removed file is absent from it. Any
-        difference is a :class:`GitHubError`: the run errors, asking for a retry.
+        two, back to ``head``) while it is read could mix another commit's files in, or
+        shift the pages so that one entry is read twice and another never. So the list is
+        checked against the trees of ``merge_base`` and ``head`` (the two ends of the
+        comparison ``base...head``): a listed file's object id is the one ``head`` has at
+        that path, a removed file (or a rename's old name) is absent from it, no path is
+        listed twice, and the paths listed are exactly those that differ between the two
+        trees (all of them, unless the list stopped at GitHub's 3000: then the run's count
+        marks the rest unreviewed). Any difference is a :class:`GitHubError`: the run
+        errors, asking for a retry.
         """
         tree = self.tree_paths(head)
         if tree.truncated:
+            return None
+        old = self.tree_paths(merge_base)
+        if old.truncated:
             return None
 
         def load() -> list[dict[str, Any]]:
             return [f.raw_data for f in self._repo.get_pull(number).get_files()][:MAX_FILES]
 
+        def unbound(path: object, why: str) -> GitHubError:
+            return GitHubError(
+                f"the file list of pull request #{number} does not match its head commit "
+                f"{head[:12]} at {git_quote(str(path))} ({why}): the pull request changed "
+                "while it was read; retry the job",
+                reason="github_files_unbound",
+            )
+
         entries = self._call(f"GET files of pull request #{number}", load)
+        listed: set[str] = set()
         for entry in entries:
             path, status, sha = entry.get("filename"), entry.get("status"), entry.get("sha")
             present = tree.objects.get(str(path))
             bound = present is None if status == "removed" else (present == sha and bool(sha))
             if not bound:
-                raise GitHubError(
-                    f"the file list of pull request #{number} does not match its head commit "
-                    f"{head[:12]} at {git_quote(str(path))}: the pull request changed while "
-                    "it was read; retry the job",
-                    reason="github_files_unbound",
-                )
+                raise unbound(path, "another object there")
+            names = [str(path)]
+            if status == "renamed":
+                previous = entry.get("previous_filename")
+                if not isinstance(previous, str) or previous in tree.objects:
+                    raise unbound(previous, "a rename's old name the head still has")
+                names.append(previous)
+            for name in names:
+                if name in listed:
+                    raise unbound(name, "listed twice")
+                listed.add(name)
+        changed = tree.changed_from(old)
+        if extra := sorted(listed - changed):
+            raise unbound(extra[0], "listed, but not changed")
+        if len(entries) < MAX_FILES and (missing := sorted(changed - listed)):
+            raise unbound(missing[0], "changed, but not listed")
         return entries
 
     def blob(self, sha: str, *, limit: int = MAX_BLOB_BYTES) -> bytes | None:

@@ -219,9 +219,32 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
+    overhead: int = 0,
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
-    """Review every chunk of ``plan`` (the pool), decide each, aggregate them."""
+    """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
+
+    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
+    counted them when ``max_cost`` approved the plan. A chunk that overflows the window
+    is split only while the estimate with its halves' requests added still fits under
+    ``max_cost`` (:func:`_affordable`): the halves are requests the approval never
+    counted. Otherwise it stays whole and blocks (``context_overflow``).
+    """
     total = len(plan.chunks)
+    # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
+    allowed = [chunk.size + overhead * BYTES_PER_TOKEN for chunk in plan.chunks]
+
+    def affordable(halves: Sequence[Chunk]) -> bool:
+        if config.max_cost is None:
+            return True
+        from gate.cost import fits
+
+        prompts = [chunk_prompt(half, total, files, config) for half in halves]
+        more = [len(p.system.encode("utf-8")) + len(p.user.encode("utf-8")) for p in prompts]
+        if not fits([*allowed, *more], config):
+            return False
+        allowed.extend(more)
+        return True
+
     pacer = Pacer(config.run_deadline, sleep=sleep)
     done: dict[str, ChunkReview] = {}
 
@@ -259,6 +282,8 @@ def run_chunks(
                 )
                 overflow = asked[-1].overflow
                 halves = halve(chunk) if overflow and depth < MAX_SPLIT_DEPTH else None
+                if halves is not None and not affordable(halves):
+                    halves = None  # the chunk blocks whole: its halves would pass max_cost
                 if halves is not None:
                     done[chunk.name] = ChunkReview(
                         chunk, total, prompt.sha256(), outcome, None, split=True

@@ -48,6 +48,8 @@ def large() -> Iterator[tuple[World, LargePull]]:
     with FakeGitHub(REPOSITORY, token=TOKEN) as github:
         pull = add_large_pull(github, PR_NUMBER, head_sha=head_sha, base_sha=base_sha)
         github.set_file(base_sha, ".github/review-gate.yml", CONFIG + LARGE_CONFIG)
+        # unchanged by the pull request: its file list must not name it
+        github.set_file(head_sha, ".github/review-gate.yml", CONFIG + LARGE_CONFIG)
         yield World(github, head_sha, base_sha, "sk-e2e-" + secrets.token_hex(12)), pull
 
 

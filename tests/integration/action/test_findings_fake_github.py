@@ -198,31 +198,36 @@ def _large(fake) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_fail_in_chunks_annotates_every_failing_chunks_lines(tmp_path, fake, sim_factory):
     """The findings of a review in chunks come from each chunk's own reasons: every
-    failing chunk's (not only the first's, and not the passing chunks' remarks)."""
+    failing chunk's (not only the first's, and not the passing chunks' remarks), each on
+    its own chunk's files (chunk 1 holds part00-part12, chunk 2 part13-part25, chunk 3
+    part26-part38, chunk 4 part39): a line of another chunk's file is not annotated."""
     _large(fake)
     respond = _by_chunk({
-        2: ("fail", ["app/part05.py:3: the limit is off by one"]),
-        4: ("fail", ["app/part13.py:2-4: these settings overflow"]),
-        1: ("pass", ["app/part00.py:2: fine here"]),
+        1: ("fail", ["app/part05.py:3: the limit is off by one"]),
+        2: ("fail", ["app/part13.py:2-4: these settings overflow",
+                     "app/part30.py:2: a file chunk 2 never saw"]),
+        3: ("pass", ["app/part26.py:2: fine here"]),
     })  # fmt: skip
     result = run_gate(tmp_path, fake, sim_factory(respond), pr_payload())
     assert result.code == 1, result.stdout
     annotations = [(n, p["file"], p["line"]) for n, p, _ in commands_in(result.stdout)
                    if "file" in p]  # fmt: skip
     assert sorted(annotations) == [("error", "app/part05.py", "3"), ("error", "app/part13.py", "2")]
-    assert "app/part00.py" not in json.dumps(result.certificate["context"].get("findings"))
+    findings = json.dumps(result.certificate["context"].get("findings"))
+    assert "app/part26.py" not in findings
+    assert "app/part30.py" in findings  # kept, unanchored
 
 
 def test_a_pass_in_chunks_annotates_every_chunks_findings_as_warnings(tmp_path, fake, sim_factory):
     _large(fake)
     respond = _by_chunk({
         1: ("pass", ["app/part00.py:2: consider a constant"]),
-        3: ("pass", ["app/part09.py:5: a magic number"]),
+        3: ("pass", ["app/part29.py:5: a magic number", "app/part09.py:5: not chunk 3's"]),
     })  # fmt: skip
     result = run_gate(tmp_path, fake, sim_factory(respond), pr_payload())
     assert result.code == 0, result.stdout
     annotations = [(n, p["file"], p["line"]) for n, p, _ in commands_in(result.stdout)
                    if "file" in p]  # fmt: skip
     assert sorted(annotations) == [
-        ("warning", "app/part00.py", "2"), ("warning", "app/part09.py", "5")
+        ("warning", "app/part00.py", "2"), ("warning", "app/part29.py", "5")
     ]  # fmt: skip

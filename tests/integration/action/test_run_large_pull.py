@@ -37,6 +37,7 @@ MAX_SUMMARY = 1 << 20
 def _setup(fake: FakeGitHub):  # type: ignore[no-untyped-def]
     pull = add_large_pull(fake, 7, head_sha=HEAD, base_sha=BASE)
     fake.set_file(BASE, CONFIG_PATH, LARGE_CONFIG)
+    fake.set_file(HEAD, CONFIG_PATH, LARGE_CONFIG)  # unchanged: the file list must not name it
     return pull
 
 
