@@ -307,7 +307,8 @@ def _chunks_md(rows: Sequence[Mapping[str, Any]], limit: int = MAX_LISTED_FILES)
     ]
     # every chunk that did not pass is shown first (up to the limit); passing chunks fill
     # the rest, so a blocking chunk is never hidden behind "more"
-    order = sorted(range(len(rows)), key=lambda i: (rows[i]["state"] == "pass", i))
+    rank = {"pass": 2, "split": 1}  # a split row is evidence, never what blocked
+    order = sorted(range(len(rows)), key=lambda i: (rank.get(str(rows[i]["state"]), 0), i))
     shown = sorted(order[:limit])
     for row in (rows[i] for i in shown):
         lines.append(
@@ -316,8 +317,8 @@ def _chunks_md(rows: Sequence[Mapping[str, Any]], limit: int = MAX_LISTED_FILES)
         )
     hidden = [rows[i] for i in order[limit:]]
     if hidden:
-        passed = all(row["state"] == "pass" for row in hidden)
-        what = "all `pass`" if passed else "the certificate lists every chunk"
+        passed = all(row["state"] in ("pass", "split") for row in hidden)
+        what = "all `pass` or split" if passed else "the certificate lists every chunk"
         lines.append(f"| … {len(hidden)} more ({what}) | | | | |")
     lines.append("")
     return lines

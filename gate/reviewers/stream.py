@@ -52,16 +52,19 @@ def load_object(data: str) -> dict[str, Any]:
 
 
 def int_fields(value: object) -> dict[str, int]:
-    """The token counts of a usage object: its non-negative integer fields (nested
-    details, booleans and negative numbers are left out: a count below zero would lower
-    the reported cost, so it is unknown instead)."""
+    """The token counts of a usage object: its integer fields (nested details and
+    booleans left out); none at all when any is negative (a count below zero would lower
+    the reported cost, so every count of that record is unknown instead)."""
     if not isinstance(value, dict):
         return {}
-    return {
+    counts = {
         str(key): item
         for key, item in value.items()
-        if isinstance(item, int) and not isinstance(item, bool) and item >= 0
+        if isinstance(item, int) and not isinstance(item, bool)
     }
+    # one count below zero and none of them can be trusted: dropping just that one would
+    # read as zero (an extra count such as cache tokens) and the cost as known
+    return {} if any(item < 0 for item in counts.values()) else counts
 
 
 @dataclass

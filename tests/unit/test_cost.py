@@ -122,3 +122,10 @@ def test_a_usage_count_that_is_no_count_is_unknown() -> None:
         "prompt_tokens": 0,
         "completion_tokens": 7,
     }
+
+
+def test_one_negative_count_makes_the_whole_record_unknown() -> None:
+    from gate.reviewers.stream import int_fields
+
+    usage = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": -50}
+    assert int_fields(usage) == {}

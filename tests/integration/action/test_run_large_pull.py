@@ -87,7 +87,7 @@ def test_a_2000_file_20_mib_pull_request_is_reviewed_whole(
     assert [s["state"] for s in fake_github.status_list(HEAD)] == ["pending", "success"]
     assert f"### Chunks: {len(chunks)}" in result.summary
     assert f"| {len(chunks)}/{len(chunks)} |" in result.summary  # every row
-    assert "more (all `pass`)" in fake_github.comments[7][0]["body"]  # the first 20
+    assert "more (all `pass` or split)" in fake_github.comments[7][0]["body"]  # the first 20
 
 
 def test_one_cut_chunk_of_2000_files_blocks_the_run(

@@ -221,3 +221,20 @@ def test_every_output_is_declared_in_action_yml_and_listed_by_action_help():
     assert "review-gate-certificate" in help_text
     assert "RUNNER_TEMP" in help_text
     assert "none when no status was posted" in declared["status"]["description"]
+
+
+def test_a_blocking_chunk_is_never_behind_the_more_row() -> None:
+    """Chunks that blocked come first, then split rows (evidence), then passes."""
+    from gate.action.report import _chunks_md
+
+    for blocking in (0, 7, 25, 39):
+        rows = [
+            {"chunk": str(i + 1), "of": 40, "files": 1, "bytes": 10,
+             "state": "split" if i < 30 else "pass", "reason": "context_overflow"}
+            for i in range(40)
+        ]  # fmt: skip
+        rows[blocking] = {**rows[blocking], "state": "incomplete", "reason": "connection_cut"}
+        text = "\n".join(_chunks_md(rows, limit=20))
+        assert f"| {blocking + 1}/40 |" in text
+        assert "`incomplete`" in text
+        assert "more (all `pass` or split)" in text
