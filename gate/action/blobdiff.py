@@ -27,7 +27,6 @@ head blob, byte for byte).
 from __future__ import annotations
 
 import difflib
-import re
 
 from gate.diff import FileSection, git_label, git_quote
 
@@ -44,31 +43,31 @@ def looks_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_PROBE]
 
 
+Opcode = tuple[str, int, int, int, int]
+
+
 def _hunk_lines(old: bytes, new: bytes) -> list[bytes]:
     # never bytes.splitlines (it also breaks on \r, \v, \f, ...): \n only, as git does
     a = _git_lines(old)
     b = _git_lines(new)
     prefix = _common_prefix(a, b)
     suffix = _common_prefix(a[prefix:][::-1], b[prefix:][::-1])
-    middle_a, middle_b = len(a) - prefix - suffix, len(b) - prefix - suffix
-    if middle_a * middle_b > MAX_DIFF_WORK:
-        return _one_hunk(a, b, prefix, suffix)
-    # difflib sees the middle and CONTEXT shared lines on each side of it, no more
-    lo = max(0, prefix - CONTEXT)
-    cut = max(0, suffix - CONTEXT)
+    end_a, end_b = len(a) - suffix, len(b) - suffix
+    if (end_a - prefix) * (end_b - prefix) > MAX_DIFF_WORK:
+        middle: list[Opcode] = [("replace", prefix, end_a, prefix, end_b)]
+    else:
+        # difflib aligns the middle only; the hunks are cut from the whole file's
+        # opcodes, so each has CONTEXT real lines around it (git apply reads a hunk
+        # without trailing context as one that ends the file)
+        matcher = difflib.SequenceMatcher(None, a[prefix:end_a], b[prefix:end_b])
+        middle = [
+            (tag, i1 + prefix, i2 + prefix, j1 + prefix, j2 + prefix)
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        ]
+    codes = [("equal", 0, prefix, 0, prefix), *middle, ("equal", end_a, len(a), end_b, len(b))]
     out: list[bytes] = []
-    window = difflib.diff_bytes(
-        difflib.unified_diff, a[lo : len(a) - cut], b[lo : len(b) - cut], n=CONTEXT, lineterm=b""
-    )
-    for index, line in enumerate(window):
-        if index < 2:
-            # difflib's own ``---``/``+++`` file header: by position, never by its text (a
-            # removed line ``-- x`` or an added ``++ x`` reads the same, and was dropped)
-            continue
-        if line.startswith(b"@@"):
-            out.append(_shifted(line.rstrip(b"\n"), lo) + b"\n")
-            continue
-        out += _body(line)
+    for group in _groups(_merged(codes), CONTEXT):
+        out += _hunk(a, b, group)
     return out
 
 
@@ -81,21 +80,67 @@ def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
     return count
 
 
+def _merged(codes: list[Opcode]) -> list[Opcode]:
+    """Empty opcodes dropped, neighbouring ``equal`` runs joined."""
+    out: list[Opcode] = []
+    for code in codes:
+        tag, i1, i2, j1, j2 = code
+        if i1 == i2 and j1 == j2:
+            continue
+        if out and tag == "equal" and out[-1][0] == "equal":
+            out[-1] = ("equal", out[-1][1], i2, out[-1][3], j2)
+        else:
+            out.append(code)
+    return out
+
+
+def _groups(codes: list[Opcode], n: int) -> list[list[Opcode]]:
+    """The opcodes in hunks: at most ``n`` equal lines before, between (a longer run
+    splits the hunk) and after the changes, as ``diff -U n`` cuts them."""
+    if not any(tag != "equal" for tag, *_ in codes):
+        return []
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        _, i1, i2, j1, j2 = codes[0]
+        codes[0] = ("equal", max(i1, i2 - n), i2, max(j1, j2 - n), j2)
+    if codes[-1][0] == "equal":
+        _, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = ("equal", i1, min(i2, i1 + n), j1, min(j2, j1 + n))
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, i1 + n, j1, j1 + n))
+            groups.append(group)
+            group = []
+            i1, j1 = i2 - n, j2 - n
+        group.append((tag, i1, i2, j1, j2))
+    if any(tag != "equal" for tag, *_ in group):
+        groups.append(group)
+    return groups
+
+
+def _hunk(a: list[bytes], b: list[bytes], group: list[Opcode]) -> list[bytes]:
+    old_start, old_end = group[0][1], group[-1][2]
+    new_start, new_end = group[0][3], group[-1][4]
+    old_range = _range(old_start + 1, old_end - old_start)
+    new_range = _range(new_start + 1, new_end - new_start)
+    out = [f"@@ -{old_range} +{new_range} @@\n".encode()]
+    for tag, i1, i2, j1, j2 in group:
+        if tag == "equal":
+            for line in a[i1:i2]:
+                out += _body(b" " + line)
+            continue
+        for line in a[i1:i2]:
+            out += _body(b"-" + line)
+        for line in b[j1:j2]:
+            out += _body(b"+" + line)
+    return out
+
+
 def _body(line: bytes) -> list[bytes]:
     """A hunk line as git writes it: a last line without its newline gets the marker."""
     return [line] if line.endswith(b"\n") else [line + b"\n", _NO_NEWLINE]
-
-
-_HEADER = re.compile(rb"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
-
-
-def _shifted(header: bytes, by: int) -> bytes:
-    """A hunk header of the window, in the whole file's line numbers."""
-    found = _HEADER.fullmatch(header)
-    if found is None or by == 0:
-        return header
-    old, old_len, new, new_len = found.groups()
-    return b"@@ -%d%s +%d%s @@" % (int(old) + by, old_len, int(new) + by, new_len)
 
 
 def _range(start: int, length: int) -> str:
@@ -103,24 +148,6 @@ def _range(start: int, length: int) -> str:
     if length == 0:
         return f"{start - 1},0"
     return str(start) if length == 1 else f"{start},{length}"
-
-
-def _one_hunk(a: list[bytes], b: list[bytes], prefix: int, suffix: int) -> list[bytes]:
-    """The changed middle as one hunk: every old line of it removed, every new one added,
-    with up to CONTEXT shared lines on each side."""
-    lo = max(0, prefix - CONTEXT)
-    before = a[lo:prefix]
-    after = a[len(a) - suffix : len(a) - suffix + CONTEXT]
-    removed = a[prefix : len(a) - suffix]
-    added = b[prefix : len(b) - suffix]
-    old_len = len(before) + len(removed) + len(after)
-    new_len = len(before) + len(added) + len(after)
-    header = f"@@ -{_range(lo + 1, old_len)} +{_range(lo + 1, new_len)} @@\n".encode()
-    out = [header]
-    for mark, lines in ((b" ", before), (b"-", removed), (b"+", added), (b" ", after)):
-        for line in lines:
-            out += _body(mark + line)
-    return out
 
 
 def _git_lines(data: bytes) -> list[bytes]:

@@ -357,6 +357,7 @@ def _posted_description(key: str, description: str) -> str:
     client.settings = github.GitHubSettings(repository="o/r", token="t", retries=0)
     client.policy = client.settings.retry
     client._repo = type("Repo", (), {"get_commit": lambda self, sha: Commit()})()
+    client._identity = None
     with redact.scope(key):
         client.create_status(
             "a" * 40, state="error", description=description, context="c", target_url=None

@@ -74,3 +74,24 @@ def test_binary_blob_is_a_binary_section() -> None:
     section = section_from_blobs("logo.png", b"\x89PNG\0\0", b"\x89PNG\0\1")
     assert section.binary
     assert split_diff(section.data)[0].binary
+
+
+def test_a_change_difflib_aligns_at_the_middles_edge_still_applies() -> None:
+    """Found by the fresh-clone run: difflib, given a window of the file, aligned a change
+    onto the window's last line, and a hunk without trailing context is one git applies
+    only at the end of the file."""
+    old, new = b"a\na\na\na\na\n", b"b\na\na\na\na\n"
+    assert _apply(old, section_from_blobs("f.txt", old, new).data, "f.txt") == new
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"a\n", b"b\n", b"c\n"]), max_size=30),
+    st.lists(st.sampled_from([b"a\n", b"b\n", b"c\n"]), max_size=30),
+)
+def test_repetitive_files_apply_exactly(old_lines: list[bytes], new_lines: list[bytes]) -> None:
+    """Few distinct lines, many repeats: where an aligner has the most equal choices."""
+    old, new = b"".join(old_lines), b"".join(new_lines)
+    if old == new:
+        return
+    assert _apply(old, section_from_blobs("f.txt", old, new).data, "f.txt") == new
