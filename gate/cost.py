@@ -166,18 +166,16 @@ def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None)
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
     selection's (its skipped files are listed in every chunk's prompt too)."""
-    from gate.chunks import BYTES_PER_TOKEN
-    from gate.chunks.review import too_many
+    from gate.chunks.review import request_size, too_many
 
     setup = chunk_setup(diff, config, coverage)
     if setup is None:
         binding = binding_for(diff, config)
         prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
-        return [len(prompt.system.encode("utf-8")) + len(prompt.user.encode("utf-8"))]
+        return [prompt.size]
     if setup.limit < 1 or too_many(setup.plan, config, setup.overhead) is not None:
         return []
-    around = setup.overhead * BYTES_PER_TOKEN
-    return [chunk.size + around for chunk in setup.plan.chunks]
+    return [request_size(chunk, setup.overhead) for chunk in setup.plan.chunks]
 
 
 def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -> Decision | None:

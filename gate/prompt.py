@@ -84,6 +84,11 @@ class Prompt:
     system: str
     user: str
 
+    @property
+    def size(self) -> int:
+        """The bytes of both messages (UTF-8): what the budget and ``max_cost`` count."""
+        return len(self.system.encode("utf-8")) + len(self.user.encode("utf-8"))
+
     def sha256(self) -> str:
         """SHA-256 of the canonical JSON of both messages (recorded in the certificate)."""
         canonical = json.dumps(

@@ -105,6 +105,13 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
+def request_size(chunk: Chunk, overhead: int) -> int:
+    """A chunk's request in prompt bytes, before its prompt is built: its diff and the
+    prompt around it (``overhead`` tokens at :data:`BYTES_PER_TOKEN` bytes, at least the
+    bytes measured by :func:`chunk_budget`). ``max_cost`` approves the plan with it."""
+    return chunk.size + overhead * BYTES_PER_TOKEN
+
+
 def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
     """(max bytes of diff per chunk, estimated tokens of the prompt around it).
 
@@ -113,7 +120,7 @@ def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
     """
     probe = Chunk(number=1, pieces=())
     empty = chunk_prompt(probe, 1, files, config)
-    overhead = len(empty.system.encode()) + len(empty.user.encode()) + OVERHEAD_SLACK
+    overhead = empty.size + OVERHEAD_SLACK
     overhead_tokens = estimate_tokens(overhead)
     room = input_window(config) - config.reviewer.max_tokens - overhead_tokens
     return max(0, min(config.max_chunk_bytes, room * BYTES_PER_TOKEN)), overhead_tokens
@@ -226,20 +233,19 @@ def run_chunks(
     ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
     counted them when ``max_cost`` approved the plan. A chunk that overflows the window
     is split only while the estimate with its halves' requests added still fits under
-    ``max_cost`` (:func:`_affordable`): the halves are requests the approval never
+    ``max_cost``: the halves are requests the approval never
     counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
     # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [chunk.size + overhead * BYTES_PER_TOKEN for chunk in plan.chunks]
+    allowed = [request_size(chunk, overhead) for chunk in plan.chunks]
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
         from gate.cost import fits
 
-        prompts = [chunk_prompt(half, total, files, config) for half in halves]
-        more = [len(p.system.encode("utf-8")) + len(p.user.encode("utf-8")) for p in prompts]
+        more = [chunk_prompt(half, total, files, config).size for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)

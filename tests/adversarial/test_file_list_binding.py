@@ -81,6 +81,20 @@ MUTATIONS: dict[str, Mutation] = {
 }
 
 
+def past_the_compare_cap(fake: FakeGitHub) -> None:
+    """Pull request 7: FILES small files, each with its patch (the compare list is full)."""
+    add_large_pull(fake, 7, head_sha=HEAD, base_sha=BASE, files=FILES, total=FILES * 300,
+                   without_patch=0)  # fmt: skip
+
+
+def blocked(result: Any, fake: FakeGitHub, sim: ReviewerSimulator) -> None:
+    """Not a pass, no success posted, and nothing unbound reached the reviewer."""
+    assert result.outputs.get("state") != "pass", result.stdout[-1500:]
+    assert "success" not in [s["state"] for s in fake.status_list(HEAD)]
+    assert result.code != 0
+    assert sim.count == 0
+
+
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_a_list_that_is_not_the_heads_never_passes(
@@ -90,16 +104,12 @@ def test_a_list_that_is_not_the_heads_never_passes(
     name: str,
     seed: int,
 ) -> None:
-    add_large_pull(fake_github, 7, head_sha=HEAD, base_sha=BASE, files=FILES,
-                   total=FILES * 300, without_patch=0)  # fmt: skip
+    past_the_compare_cap(fake_github)
     MUTATIONS[name](fake_github.files[7], random.Random(f"{name}/{seed}"))
     fake_github.pulls[7]["changed_files"] = len(fake_github.files[7])
     sim = sim_factory(ScriptedModel("pass"))
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
-    assert result.outputs.get("state") != "pass", result.stdout[-1500:]
-    assert "success" not in [s["state"] for s in fake_github.status_list(HEAD)]
-    assert result.code != 0
-    assert sim.count == 0  # nothing unbound reaches the reviewer
+    blocked(result, fake_github, sim)
     assert result.outputs["state"] == "incomplete", result.outputs
     assert "does not match its head commit" in result.outputs["description"]
 
@@ -108,8 +118,7 @@ def test_a_push_back_to_the_same_head_while_the_pages_are_read_never_passes(
     tmp_path: Path, fake_github: FakeGitHub, sim_factory: Callable[..., ReviewerSimulator]
 ) -> None:
     """Pages 2 and later are another commit's list; the head is the same before and after."""
-    add_large_pull(fake_github, 7, head_sha=HEAD, base_sha=BASE, files=FILES,
-                   total=FILES * 300, without_patch=0)  # fmt: skip
+    past_the_compare_cap(fake_github)
     other = copy.deepcopy(fake_github.files[7])
     for entry in other[100:]:
         entry["sha"] = format(int(entry["sha"], 16) ^ 1, "040x")  # another commit's blobs
@@ -124,16 +133,13 @@ def test_a_push_back_to_the_same_head_while_the_pages_are_read_never_passes(
     sim = sim_factory(ScriptedModel("pass"))
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
     assert len(pages) >= 2
-    assert result.outputs.get("state") != "pass", result.stdout[-1500:]
-    assert "success" not in [s["state"] for s in fake_github.status_list(HEAD)]
-    assert sim.count == 0
+    blocked(result, fake_github, sim)
 
 
 def test_the_unmutated_list_passes(
     tmp_path: Path, fake_github: FakeGitHub, sim_factory: Callable[..., ReviewerSimulator]
 ) -> None:
-    add_large_pull(fake_github, 7, head_sha=HEAD, base_sha=BASE, files=FILES,
-                   total=FILES * 300, without_patch=0)  # fmt: skip
+    past_the_compare_cap(fake_github)
     sim = sim_factory(ScriptedModel("pass"))
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
     assert result.outputs["state"] == "pass", result.stdout[-1500:]

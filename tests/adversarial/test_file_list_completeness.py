@@ -23,11 +23,11 @@ import pytest
 
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator
+from tests.adversarial.test_file_list_binding import FILES, blocked, past_the_compare_cap
 from tests.fakes.github import FakeGitHub
-from tests.fakes.large_pull import OLD, add_large_pull, blob_id
+from tests.fakes.large_pull import OLD, blob_id
 from tests.integration.action.test_run_fake_github import BASE, HEAD, pr_payload, run_gate
 
-FILES = 305  # past the compare API's 300
 Entries = list[dict[str, Any]]
 #: a variant: the fake GitHub as it was set up, the list it will answer, a random source
 Variant = Callable[[FakeGitHub, Entries, random.Random], Entries]
@@ -86,13 +86,6 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
-def _blocked(result: Any, fake: FakeGitHub, sim: ReviewerSimulator) -> None:
-    assert result.outputs.get("state") != "pass", result.stdout[-1500:]
-    assert "success" not in [s["state"] for s in fake.status_list(HEAD)]
-    assert result.code != 0
-    assert sim.count == 0  # an unbound list never reaches the reviewer
-
-
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_a_list_that_leaves_a_changed_file_out_never_passes(
@@ -102,15 +95,14 @@ def test_a_list_that_leaves_a_changed_file_out_never_passes(
     name: str,
     seed: int,
 ) -> None:
-    add_large_pull(fake_github, 7, head_sha=HEAD, base_sha=BASE, files=FILES,
-                   total=FILES * 300, without_patch=0)  # fmt: skip
+    past_the_compare_cap(fake_github)
     entries = fake_github.files[7]
     # a new list object: the compare API keeps answering the real (capped) comparison
     fake_github.files[7] = VARIANTS[name](fake_github, entries, random.Random(f"{name}/{seed}"))
     assert fake_github.pulls[7]["changed_files"] == FILES
     sim = sim_factory(ScriptedModel("pass"))
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
-    _blocked(result, fake_github, sim)
+    blocked(result, fake_github, sim)
 
 
 @pytest.mark.parametrize("shifted_page", [2, 3, 4])
@@ -125,8 +117,7 @@ def test_a_page_repeated_and_one_skipped_under_a_push_never_passes(
     """A push inserts a file early in the list, so the page read next repeats the entry
     before it; a push back to the same head removes it, so the page after that skips one.
     Every entry read is the head's; one changed file is never read."""
-    add_large_pull(fake_github, 7, head_sha=HEAD, base_sha=BASE, files=FILES,
-                   total=FILES * 300, without_patch=0)  # fmt: skip
+    past_the_compare_cap(fake_github)
     real = fake_github.files[7]
     inserted = {**copy.deepcopy(real[at]), "filename": "aaa/pushed_then_reverted.py"}
     shifted = [*real[:at], inserted, *real[at:]]
@@ -141,15 +132,14 @@ def test_a_page_repeated_and_one_skipped_under_a_push_never_passes(
     sim = sim_factory(ScriptedModel("pass"))
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
     assert len(pages) >= shifted_page
-    _blocked(result, fake_github, sim)
+    blocked(result, fake_github, sim)
 
 
 def test_the_exact_list_still_passes(
     tmp_path: Path, fake_github: FakeGitHub, sim_factory: Callable[..., ReviewerSimulator]
 ) -> None:
     """The control: the whole list, a rename among it, passes with full coverage."""
-    add_large_pull(fake_github, 7, head_sha=HEAD, base_sha=BASE, files=FILES,
-                   total=FILES * 300, without_patch=0)  # fmt: skip
+    past_the_compare_cap(fake_github)
     entries = fake_github.files[7]
     old, new = "old/name.py", "new/name.py"
     fake_github.set_file(BASE, old, b"x = 1\n")

@@ -115,3 +115,23 @@ def test_with_another_apps_token_the_actions_bots_comment_is_not_the_gates(
     assert other["body"] == body  # left alone
     assert own["user"]["login"] == "my-review-app[bot]"
     assert fake.violations == []
+
+
+@pytest.mark.parametrize(
+    "status",
+    [None, [], "x", {}, {"creator": None}, {"creator": "bot"}, {"creator": {}},
+     {"creator": {"login": "", "type": "Bot"}}, {"creator": {"login": "a", "type": ""}},
+     {"creator": {"login": 7, "type": "Bot"}}, {"creator": {"login": "a", "type": None}},
+     {"creator": {"login": ["a"], "type": "Bot"}}],
+)  # fmt: skip
+def test_a_status_without_a_whole_creator_teaches_no_identity(status) -> None:  # type: ignore[no-untyped-def]
+    """An unknown shape in GitHub's answer is never taken for the token's identity: the
+    client keeps asking the slower way (GET /user, else the Actions bot)."""
+    from gate.action.github import GitHubClient, Identity
+
+    client = object.__new__(GitHubClient)
+    client._identity = None
+    client._learn_identity(status)
+    assert client._identity is None
+    client._learn_identity({"creator": {"login": "my-app[bot]", "type": "Bot"}})
+    assert client._identity == Identity(login="my-app[bot]", kind="Bot")

@@ -363,20 +363,24 @@ def world() -> Iterator[World]:
         yield World(github, head_sha, base_sha, "sk-e2e-" + secrets.token_hex(12))
 
 
+def assert_key_kept(run: ActRun, world: World) -> None:
+    """Every request matched GitHub's description, and the key went nowhere it should not:
+    not to GitHub, and in act's JSON log only in the ::add-mask:: command itself."""
+    github = world.github
+    assert github.violations == [], github.violations[:3]
+    assert github.response_violations == [], github.response_violations[:3]
+    assert world.key not in json.dumps(github.received())
+    leaks = [e for e in run.events if world.key in json.dumps(e) and e.get("command") != "add-mask"]
+    assert leaks == []
+
+
 def _check_common(run: ActRun, world: World) -> list[dict[str, Any]]:
     """What every run must show, whatever the decision: returns the statuses posted."""
-    github = world.github
-    assert github.violations == [], github.violations
-    statuses = github.status_list(world.head_sha)
+    assert_key_kept(run, world)
+    statuses = world.github.status_list(world.head_sha)
     assert statuses, f"no status was posted on the head commit\n{run.explain()}"
     assert statuses[0]["state"] == "pending", statuses
     assert {s["context"] for s in statuses} == {"review-gate"}
-    # the secret went nowhere it should not
-    received = json.dumps(github.received())
-    assert world.key not in received
-    # act's JSON log repeats the ::add-mask:: command itself; nothing else may carry it
-    leaks = [e for e in run.events if world.key in json.dumps(e) and e.get("command") != "add-mask"]
-    assert leaks == []
     assert any(e.get("command") == "add-mask" and e.get("arg") == world.key for e in run.events)
     assert world.key not in run.summary
     # the later job saw the same outputs as the step

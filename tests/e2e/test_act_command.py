@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +24,24 @@ import pytest
 
 from gate.lab.sim import ReviewerSimulator
 from tests.e2e.test_act import (
-    CONFIG,
-    DIFF,
     PR_NUMBER,
     REPOSITORY,
     ROOT,
-    TOKEN,
     ActRun,
     World,
     _reviewer_requests,
     _verdict,
+    assert_key_kept,
     build_workspace,
     image,
     run_act,
     tools,
+    world,
 )
 from tests.fakes.events import issue_comment_event
-from tests.fakes.github import FakeGitHub
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
-__all__ = ["image", "tools"]  # the module-scoped fixtures of test_act.py
+__all__ = ["image", "tools", "world"]  # the fixtures of test_act.py
 
 WORKFLOW = Path(__file__).resolve().parent / "workflow" / "review-gate-command-e2e.yml"
 EXAMPLE = ROOT / "examples" / "review-gate.yml"
@@ -69,15 +65,6 @@ def _comment(login: str, association: str, body: str = "/review-gate review") ->
     return event
 
 
-@pytest.fixture
-def world() -> Iterator[World]:
-    head_sha, base_sha = secrets.token_hex(20), secrets.token_hex(20)
-    with FakeGitHub(REPOSITORY, token=TOKEN) as github:
-        github.add_pull(PR_NUMBER, head_sha=head_sha, base_sha=base_sha, diff=DIFF)
-        github.set_file(base_sha, ".github/review-gate.yml", CONFIG)
-        yield World(github, head_sha, base_sha, "sk-e2e-" + secrets.token_hex(12))
-
-
 def _act(
     tools: dict[str, str], tmp_path: Path, world: World, event: dict[str, Any]
 ) -> tuple[ActRun, int]:
@@ -95,12 +82,7 @@ def _act(
         )
         _reviewer_requests(sim, world)
         reviews = sim.count
-    github = world.github
-    assert github.violations == [], github.violations
-    assert github.response_violations == []
-    assert world.key not in json.dumps(github.received())
-    leaks = [e for e in run.events if world.key in json.dumps(e) and e.get("command") != "add-mask"]
-    assert leaks == []
+    assert_key_kept(run, world)
     return run, reviews
 
 

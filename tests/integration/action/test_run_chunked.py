@@ -13,6 +13,7 @@ from pathlib import Path
 from gate.lab.demo import ScriptedModel, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
 from tests.fakes.github import FakeGitHub
+from tests.fakes.large_pull import blob_id
 from tests.integration.action.test_run_fake_github import (
     BASE,
     CONFIG_PATH,
@@ -78,12 +79,6 @@ def test_one_cut_chunk_blocks_the_run(
     assert "`incomplete`" in result.summary
 
 
-def _blob_id(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
 def test_files_without_a_patch_are_rebuilt_from_blobs(
     tmp_path: Path, fake_github: FakeGitHub, sim_factory: Callable[..., ReviewerSimulator]
 ) -> None:
@@ -91,12 +86,12 @@ def test_files_without_a_patch_are_rebuilt_from_blobs(
     image = b"\x89PNG\r\n\x1a\n\0\0\0"
     files = [
         {  # GitHub listed these without a patch (too large)
-            "sha": _blob_id(new), "filename": "big/config.py", "status": "modified",
+            "sha": blob_id(new), "filename": "big/config.py", "status": "modified",
             "additions": 2, "deletions": 1, "changes": 3,
             "blob_url": "", "raw_url": "", "contents_url": "",
         },
         {
-            "sha": _blob_id(image), "filename": "logo.png", "status": "added",
+            "sha": blob_id(image), "filename": "logo.png", "status": "added",
             "additions": 0, "deletions": 0, "changes": 0,
             "blob_url": "", "raw_url": "", "contents_url": "",
         },
