@@ -433,7 +433,6 @@ def review_chunks(
     decision, note = guard_coverage(
         review_decision, plan.coverage, allow_partial=config.allow_partial_coverage
     )
-    first = reviews[0].prompt_sha256 if reviews else ""
     context = dict(extra_cert or {})
     context["chunks"] = chunked.manifest_json(plan, reviews)
     return ReviewResult(
@@ -442,7 +441,9 @@ def review_chunks(
         binding=Binding(
             diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version
         ),
-        prompt_sha256=first,
+        # the question's prompt digest is the whole diff's, whatever the shape of the
+        # review (gate/memory/question.py); each chunk's own digest is in the manifest
+        prompt_sha256=prompt_sha256(diff, config),
         config_sha256=config_sha256(config),
         reviewer=reviewer_of(settings),
         min_confidence=config.min_confidence,

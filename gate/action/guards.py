@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
-from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
 from gate.config import Config
-from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
+from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
 from gate.diff import Coverage
 from gate.errors import ConfigError
-from gate.memory import Question, earlier, recall, record, status_confirms_pass
+from gate.memory import Question, decisive, question, recall, status_confirms_pass
+from gate.memory.question import QuestionKey
 from gate.pipeline import nothing_reviewed
 from gate.reviewers import needs_api_key
 
@@ -200,37 +200,66 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
     return True
 
 
-def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> Decision | None:
-    """An earlier decision of this PR for the same question (:mod:`gate.memory`): a fail
+def standing_status(
+    run: RunState, statuses: list[tuple[str, str]], key: QuestionKey
+) -> Decision | None:
+    """The gate's own newest final status on this head, when it is a ``failure`` that
+    answered this question (its description's tag, :func:`gate.memory.question.tag`),
+    or an untagged ``failure`` no record of this pull request explains (its record was
+    lost): that failure stands, whichever pull request asks. Statuses are append-only and
+    GitHub records their creator, so no PR author can edit or remove this evidence."""
+    final = next(((state, text) for state, text in statuses if state != "pending"), None)
+    if final is None or final[0] != "failure":
+        return None
+    tagged = question.tag_of(final[1])
+    if tagged is not None and tagged != key.id[:16]:
+        return None  # a block of another question: this one is asked
+    if tagged is None and any(
+        r.head_sha == run.head and r.status == "failure" for r in run.history
+    ):
+        return None
+    detail = (
+        f"the gate's own failure status on {run.head[:12]} stands: it answered this question "
+        f"({key.id[:12]}) or no record explains it (its record was lost, or another pull "
+        "request with this head was blocked); no new call was made. The author can change the "
+        "diff; a writer can ask for a fresh review with the review-gate:fresh label"
+    )
+    return replace(
+        blocked(State.FAIL, "failure_stands", detail, status=Status.FAILURE),
+        description=describe("fail stands", f"the gate's failure on {run.head[:7]} stands"),
+        source="cached",
+    )
+
+
+def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None:
+    """An earlier decision of the same question (:mod:`gate.memory`): a standing block
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
 
     The records come only from the sticky comment the token itself wrote (the adoption
-    rule); a pass is kept only when the newest final status the gate's own identity
-    posted on this head is a success. An unreadable history is ignored with a note: the
-    reviewer is asked.
+    rule, read by :func:`gate.action.history.load` before the first guard); a pass is
+    kept only when the newest final status the gate's own identity posted on this head
+    is a success, and the gate's own newest ``failure`` on the head stands when no
+    record explains it. A history that could not be read is never trusted and never
+    concluded empty: the run blocks until a writer asks for a fresh review.
     """
     if run.pull is None:
         return None
-    body = gh.own_comment(run.pull.number, marker=comment_marker(run.context))
-    try:
-        run.history = record.parse_history(body or "")
-    except record.RecordError as err:
-        run.history = []
-        run.notes.append(f"the history in the review-gate comment was not read ({err.message})")
     run.fresh = fresh_requested(run, gh)
-    if run.fresh or not run.history:
+    if run.fresh:
         return None
-    question = Question(
-        diff_sha=diff_sha,
-        policy_version=config.policy_version,
-        model=config.reviewer.model,
-        prompt_sha=run.prompt_sha,
-        head_sha=run.head,
-        config_sha=run.config_sha,
-    )
-    found = earlier(run.history, question)
-    confirmed = False
-    if found is not None and found.state == "pass" and found.head_sha == run.head:
-        statuses = gh.own_statuses(run.head, context=run.context)
-        confirmed = status_confirms_pass([state for state, _ in statuses])
-    return recall(run.history, question, status_confirmed=confirmed)
+    if run.history_problem is not None:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "history_unreadable",
+            f"the history in the review-gate comment could not be read "
+            f"({run.history_problem}), so an earlier fail of this diff cannot be ruled out; "
+            "it is kept as it is. A writer can ask for a fresh review with the "
+            f"{FRESH_LABEL} label, or restore the comment",
+        )
+    statuses = gh.own_statuses(run.head, context=run.context)
+    states = [state for state, _ in statuses]
+    block, kept = decisive(run.history, key)
+    if block is None and (stood := standing_status(run, statuses, key)) is not None:
+        return stood
+    confirmed = kept is not None and kept.head_sha == run.head and status_confirms_pass(states)
+    return recall(run.history, Question(key, run.head), status_confirmed=confirmed)

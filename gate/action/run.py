@@ -53,11 +53,21 @@ from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.chunks.review import ChunkReview, chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
-from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
+from gate.decision import (
+    MAX_DESCRIPTION,
+    Binding,
+    Decision,
+    State,
+    Status,
+    blocked,
+    describe,
+    exit_code,
+)
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.findings import Finding
-from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
+from gate.memory import question
+from gate.pipeline import config_sha256, review_diff, select_diff
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -155,6 +165,7 @@ def _review(
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
+    history.load(run)  # before any guard: every path carries the earlier records forward
     try:
         api_key = _api_key(run, config)
     except ConfigError as err:
@@ -197,8 +208,9 @@ def _review(
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
-    run.prompt_sha = prompt_sha256(selected.data, config)
-    if (kept := guards.memory(run, gh, config, coverage.diff_sha)) is not None:
+    run.question = key = question.key_for(selected.data, config)
+    run.prompt_sha = key.prompt_sha
+    if (kept := guards.memory(run, gh, key)) is not None:
         return _post_final(run, kept)
 
     try:
@@ -346,6 +358,9 @@ def _post_final(
                 f"the head moved to {now.head_sha[:12]} during the review; this status is on "
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
+    if posted is Status.FAILURE and run.question is not None:
+        # which question this block answered, on the commit itself (gate.memory.question)
+        description = question.tag(description, run.question, limit=MAX_DESCRIPTION)
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:
@@ -481,12 +496,13 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     findings = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
-        body = history.with_history(body, run, decision, state, artifacts)
+        kept = history.with_history(body, run, decision, state, artifacts)
         try:
             assert run.gh is not None
-            run.gh.upsert_comment(
-                run.pull.number, marker=report.comment_marker(run.context), body=body
-            )
+            if kept is not None:  # None: the comment holds records this run could not keep
+                run.gh.upsert_comment(
+                    run.pull.number, marker=report.comment_marker(run.context), body=kept
+                )
         except GitHubError as err:
             run.notes.append(f"could not update the PR comment: {err.message}")
     if run.pull is not None and run.config is not None and run.config.review_comments and posted:

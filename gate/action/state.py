@@ -17,6 +17,7 @@ from gate.action.inputs import ActionInputs
 from gate.config import Config
 from gate.decision import Decision
 from gate.diff import Coverage
+from gate.memory.question import QuestionKey
 from gate.memory.record import Record
 from gate.pipeline import ReviewResult
 
@@ -130,8 +131,13 @@ class RunState:
     artifacts: Artifacts | None = None
     #: the PR's earlier records (the sticky comment's history block), and this run's key
     history: list[Record] = field(default_factory=list)
+    #: whether the history was read (gate.action.history.load), and why it was not trusted
+    history_loaded: bool = False
+    history_problem: str | None = None
     fresh: bool = False
     prompt_sha: str = ""
+    #: the question this run asks (gate/memory/question.py), once the diff is selected
+    question: QuestionKey | None = None
 
     @property
     def run_url(self) -> str | None:

@@ -92,7 +92,7 @@ def test_a_repaired_record_is_listed_for_audit(tmp_path, fake, sim_factory):
         record.from_json({**r.to_json(), "source": "repaired", "reason": "repaired_fail"})
         for r in record.parse_history(comment["body"])
     ]
-    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.history_block(recs)
+    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.encode_block(recs)
     result = nightly(tmp_path, fake, sim)
     assert result.code == 0
     assert "Degraded records" in result.summary
@@ -110,7 +110,7 @@ def test_old_records_and_other_authors_are_not_replayed(tmp_path, fake, sim_fact
         record.from_json({**r.to_json(), "time": "2020-01-01T00:00:00+00:00"})
         for r in record.parse_history(comment["body"])
     ]
-    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.history_block(old)
+    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.encode_block(old)
     quiet = nightly(tmp_path, fake, sim)
     assert quiet.code == 0
     assert "No pull request carries a record" in quiet.summary
