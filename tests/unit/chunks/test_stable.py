@@ -18,7 +18,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import Piece, cut_section, is_anchor, plan, segments
+from gate.chunks import SEGMENT_CHUNKS, Piece, cut_section, is_anchor, plan, segments
 from gate.diff import select, split_diff
 
 
@@ -106,18 +106,27 @@ def test_anchor_depends_on_identity_not_position() -> None:
     piece = Piece(path="pkg/a.py", data=b"x" * 500)
     moved = Piece(path="pkg/a.py", data=b"y" * 500)
     assert is_anchor(piece, 1000) == is_anchor(moved, 1000)  # same path, same size
-    assert is_anchor(Piece(path="p", data=b"x" * 1000), 1000)  # a full chunk always ends
-    # about size/max of paths are anchors
-    share = sum(is_anchor(Piece(path=f"f{i}", data=b"x" * 100), 1000) for i in range(2000))
-    assert 120 < share < 280
+    # about size / (SEGMENT_CHUNKS x max) of paths are anchors
+    assert is_anchor(Piece(path="p", data=b"x" * SEGMENT_CHUNKS * 1000), 1000)
+    share = sum(is_anchor(Piece(path=f"f{i}", data=b"x" * 400), 1000) for i in range(2000))
+    expected = 2000 * 400 / (SEGMENT_CHUNKS * 1000)
+    assert expected / 2 < share < expected * 1.5
 
 
-def test_a_file_added_at_the_top_moves_no_later_chunk() -> None:
+def test_a_file_added_at_the_top_moves_no_chunk_outside_its_segment() -> None:
     files = {
         f"pkg/mod_{i:03d}.py": f"@@ -1,3 +1,3 @@\n-a{i}\n+b{i}\n c\n d\n".encode()
         for i in range(120)
     }
     before = _plan(diff_of(files), 600)
-    after = _plan(diff_of({"aaa/new.py": b"@@ -0,0 +1 @@\n+x\n", **files}), 600)
+    new = diff_of({"aaa/new.py": b"@@ -0,0 +1 @@\n+x\n", **files})
+    after = _plan(new, 600)
     assert len(before) > 10
-    assert len(set(after) - set(before)) <= 2
+    first = segments(pieces_of(new, 600), 600)[0]
+    inside = {p.path for p in first}
+    selected = select(split_diff(new), max_bytes=10**9)
+    chunks = plan(selected.data, selected.coverage, max_chunk_bytes=600).chunks
+    for chunk in chunks:
+        if not {p.path for p in chunk.pieces} & inside:
+            assert chunk.sha in before  # every chunk beyond the new file's segment is kept
+    assert len(set(after) - set(before)) < len(before) // 4
