@@ -240,6 +240,8 @@ def outputs_for(report: Report) -> dict[str, str]:
         "input-tokens": "",
         "output-tokens": "",
         "cost": "",
+        "cost-bound": "",
+        "cost-likely": "",
     }
 
 
