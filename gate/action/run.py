@@ -35,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, cost, redact
+from gate import certificate, cost, redact, untrusted
 from gate.action import (
     checks,
     command,
@@ -194,6 +194,8 @@ def _review(
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
+    run.estimate = cost.preflight(selected.data, config, coverage)
+    report.emit([untrusted.line(run.estimate.line())], run.out)
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
@@ -440,7 +442,7 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
-            context["cost"] = cost.cost_of(result.outcome.attempts, run.config).to_json()
+            context["cost"] = cost.cost_of(result.paid_attempts(), run.config).to_json()
         found = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
         if found:
             context["findings"] = [f.to_json() for f in found]
@@ -498,8 +500,11 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     report.emit(report.annotation_commands(rep) + anchored, run.out)
     try:
         extra, outputs = findings_report.summary_lines(findings), report.outputs_for(rep)
+        if run.estimate is not None:
+            extra += cost_report.estimate_lines(run.estimate)
+            outputs.update(run.estimate.outputs())
         if run.result is not None and run.config is not None:
-            spent = cost.cost_of(run.result.outcome.attempts, run.config)
+            spent = cost.cost_of(run.result.paid_attempts(), run.config)
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
         summary = report.summary_markdown(rep) + "\n".join(extra)
