@@ -15,6 +15,7 @@ from gate.action.event import Target
 from gate.action.github import GitHubClient, GitHubSettings, PullInfo
 from gate.action.inputs import ActionInputs
 from gate.config import Config
+from gate.cost import Preflight
 from gate.decision import Decision
 from gate.diff import Coverage
 from gate.memory.question import QuestionKey
@@ -138,6 +139,8 @@ class RunState:
     prompt_sha: str = ""
     #: the question this run asks (gate/memory/question.py), once the diff is selected
     question: QuestionKey | None = None
+    #: the cost estimate made before any request (the bound and the likely figure)
+    estimate: Preflight | None = None
 
     @property
     def run_url(self) -> str | None:
