@@ -147,6 +147,8 @@ class GitHubSettings:
     retries: int = 2
     backoff: float = 0.5
     throttle: bool = True  # PyGithub's pause between requests (GitHub's guidance); off in tests
+    #: the token's account, when the workflow names it (the input ``identity``), else learned
+    identity: str = ""
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
 
     @property
@@ -170,6 +172,7 @@ class GitHubSettings:
             api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
             server_url=(env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
             token=token,
+            identity=(env.get("INPUT_IDENTITY") or "").strip(),
         )
 
     def run_url(self, run_id: str) -> str | None:
@@ -275,10 +278,6 @@ class Identity:
         login = str(getattr(user, "login", "") or "")
         kind = str(getattr(user, "type", "") or "")
         return login.lower() == self.login.lower() and kind == self.kind
-
-
-#: who writes with the workflow's GITHUB_TOKEN (GET /user is refused to that token)
-ACTIONS_BOT = Identity(login="github-actions[bot]", kind="Bot")
 
 
 # --- the client ------------------------------------------------------------------
@@ -746,18 +745,31 @@ class GitHubClient:
             if isinstance(login, str) and login and isinstance(kind, str) and kind:
                 self._identity = Identity(login=login, kind=kind)
 
-    def identity(self) -> Identity:
-        """Who the token writes as: the creator of the first status this client posted;
-        else ``GET /user``; else (403/404, an installation token before any status) the
-        Actions bot.
+    def learn_identity_from_check(self, check_run: object) -> None:
+        """The token's identity from a check run it just created: a check run is written by
+        a GitHub App only, and the app writes as ``<slug>[bot]``."""
+        if self._identity is not None or not isinstance(check_run, dict):
+            return
+        app = check_run.get("app")
+        slug = app.get("slug") if isinstance(app, dict) else None
+        if isinstance(slug, str) and slug:
+            self._identity = Identity(login=f"{slug}[bot]", kind="Bot")
 
-        An installation token may not call ``GET /user`` (403). The workflow's
-        ``GITHUB_TOKEN`` writes as ``github-actions[bot]``, but another GitHub App's token
-        writes as that app's bot: taking the Actions bot for it would adopt another
-        workflow's comments as the gate's own. A review run posts ``pending`` before it
-        reads any comment, so it always knows; a replay run (no status) falls back.
+    def identity(self) -> Identity:
+        """Who the token writes as, known and never guessed: the creator of the first
+        status this client posted, or the app of the first check run it created; else the
+        workflow's input ``identity``; else ``GET /user``. When none of them can tell
+        (an installation token, which may not call ``GET /user``, before any status or
+        check run, as in a replay run), GitHubError ``identity_unknown``: taking the
+        Actions bot for another GitHub App's bot would adopt another workflow's comments as
+        the gate's own, and finding nothing would read as "no records".
         """
         if self._identity is not None:
+            return self._identity
+        named = self.settings.identity
+        if named:
+            kind = "Bot" if named.endswith("[bot]") else "User"
+            self._identity = Identity(login=named, kind=kind)
             return self._identity
 
         def load() -> Identity:
@@ -769,7 +781,14 @@ class GitHubClient:
         except GitHubError as err:
             if err.reason not in ("github_http_403", "github_http_404"):
                 raise
-            found = ACTIONS_BOT
+            raise GitHubError(
+                "the token's own identity is unknown: GET /user is refused to this token and "
+                "it has posted no status or check run yet, so the gate cannot tell its own "
+                "comments from anyone else's; set the action input identity to the token's "
+                "account (github-actions[bot] for the workflow's GITHUB_TOKEN, <app-slug>[bot] "
+                "for a GitHub App's token)",
+                reason="identity_unknown",
+            ) from err
         self._identity = found
         return found
 

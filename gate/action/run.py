@@ -166,7 +166,6 @@ def _review(
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
-    history.load(run)  # before any guard: every path carries the earlier records forward
     try:
         api_key = _api_key(run, config)
     except ConfigError as err:
@@ -176,6 +175,9 @@ def _review(
     if skipped is not None:
         return _post_final(run, skipped, status=Status.PENDING, state="skipped")
     _post(run, Status.PENDING, describe("pending", "review in progress"))
+    # before any guard, once the token's identity is known from what it just posted:
+    # every path carries the earlier records forward (gate.action.history)
+    history.load(run)
     before_diff: tuple[Callable[[], Decision | None], ...] = (
         lambda: guards.override(run, config),
         lambda: guards.apply_marker(gh, run.head),

@@ -90,7 +90,9 @@ def test_the_gates_own_comment_edited_to_a_pass_never_passes(tmp_path, fake, sim
         record.strip_history(comment["body"]) + "\n" + record.encode_block([forged("pass", head)])
     )
     result = run_gate(tmp_path, fake, sim, pr_payload("synchronize"))
-    assert sim.count == 2  # no success status by the gate on HEAD: asked again
+    # the forged pass is not kept (no success by the gate on that head), and the gate's
+    # own failure on HEAD, tagged with this question, stands: no re-roll either
+    assert sim.count == 1
     assert result.code == 1
     assert "success" not in fake.states(HEAD)
 

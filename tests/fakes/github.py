@@ -823,7 +823,20 @@ class FakeGitHub:
                 "annotations_count": len(run["annotations"]),
                 "annotations_url": url + "/annotations",
             },
-            "check_suite": {"id": 1}, "app": None, "pull_requests": [],
+            "check_suite": {"id": 1}, "app": self._app(), "pull_requests": [],
+        }  # fmt: skip
+
+    def _app(self) -> dict[str, Any] | None:
+        """The GitHub App a check run was written by: the token's (None for a user token)."""
+        if self.token_login is not None and self.token_app is None:
+            return None
+        slug = (self.token_app or "github-actions[bot]").removesuffix("[bot]")
+        return {
+            "id": 15368 if slug == "github-actions" else 90210, "slug": slug,
+            "node_id": f"APP_{slug}", "client_id": f"Iv1.{slug}", "owner": _user("octo-org"),
+            "name": slug, "description": None, "external_url": f"https://example.com/{slug}",
+            "html_url": f"https://github.com/apps/{slug}", "created_at": EPOCH,
+            "updated_at": EPOCH, "permissions": {"checks": "write"}, "events": [],
         }  # fmt: skip
 
     def _apply_check(self, run: dict[str, Any], data: dict[str, Any]) -> str:

@@ -36,7 +36,20 @@ def reviewed(tmp_path, fake, sim) -> None:
 
 
 def nightly(tmp_path, fake, sim, **inputs: str):
-    return run_gate(tmp_path, fake, sim, {}, event="schedule", inputs={"MODE": "replay", **inputs})
+    named = {"MODE": "replay", "IDENTITY": "github-actions[bot]", **inputs}
+    return run_gate(tmp_path, fake, sim, {}, event="schedule", inputs=named)
+
+
+def test_a_night_whose_token_identity_is_unknown_fails_loudly(tmp_path, fake, sim_factory):
+    """The workflow's token may not call GET /user and a replay posts nothing first: no
+    identity is guessed, and "no pull request carries a record" is never concluded."""
+    sim = sim_factory(verdict_text)
+    reviewed(tmp_path, fake, sim)
+    result = nightly(tmp_path, fake, sim, IDENTITY="")
+    assert result.code == 3
+    assert "identity" in result.stdout
+    assert "No pull request carries a record" not in result.summary
+    assert sim.count == 1
 
 
 def verdicts(*answers: str):
