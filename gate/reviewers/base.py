@@ -46,6 +46,7 @@ import httpx
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
 from gate.redact import redact
+from gate.reviewers.limits import classify
 from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings
 
@@ -223,6 +224,7 @@ class Failure(StrEnum):
     BAD_BASE_URL = "bad_base_url"
     NETWORK_ERROR = "network_error"
     DEADLINE = "deadline"
+    QUOTA = "quota_exhausted"  # a billing or quota stop (gate.reviewers.limits): not retried
 
 
 @dataclass(frozen=True)
@@ -508,13 +510,20 @@ def _read_error_body(
             break
     status = response.status_code
     message = one_line(_error_message(bytes(raw)), settings.api_key, limit=200)
+    said = f"HTTP {status} {response.reason_phrase}" + (f" ({message})" if message else "")
+    refusal = classify(settings.provider, status, response.headers, bytes(raw))
+    if refusal is None:
+        return Problem(
+            Failure.HTTP_STATUS,
+            f"{said}; {_status_advice(status)}",
+            EndReason.HTTP_ERROR,
+            retryable=retryable_status(status),
+        )
     return Problem(
-        Failure.HTTP_STATUS,
-        f"HTTP {status} {response.reason_phrase}"
-        + (f" ({message})" if message else "")
-        + f"; {_status_advice(status)}",
+        Failure.HTTP_STATUS if refusal.retryable else Failure.QUOTA,
+        f"{said}; {refusal.advice(settings.provider)}",
         EndReason.HTTP_ERROR,
-        retryable=retryable_status(status),
+        retryable=refusal.retryable,
     )
 
 
