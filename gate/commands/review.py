@@ -28,7 +28,7 @@ pass), and max_cost (--max-cost) is checked before any request. The answer must 
 (provider end marker, finish reason stop, sealed into an MC1 envelope), hold
 exactly one ```json verdict, repeat the SHA-256 of the bytes sent and the policy
 version, and be a confident pass. Settings come from
---config (default: built-in defaults), then the options below. The API key is
+--config (else the built-in settings), then the options below. The API key is
 read from the environment variable the provider uses (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, REVIEW_GATE_API_KEY) or --api-key-env.
 
@@ -92,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         metavar="PATH",
-        help="a review-gate YAML config file (default: none, the built-in defaults)",
+        help="a review-gate YAML config file (default: none: the built-in settings)",
     )
     parser.add_argument(
         "--provider",
@@ -116,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "provider's, e.g. OPENAI_API_KEY)",
     )
     for option, metavar, text in _CLOUD_OPTIONS:
-        parser.add_argument(option, metavar=metavar, help=f"{text} (default: from --config)")
+        parser.add_argument(option, metavar=metavar, help=f"{text}; from --config when given")
     parser.add_argument(
         "--max-tokens",
         metavar="N",
