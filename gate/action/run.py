@@ -53,7 +53,16 @@ from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.chunks.review import ChunkReview, chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
-from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
+from gate.decision import (
+    Binding,
+    Decision,
+    State,
+    Status,
+    blocked,
+    describe,
+    exit_code,
+    status_description,
+)
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.findings import Finding
@@ -321,7 +330,8 @@ def _post_final(
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
     posted = status or decision.status
-    description = decision.description
+    # a posted status other than the decision's own (a skipped draft's pending) is no block
+    description = decision.description if status is not None else status_description(decision)
     if run.pull is not None and run.gh is not None and decision.reason != "superseded":
         now = run.gh.get_pull(run.pull.number)
         moved = guards.base_moved(run.pull, run.base, now)
@@ -340,7 +350,7 @@ def _post_final(
                 f"superseded: {moved} during the review; the review under the new base "
                 "decides (re-run the job if none started)",
             )
-            posted, description, state = decision.status, decision.description, None
+            posted, description, state = decision.status, status_description(decision), None
         elif now.head_sha != run.head:
             run.evidence.superseded_by = now.head_sha
             description = describe(f"superseded by {now.head_sha[:7]}", decision.description)
@@ -362,8 +372,8 @@ def _post_final(
         if run.evidence.review_decision is None:
             run.evidence.review_decision = decision
         run.artifacts = Artifacts(None, {})
-        _post(run, Status.ERROR, failed.description)
-        _record_posted(run, Status.ERROR, failed.description, str(failed.state))
+        _post(run, Status.ERROR, status_description(failed))
+        _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
     try:
         _post(run, posted, description)
@@ -413,8 +423,9 @@ def _best_effort_error(run: RunState, decision: Decision) -> None:
     if run.gh is None or not run.head:
         return
     try:
-        _post(run, Status.ERROR, decision.description)
-        run.evidence.posted = StatusRecord("error", decision.description, run.head)
+        description = status_description(decision)
+        _post(run, Status.ERROR, description)
+        run.evidence.posted = StatusRecord("error", description, run.head)
     except GitHubError as err:
         run.notes.append(f"could not post the error status: {err.message}")
     except Exception as err:  # noqa: BLE001 - run_action must never raise

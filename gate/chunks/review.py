@@ -363,6 +363,21 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
     }
 
 
+def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
+    """The attempts one chunk's answer records (none when the record is malformed): a
+    re-decision without an envelope names the recorded cause (``connection_cut``), not
+    ``no_response``. Attempts never turn a missing envelope into anything but incomplete."""
+    from gate.certificate import attempts_from
+    from gate.errors import UsageError
+
+    if not isinstance(answer, dict) or not isinstance(answer.get("attempts"), list):
+        return ()
+    try:
+        return attempts_from(answer)
+    except UsageError:
+        return ()
+
+
 def redecide(
     record: Mapping[str, Any],
     diff: bytes,
@@ -442,14 +457,15 @@ def redecide(
             continue
         binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
         recorded = review.get("answers")
-        sealed = (
-            [a.get("envelope") if isinstance(a, dict) else None for a in recorded]
-            if isinstance(recorded, list) and recorded
-            else [review.get("envelope")]
-        )
+        answers = recorded if isinstance(recorded, list) and recorded else [review]
         decisions = [
-            decide(envelope_bytes(one), binding=binding, min_confidence=min_confidence)
-            for one in sealed
+            decide(
+                envelope_bytes(one.get("envelope") if isinstance(one, dict) else None),
+                binding=binding,
+                min_confidence=min_confidence,
+                attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
+            )
+            for one in answers
         ]
         rows.append((name, agree(decisions)))
     answered = {name for name, _ in rows}
