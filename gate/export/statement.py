@@ -50,6 +50,7 @@ DIFF_SUBJECT = "review-gate.reviewed.diff"
 COMMIT_SUBJECT = "review-gate.head-commit"
 #: the file name's ending, beside the certificate's ``.certificate.json``
 SUFFIX = ".statement.json"
+PREDICATE_SUFFIX = ".predicate.json"
 CERTIFICATE_SUFFIX = ".certificate.json"
 #: the certificate schema the statement can be built from
 CERTIFICATE_SCHEMA = "review-gate.certificate/1"
@@ -279,16 +280,21 @@ def write(path: str | os.PathLike[str], statement: Mapping[str, Any]) -> str:
     return atomic_write(path, data)
 
 
-def write_beside(certificate_path: str | os.PathLike[str]) -> tuple[str, str]:
-    """Read the certificate back as written, build its statement and write it beside it;
-    return (the statement's path, its SHA-256)."""
+def write_beside(certificate_path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Read the certificate back as written, build its statement and write it beside it,
+    and its predicate alone beside that (``actions/attest`` takes a ``predicate-path``
+    and makes the statement itself); return both paths."""
     source = Path(certificate_path)
     with source.open("rb") as handle:
         data = handle.read(MAX_CERTIFICATE_BYTES + 1)
     if len(data) > MAX_CERTIFICATE_BYTES:
         raise _fail("file", f"is larger than {MAX_CERTIFICATE_BYTES} bytes")
+    built = build(data)
     target = path_beside(source)
-    return str(target), write(target, build(data))
+    write(target, built)
+    predicate = target.with_name(target.name[: -len(SUFFIX)] + PREDICATE_SUFFIX)
+    write(predicate, built["predicate"])
+    return target, predicate
 
 
 # --- the offline check: this statement, this certificate, this diff -----------------
@@ -356,10 +362,11 @@ def check(statement: bytes, *, certificate: bytes, diff_sha: str) -> Mapping[str
     certificate's decision; return the parsed statement.
 
     In order: the statement is review-gate's (:func:`parse`); it names this certificate
-    (its SHA-256); it names this diff (``predicate.diff_sha`` and the diff subject); and
-    every other field equals the statement rebuilt from the certificate (decision,
-    policy, digests, commit). The first field that differs is named
-    (:class:`~gate.errors.StatementMismatch`). No signature is checked here.
+    (its SHA-256); it names this diff (``predicate.diff_sha``); every subject is the head
+    commit, the diff or the certificate (:func:`_check_subjects`); and the predicate
+    equals the one rebuilt from the certificate (decision, policy, digests, commit). The
+    first field that differs is named (:class:`~gate.errors.StatementMismatch`). No
+    signature is checked here.
     """
     given = parse(statement)
     predicate = given.get("predicate")
@@ -381,7 +388,12 @@ def check(statement: bytes, *, certificate: bytes, diff_sha: str) -> Mapping[str
             field="predicate.diff_sha",
         )
     expected = build(certificate)
-    field = _first_difference(given, expected, "statement")
+    _check_subjects(given.get("subject"), expected["predicate"], cert_sha)
+    field = _first_difference(
+        {k: v for k, v in given.items() if k != "subject"},
+        {k: v for k, v in expected.items() if k != "subject"},
+        "statement",
+    )
     if field is not None:
         raise StatementMismatch(
             f"the statement's {field} differs from the certificate's "
@@ -389,3 +401,32 @@ def check(statement: bytes, *, certificate: bytes, diff_sha: str) -> Mapping[str
             field=field.removeprefix("statement."),
         )
     return given
+
+
+def _check_subjects(subjects: object, predicate: Mapping[str, Any], cert_sha: str) -> None:
+    """Each subject's every digest must be the head commit, the diff or the certificate.
+
+    The statement written beside the certificate names the commit and the diff;
+    ``actions/attest`` makes its own statement around the same predicate, with the
+    subject it is given (the certificate file: it takes no ``gitCommit`` digest). Both
+    check; a digest of anything else does not. Names are labels, not checked."""
+    allowed = {("sha256", cert_sha)}
+    if predicate["commit"] is not None:
+        allowed.add(("gitCommit", predicate["commit"]))
+    if predicate["diff_sha"] is not None:
+        allowed.add(("sha256", predicate["diff_sha"]))
+    if not isinstance(subjects, list) or not subjects:
+        raise StatementMismatch("the statement names no subject", field="subject")
+    for index, subject in enumerate(subjects):
+        digest = subject.get("digest") if isinstance(subject, dict) else None
+        if not isinstance(digest, dict) or not digest:
+            raise StatementMismatch(
+                f"the statement's subject {index} has no digest", field=f"subject[{index}]"
+            )
+        for algorithm, value in digest.items():
+            if (algorithm, value) not in allowed:
+                raise StatementMismatch(
+                    f"the statement's subject {index} names {algorithm} {_shown(value)}, "
+                    "which is neither the head commit, the reviewed diff nor the certificate",
+                    field=f"subject[{index}].digest.{algorithm}",
+                )
