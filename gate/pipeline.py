@@ -81,6 +81,17 @@ class ReviewResult:
     #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
     answers: tuple[Answer, ...] = ()
 
+    def paid_attempts(self) -> tuple[Attempt, ...]:
+        """Every request the review paid for, in order: each attempt of each of the
+        ``agreement`` answers (``outcome`` holds only the first answer's), and in a
+        chunked review each chunk's, halves and overflowed chunks included. The cost
+        is counted over these."""
+        if self.chunks:
+            return tuple(a for review in self.chunks for a in review.outcome.attempts)
+        if len(self.answers) > 1:
+            return tuple(a for answer in self.answers for a in answer.attempts)
+        return self.outcome.attempts
+
     def agreement(self) -> str | None:
         """``3/3 agree: pass`` (for the summary), or None with a single answer."""
         return agreement_summary(self.answers) if len(self.answers) > 1 else None
@@ -187,7 +198,7 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
             "headers: make it with git diff)"
         )
     else:
-        cause = f"{coverage.summary()}; check include/exclude and max_diff_bytes in the config"
+        cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
 
 

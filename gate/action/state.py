@@ -15,6 +15,7 @@ from gate.action.event import Target
 from gate.action.github import GitHubClient, GitHubSettings, PullInfo
 from gate.action.inputs import ActionInputs
 from gate.config import Config
+from gate.cost import Preflight
 from gate.decision import Decision
 from gate.diff import Coverage
 from gate.memory.record import Record
@@ -134,6 +135,8 @@ class RunState:
     history: list[Record] = field(default_factory=list)
     fresh: bool = False
     prompt_sha: str = ""
+    #: the cost estimate made before any request (the bound and the likely figure)
+    estimate: Preflight | None = None
 
     @property
     def run_url(self) -> str | None:

@@ -150,6 +150,51 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     )
 
 
+def recorded_coverage(cert: dict[str, Any]) -> dict[str, Any] | None:
+    """The certificate's coverage manifest (``context.coverage``), if any."""
+    context = cert.get("context")
+    coverage = context.get("coverage") if isinstance(context, dict) else None
+    return coverage if isinstance(coverage, dict) else None
+
+
+def recorded_pass(cert: dict[str, Any]) -> bool:
+    """Whether the run recorded a pass (so it allowed the gaps its coverage names)."""
+    recorded = cert.get("decision")
+    return (
+        isinstance(recorded, dict)
+        and recorded.get("state") == "pass"
+        and recorded.get("status") == "success"
+    )
+
+
+def names_these_bytes(cert: dict[str, Any], binding: Binding, *, chunked: bool) -> Decision | None:
+    """``incomplete`` (``certificate_mismatch``) unless the certificate names the bytes given.
+
+    An offline re-decision accepts only the bytes the certificate names: the diff given
+    (``--diff``, or ``--diff-sha``) must be the one its ``binding.diff_sha`` records, and,
+    for a review in one request, the one its coverage says was sent. (A review in chunks
+    checks its coverage against the re-plan: :func:`gate.chunks.review.redecide`.)
+    """
+    from gate.decision import State, blocked
+
+    recorded = cert.get("binding")
+    sha = recorded.get("diff_sha") if isinstance(recorded, dict) else None
+    coverage = recorded_coverage(cert)
+    sent = coverage.get("diff_sha") if coverage is not None else None
+    if sha != binding.diff_sha:
+        cause = f"its binding records diff_sha {str(sha)[:64]!r}"
+    elif not chunked and coverage is not None and sent != binding.diff_sha:
+        cause = f"its coverage records the bytes sent as {str(sent)[:64]!r}"
+    else:
+        return None
+    return blocked(
+        State.INCOMPLETE,
+        "certificate_mismatch",
+        f"the diff given (sha256 {binding.diff_sha}) is not the one the certificate names: "
+        f"{cause}; give the diff the run reviewed, or re-run the review",
+    )
+
+
 def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     """The certificate's record of a review in chunks (``context.chunks``), if any."""
     context = cert.get("context")
@@ -158,12 +203,36 @@ def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and reviews else None
 
 
+def refuse_certificate_as_response(name: str, raw: bytes) -> None:
+    """A review-gate certificate given as RESPONSE is a usage error, not an incomplete
+    answer: it is no MC1 envelope, and --from-certificate is what reads it."""
+    import json
+
+    from gate.errors import UsageError
+
+    if raw.lstrip()[:1] != b"{":
+        return
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    schema = value.get("schema") if isinstance(value, dict) else None
+    if isinstance(schema, str) and schema.startswith("review-gate.certificate/"):
+        shown = "standard input" if name == "-" else repr(name)
+        again = "-" if name == "-" else name
+        raise UsageError(
+            f"RESPONSE {shown} is a review-gate certificate ({schema}), not an MC1 "
+            f"response; did you mean --from-certificate {again}?",
+            reason="certificate_as_response",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
     from gate import strictjson
     from gate.certificate import attempts_from, build, envelope_from, write
-    from gate.commands._io import read_input
+    from gate.commands._io import check_output_path, read_input
     from gate.decision import decide
     from gate.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
@@ -172,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
     if args.max_size < 1:
         raise UsageError("--max-size must be at least 1")
+    check_output_path("--certificate", args.certificate)
     if args.statement is not None and args.from_certificate is None:
         raise UsageError(
             "--statement needs --from-certificate CERT: the statement is checked against "
@@ -203,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
         raw = read_input(
             args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
         )
+        refuse_certificate_as_response(args.response, raw)
     if raw is not None:
         inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(
@@ -226,8 +297,11 @@ def run(args: argparse.Namespace) -> int:
             read_input(args.diff, what="diff"),
             policy_version=binding.policy_version,
             min_confidence=args.min_confidence,
+            coverage=recorded_coverage(cert),
+            allow_gaps=recorded_pass(cert),
         )
     if args.from_certificate is not None:
+        decision = names_these_bytes(cert, binding, chunked=chunked is not None) or decision
         decision = no_higher_than_recorded(decision, cert)
     if args.certificate:
         cert_out = build(

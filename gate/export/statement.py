@@ -40,6 +40,7 @@ from typing import Any
 from gate import redact, strictjson
 from gate.atomic import atomic_write
 from gate.decision import State, Status
+from gate.decision import family_of as decision_family
 from gate.errors import StatementError, StatementMismatch
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -129,16 +130,21 @@ def read_certificate(data: bytes) -> Mapping[str, Any]:
     return cert
 
 
-def family_of(decision: Mapping[str, Any]) -> str | None:
-    """The decision's reason family, as the certificate records it.
+def family_of(decision: Mapping[str, Any], state: str, reason: str) -> str | None:
+    """The decision's reason family (issue 21), as the certificate records it.
 
-    PLUG POINT (issue 21): the family is made by the decision (``rejected``,
-    ``needs_human``, ``coverage``, ``unavailable``, ``config``), never derived here. A
-    certificate written before families existed records none: the predicate then says
-    ``null``, it does not guess.
+    The family is the decision's (:class:`gate.decision.Family`, made by
+    :func:`gate.decision.family_of` from the state and reason); it is read here, never
+    derived, and a recorded family that is not the one its state and reason make is
+    refused. A certificate written before families existed records none: the predicate
+    then says ``null``, it does not guess.
     """
     value = decision.get("family")
-    return None if value is None else _code(value, "decision.family")
+    if value is None:
+        return None
+    if value != decision_family(state, reason):
+        raise _fail("decision.family", f"is not the family of {state} ({reason})")
+    return str(value)
 
 
 def _decision(cert: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,11 +154,12 @@ def _decision(cert: Mapping[str, Any]) -> dict[str, Any]:
         raise _fail("decision", "has no known state and status")
     if (state == State.PASS) != (status == Status.SUCCESS):
         raise _fail("decision", f"pairs state {state} with status {status}")
+    reason = _code(decision.get("reason"), "decision.reason")
     return {
         "state": state,
         "status": status,
-        "reason": _code(decision.get("reason"), "decision.reason"),
-        "family": family_of(decision),
+        "reason": reason,
+        "family": family_of(decision, state, reason),
     }
 
 

@@ -194,6 +194,8 @@ BAD_CERTS = {
     "fail with a success status": {"decision": {"state": "fail", "status": "success"}},
     "unknown state": {"decision": {"state": "passed"}},
     "family in prose": {"decision": {"family": "the reviewer says fine"}},
+    "family not its state's": {"decision": {"family": "unavailable"}},
+    "family pass on a fail": {"decision": {"family": "pass"}},
     "diff sha not hex": {"binding": {"diff_sha": "Z" * 64, "policy_version": "1"}},
     "model with a line break": {"context": {"reviewer": {"provider": "openai", "model": "a\nb"}}},
     "provider in prose": {"context": {"reviewer": {"provider": "Open AI", "model": "m"}}},

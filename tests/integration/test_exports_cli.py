@@ -172,6 +172,8 @@ def test_every_run_writes_a_statement_and_sarif_the_standards_accept(
     cert = json.loads(cert_bytes)
     assert predicate["decision"]["state"] == case.state == cert["decision"]["state"]
     assert predicate["certificate"]["sha256"] == _sha(cert_bytes)
+    assert predicate["decision"]["family"] == cert["decision"]["family"]
+    assert predicate["decision"]["family"] is not None
     assert predicate["diff_sha"] == cert["binding"]["diff_sha"]
     assert predicate["commit"] == COMMIT
     assert {"gitCommit": COMMIT} in [s["digest"] for s in made["subject"]]

@@ -66,6 +66,8 @@ def test_every_run_leaves_a_statement_and_sarif_beside_its_certificate(
     assert predicate["certificate"]["sha256"] == hashlib.sha256(cert_bytes).hexdigest()
     assert predicate["commit"] == HEAD
     assert predicate["decision"]["state"] == state
+    assert predicate["decision"]["family"] == json.loads(cert_bytes)["decision"]["family"]
+    assert predicate["decision"]["family"] == result.outputs["family"]
     assert predicate["diff_sha"] == (result.outputs["diff-sha"] or None)
     assert {"gitCommit": HEAD} in [s["digest"] for s in made["subject"]]
     assert (predicate["chunks"] is not None) == (name == "chunked")
