@@ -486,6 +486,7 @@ _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 def check_exports(args: argparse.Namespace) -> None:
     """--statement, --sarif and --commit: refused before any token is spent."""
+    from gate.commands._io import check_output_path
     from gate.errors import UsageError
 
     if args.statement is not None and not args.certificate:
