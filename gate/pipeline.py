@@ -436,7 +436,7 @@ def review_chunks(
         )
     else:
         review_decision, reviews = chunked.run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt, overhead=overhead
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt
         )
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None

@@ -106,11 +106,18 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
-def request_size(chunk: Chunk, overhead: int) -> int:
-    """A chunk's request in prompt bytes, before its prompt is built: its diff and the
-    prompt around it (``overhead`` tokens at :data:`BYTES_PER_TOKEN` bytes, at least the
-    bytes measured by :func:`chunk_budget`). ``max_cost`` approves the plan with it."""
-    return chunk.size + overhead * BYTES_PER_TOKEN
+def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
+    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
+    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
+    plan and every overflow half with it, and :func:`fits_window` checks the window."""
+    return chunk_prompt(chunk, total, files, config).size
+
+
+def fits_window(size: int, config: Config) -> bool:
+    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
+    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
+    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
 
 
 def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
@@ -227,26 +234,27 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
-    overhead: int = 0,
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
-    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
-    counted them when ``max_cost`` approved the plan. A chunk that overflows the window
-    is split only while the estimate with its halves' requests added still fits under
-    ``max_cost``: the halves are requests the approval never
-    counted. Otherwise it stays whole and blocks (``context_overflow``).
+    Every request is sized from the prompt that is really sent (:func:`request_size`),
+    as :func:`gate.cost.request_bytes` sized them when ``max_cost`` approved the plan. A
+    chunk whose real prompt does not fit the window (:func:`fits_window`: a long
+    backtick run makes its fence long) is split before it is sent, as one the model
+    answered with a context overflow is. A chunk is split only while the estimate with
+    its halves' requests added still fits under ``max_cost``: the halves are requests
+    the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
     # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, overhead) for chunk in plan.chunks]
+    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
         from gate.cost import fits
 
-        more = [chunk_prompt(half, total, files, config).size for half in halves]
+        more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)
@@ -258,6 +266,10 @@ def run_chunks(
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
         answers: list[PacedOutcome] = []
+        if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
+            # never sent: it cannot fit, so it is split as an overflow would split it
+            empty = ReviewOutcome(attempts=(), envelope=None)
+            return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
         # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
         # needs k passes); a context overflow ends the asking (the chunk is split)
         for _ in range(config.agreement):
@@ -312,6 +324,17 @@ def run_chunks(
                     for paced in asked
                 )
                 decision = agree([answer.decision for answer in answers])
+                if overflow and not outcome.attempts:
+                    decision = blocked(
+                        State.INCOMPLETE,
+                        "context_overflow",
+                        f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+                        f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
+                        f"{config.reviewer.max_tokens}) does not fit the model's window of "
+                        f"{input_window(config)} tokens and was not sent: it cannot be split "
+                        "further within max_cost; raise max_input_tokens or max_cost, or "
+                        "split the change",
+                    )
                 done[chunk.name] = ChunkReview(
                     chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
@@ -505,10 +528,12 @@ __all__ = [
     "chunk_prompt",
     "chunk_rows",
     "file_list",
+    "fits_window",
     "input_window",
     "manifest_json",
     "plan_mismatch",
     "redecide",
+    "request_size",
     "run_chunks",
     "scope_text",
     "too_many",
