@@ -135,11 +135,18 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
-def request_size(chunk: Chunk, overhead: int) -> int:
-    """A chunk's request in prompt bytes, before its prompt is built: its diff and the
-    prompt around it (``overhead`` tokens at :data:`BYTES_PER_TOKEN` bytes, at least the
-    bytes measured by :func:`chunk_budget`). ``max_cost`` approves the plan with it."""
-    return chunk.size + overhead * BYTES_PER_TOKEN
+def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
+    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
+    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
+    plan and every overflow half with it, and :func:`fits_window` checks the window."""
+    return chunk_prompt(chunk, total, files, config).size
+
+
+def fits_window(size: int, config: Config) -> bool:
+    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
+    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
+    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
 
 
 def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
@@ -295,7 +302,6 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
-    overhead: int = 0,
     carry: Ledger | None = None,
     question: str = "",
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
@@ -305,22 +311,24 @@ def run_chunks(
     chunk's digest; a chunk whose carried answers decide again to a pass or a fail
     (:func:`carried_reviews`) is not sent, every other chunk is.
 
-    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
-    counted them when ``max_cost`` approved the plan. A chunk that overflows the window
-    is split only while the estimate with its halves' requests added still fits under
-    ``max_cost``: the halves are requests the approval never
-    counted. Otherwise it stays whole and blocks (``context_overflow``).
+    Every request is sized from the prompt that is really sent (:func:`request_size`),
+    as :func:`gate.cost.request_bytes` sized them when ``max_cost`` approved the plan. A
+    chunk whose real prompt does not fit the window (:func:`fits_window`: a long
+    backtick run makes its fence long) is split before it is sent, as one the model
+    answered with a context overflow is. A chunk is split only while the estimate with
+    its halves' requests added still fits under ``max_cost``: the halves are requests
+    the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
     # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, overhead) for chunk in plan.chunks]
+    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
         from gate.cost import fits
 
-        more = [chunk_prompt(half, total, files, config).size for half in halves]
+        more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)
@@ -332,6 +340,10 @@ def run_chunks(
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
         answers: list[PacedOutcome] = []
+        if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
+            # never sent: it cannot fit, so it is split as an overflow would split it
+            empty = ReviewOutcome(attempts=(), envelope=None)
+            return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
         # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
         # needs k passes); a context overflow ends the asking (the chunk is split)
         for _ in range(config.agreement):
@@ -386,6 +398,17 @@ def run_chunks(
                     for paced in asked
                 )
                 decision = agree([answer.decision for answer in answers])
+                if overflow and not outcome.attempts:
+                    decision = blocked(
+                        State.INCOMPLETE,
+                        "context_overflow",
+                        f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+                        f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
+                        f"{config.reviewer.max_tokens}) does not fit the model's window of "
+                        f"{input_window(config)} tokens and was not sent: it cannot be split "
+                        "further within max_cost; raise max_input_tokens or max_cost, or "
+                        "split the change",
+                    )
                 done[chunk.name] = ChunkReview(
                     chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
@@ -416,6 +439,21 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = ""
         "carried": sum(1 for r in reviews if r.carried is not None),
         "reviews": [r.to_json() for r in reviews],
     }
+
+
+def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
+    """The attempts one chunk's answer records (none when the record is malformed): a
+    re-decision without an envelope names the recorded cause (``connection_cut``), not
+    ``no_response``. Attempts never turn a missing envelope into anything but incomplete."""
+    from gate.certificate import attempts_from
+    from gate.errors import UsageError
+
+    if not isinstance(answer, dict) or not isinstance(answer.get("attempts"), list):
+        return ()
+    try:
+        return attempts_from(answer)
+    except UsageError:
+        return ()
 
 
 def redecide(
@@ -497,14 +535,15 @@ def redecide(
             continue
         binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
         recorded = review.get("answers")
-        sealed = (
-            [a.get("envelope") if isinstance(a, dict) else None for a in recorded]
-            if isinstance(recorded, list) and recorded
-            else [review.get("envelope")]
-        )
+        answers = recorded if isinstance(recorded, list) and recorded else [review]
         decisions = [
-            decide(envelope_bytes(one), binding=binding, min_confidence=min_confidence)
-            for one in sealed
+            decide(
+                envelope_bytes(one.get("envelope") if isinstance(one, dict) else None),
+                binding=binding,
+                min_confidence=min_confidence,
+                attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
+            )
+            for one in answers
         ]
         rows.append((name, agree(decisions)))
     answered = {name for name, _ in rows}
@@ -569,10 +608,12 @@ __all__ = [
     "chunk_question",
     "chunk_rows",
     "file_list",
+    "fits_window",
     "input_window",
     "manifest_json",
     "plan_mismatch",
     "redecide",
+    "request_size",
     "run_chunks",
     "scope_text",
     "too_many",
