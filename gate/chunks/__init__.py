@@ -288,6 +288,16 @@ def cut_section(section: FileSection, max_bytes: int) -> list[Piece] | None:
     ]
 
 
+def oversize(section: FileSection, max_bytes: int) -> str:
+    """Why ``section`` cannot be cut into pieces of ``max_bytes``: its largest hunk."""
+    header, hunks = section_header(section.data)
+    largest = max((len(hunk) for hunk in hunks), default=0)
+    return (
+        f"its largest hunk is {len(header) + largest} bytes with the file's header, "
+        f"over max_chunk_bytes {max_bytes}"
+    )
+
+
 def anchor_draw(piece: Piece) -> int:
     """SHA-256 of the piece's identity (its path and part number: never its position,
     its neighbours or its bytes), read as a 64-bit number."""
@@ -387,7 +397,14 @@ def plan(
     for section in split_diff(data) if sections is None else sections:
         cut = cut_section(section, max_chunk_bytes)
         if cut is None:
-            too_large.append(SkippedFile(section.path, SkipWhy.TOO_LARGE, len(section.data)))
+            too_large.append(
+                SkippedFile(
+                    section.path,
+                    SkipWhy.TOO_LARGE,
+                    len(section.data),
+                    detail=oversize(section, max_chunk_bytes),
+                )
+            )
             continue
         pieces += cut
         kept.append(section.data)
