@@ -37,6 +37,7 @@ import requests
 from github import Auth, Github, GithubException
 from github.CommitStatus import CommitStatus
 from github.PaginatedList import PaginatedList
+from github.PullRequest import PullRequest
 from urllib3.util.retry import Retry
 
 from gate import strictjson
@@ -65,8 +66,13 @@ COMPARE_FILES_CAP = 300
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
 #: permissions that may apply the override label
 OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
-#: comments scanned when looking for the sticky comment
+#: items scanned when looking for one (issues, statuses): newest first, so the cap is safe
 MAX_COMMENTS_SCANNED = 1000
+#: comments read when looking for the gate's own (oldest first, every page): past this
+#: many the gate cannot tell whether its comment is among the rest, and says so
+MAX_COMMENTS_READ = 25_000
+#: pull requests of one commit read, at most (commits/{sha}/pulls)
+MAX_PULLS_OF_COMMIT = 100
 #: the answers worth asking again (GitHub's transient server errors)
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 #: the longest pause between two tries, seconds
@@ -838,8 +844,8 @@ class GitHubClient:
         def run() -> str | None:
             issue = self._repo.get_issue(number)
             for scanned, comment in enumerate(_iter(issue.get_comments())):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
+                if scanned >= MAX_COMMENTS_READ:
+                    raise _too_many_comments(number)
                 if (comment.body or "").startswith(marker) and own.wrote(comment.user):
                     return str(comment.body)
             return None
@@ -865,6 +871,30 @@ class GitHubClient:
 
         return self._call(f"GET statuses of {sha[:12]}", run)
 
+    def pulls_for_commit(self, sha: str) -> list[PullInfo]:
+        """The open pull requests whose head is ``sha`` (``GET /repos/{owner}/{repo}/commits/
+        {sha}/pulls``): every one of them is satisfied by a status on that commit. More than
+        :data:`MAX_PULLS_OF_COMMIT` is an error, never a partial list."""
+
+        def run() -> list[PullInfo]:
+            url = f"{self._repo.url}/commits/{sha}/pulls"
+            found: list[PullInfo] = []
+            for scanned, pull in enumerate(
+                _iter(PaginatedList(PullRequest, self._repo._requester, url, None))
+            ):
+                if scanned >= MAX_PULLS_OF_COMMIT:
+                    raise GitHubError(
+                        f"more than {MAX_PULLS_OF_COMMIT} pull requests have the head "
+                        f"{sha[:12]}; the gate cannot check them all",
+                        reason="github_too_many_pulls",
+                    )
+                info = PullInfo.from_json(pull.raw_data)
+                if info.state == "open" and info.head_sha == sha:
+                    found.append(info)
+            return found
+
+        return self._call(f"GET pull requests of {sha[:12]}", run)
+
     def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
         """Create or update the one comment that starts with ``marker``; return its id.
 
@@ -879,8 +909,8 @@ class GitHubClient:
             issue = self._repo.get_issue(number)
             found = None
             for scanned, comment in enumerate(_iter(issue.get_comments())):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
+                if scanned >= MAX_COMMENTS_READ:
+                    raise _too_many_comments(number)
                 if (comment.body or "").startswith(marker) and own.wrote(comment.user):
                     found = comment
                     break
@@ -892,6 +922,17 @@ class GitHubClient:
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _too_many_comments(number: int) -> GitHubError:
+    """Past :data:`MAX_COMMENTS_READ` comments the gate's own comment is not "absent": it
+    is unknown, and the run says so instead of starting an empty history."""
+    return GitHubError(
+        f"pull request #{number} has more than {MAX_COMMENTS_READ} comments; the gate did not "
+        "find its own among them and cannot tell whether it is further on, so its records are "
+        "unknown; lock the conversation or move the change to a new pull request",
+        reason="github_too_many_comments",
+    )
 
 
 def git_blob_id(data: bytes, *, sha256: bool = False) -> str:

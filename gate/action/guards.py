@@ -11,6 +11,7 @@ own identity posted on this head for the same question.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
@@ -18,10 +19,10 @@ from gate.action.state import Override, RunState
 from gate.config import Config
 from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
 from gate.diff import Coverage
-from gate.errors import ConfigError
+from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
-from gate.pipeline import nothing_reviewed
+from gate.pipeline import nothing_reviewed, select_diff
 from gate.reviewers import needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -49,7 +50,7 @@ def override(run: RunState, config: Config) -> Decision | None:
     if target is None or pull is None or gh is None:
         return None
     if target.action != "labeled" or target.label != config.override_label:
-        return None
+        return _override_kept(run, config, gh)
     labelled_head = target.pull.head_sha if target.pull else ""
     if labelled_head != run.head:
         run.notes.append(
@@ -81,6 +82,37 @@ def override(run: RunState, config: Config) -> Decision | None:
         reason="override",
         description=f"overridden by @{login}"[:MAX_DESCRIPTION],
         detail=detail,
+    )
+
+
+def _override_kept(run: RunState, config: Config, gh: GitHubClient) -> Decision | None:
+    """A writer's override stays in force for its head across non-push events (a reopen,
+    another label, a re-run): the gate's record of an override on this exact head, the
+    override label still on the pull request, and the gate's own newest final status on
+    the head still ``success``. A push (a new head) needs a new override."""
+    pull = run.pull
+    if pull is None or config.override_label not in pull.labels:
+        return None
+    found = next(
+        (r for r in reversed(run.history) if r.source == "override" and r.head_sha == run.head),
+        None,
+    )
+    if found is None:
+        return None
+    states = [state for state, _ in gh.own_statuses(run.head, context=run.context)]
+    if not status_confirms_pass(states):
+        return None
+    run.evidence.override = Override("(recorded)", "write", config.override_label, run.head)
+    return Decision(
+        state=State.PASS,
+        status=Status.SUCCESS,
+        reason="override",
+        description=describe("overridden", f"the override of {found.time} on this head stands"),
+        detail=(
+            f"the override recorded at {found.time} on {run.head[:12]} stays in force for this "
+            "head (the label is still on the pull request and the gate's success stands); "
+            "no model review was used for this status"
+        ),
     )
 
 
@@ -171,25 +203,79 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
     return None
 
 
+def siblings(
+    run: RunState, gh: GitHubClient, load_config: Callable[[str], Config]
+) -> Decision | None:
+    """One head, every base: a ``success`` on a commit satisfies every open pull request
+    whose head is that commit (``GET /repos/{owner}/{repo}/commits/{sha}/pulls``). Another
+    open pull request of this head holds only when its own question (its base's config,
+    its diff from its base) is exactly this run's; otherwise the success is withheld and
+    the block names it: "a pull request cannot lower its own bar" holds across pull
+    requests. Called only for a reviewed or kept pass (an override is a writer's exception
+    for exactly this head)."""
+    pull, key = run.pull, run.question
+    if pull is None or key is None:
+        return None
+    unmet: list[PullInfo] = []
+    for other in gh.pulls_for_commit(run.head):
+        if other.number == pull.number:
+            continue
+        try:
+            config = load_config(other.base_sha)
+            fetch = gh.compare_diff(other.base_sha, run.head, pr_number=other.number)
+            data = select_diff(list(fetch.sections), config, source=fetch.source).data
+            same = question.key_for(data, config) == key
+        except (ConfigError, GateError):
+            same = False
+        if not same:
+            unmet.append(other)
+    if not unmet:
+        return None
+    named = ", ".join(f"#{p.number} into {p.base_ref}" for p in unmet[:5])
+    more = f" and {len(unmet) - 5} more" if len(unmet) > 5 else ""
+    return blocked(
+        State.NEEDS_HUMAN,
+        "sibling_pull",
+        f"this commit is also the head of {named}{more}, whose base config or diff this review "
+        "did not answer; a success here would satisfy that pull request's required check "
+        "too. Its own run decides it; close one of them, push to this branch, or a writer "
+        "can override",
+    )
+
+
 def coverage(selected: Coverage) -> Decision | None:
     """Nothing left to review after the selection: never ask the model about nothing."""
     return nothing_reviewed(selected)
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
-    """A fresh review asked for by a writer: the ``review-gate:fresh`` label just applied,
-    or the ``fresh`` input of a ``workflow_dispatch``; the sender's permission is checked
-    as for the override."""
+    """A fresh review asked for by a writer, bound to what the writer saw: the
+    ``review-gate:fresh`` label just applied on this exact head (a label applied on an
+    earlier head is ignored with a note: the author may have pushed since), the ``fresh``
+    input of a ``workflow_dispatch``, or a writer's ``/review-gate review`` comment
+    (:mod:`gate.action.command` checked the permission; the record keeps the head it
+    reviewed). The sender's permission is checked as for the override."""
     target = run.target
     if target is None:
         return False
+    if run.command is not None:
+        login, permission = run.command.get("login"), run.command.get("permission")
+        run.notes.append(f"a fresh review was asked by @{login} ({permission}) with the command")
+        return True
     by_label = target.action == "labeled" and target.label == FRESH_LABEL
     by_input = run.inputs.fresh()
     if not (by_label or by_input):
         return False
+    how = f"the label {FRESH_LABEL!r}" if by_label else "the input fresh"
+    labelled_head = target.pull.head_sha if target.pull else ""
+    if by_label and labelled_head != run.head:
+        run.notes.append(
+            f"{how} was applied on {labelled_head[:12]}, but the head is now {run.head[:12]}: "
+            "it asks for nothing on a head the writer did not see; apply it again"
+        )
+        return False
     login = target.sender
     permission = gh.permission(login) if login else "none"
-    how = f"the label {FRESH_LABEL!r}" if by_label else "the input fresh"
     if permission not in OVERRIDE_PERMISSIONS:
         run.notes.append(
             f"a fresh review asked with {how} by @{login or 'unknown'} (permission "

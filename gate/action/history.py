@@ -55,9 +55,13 @@ def _source(run: RunState, decision: Decision) -> str:
         return "override"
     if decision.source == "repaired":
         return "repaired"
-    if run.result is not None:
-        return "repaired" if run.result.decision.source == "repaired" else "model"
-    return "gate"
+    result = run.result
+    if result is not None and (decision.state, decision.reason) == (
+        result.decision.state,
+        result.decision.reason,
+    ):
+        return "repaired" if result.decision.source == "repaired" else "model"
+    return "gate"  # a guard's decision, even after a review (its verdict is still recorded)
 
 
 def _label(decision: Decision | None) -> str | None:

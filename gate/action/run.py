@@ -336,6 +336,8 @@ def _post_final(
     run: RunState, decision: Decision, *, status: Status | None = None, state: str | None = None
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
+    if status is None and decision.status is Status.SUCCESS and decision.reason != "override":
+        decision = _every_base(run, decision)
     posted = status or decision.status
     # a posted status other than the decision's own (a skipped draft's pending) is no block
     description = decision.description if status is not None else status_description(decision)
@@ -396,6 +398,20 @@ def _post_final(
         raise
     _record_posted(run, posted, description, state or str(decision.state))
     return decision
+
+
+def _every_base(run: RunState, decision: Decision) -> Decision:
+    """``decision`` (a pass), or the block that withholds it while another open pull
+    request of the same head is not answered by it (:func:`gate.action.guards.siblings`)."""
+    gh, config = run.gh, run.config
+    if gh is None or config is None:
+        return decision
+    raw, path = run.inputs.raw, run.inputs.config_path
+    sibling = guards.siblings(run, gh, lambda base: _load_config(gh, path, base, raw))
+    if sibling is None:
+        return decision
+    run.evidence.review_decision = decision
+    return sibling
 
 
 def _ignored(run: RunState) -> int:

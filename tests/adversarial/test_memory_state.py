@@ -241,3 +241,142 @@ def test_a_lost_record_leaves_the_gates_failure_standing(
     run_gate(tmp_path, fake, sim, pr_payload("reopened"))
     assert sim.count == 1
     never_success(fake)
+
+
+# --- class 4: the token's identity was guessed ---------------------------------------
+
+
+@pytest.mark.parametrize("app", ["my-review-app[bot]", "github-actions[bot]"])
+@pytest.mark.parametrize("report", ["check-run", "both"])
+def test_the_identity_is_learned_from_the_check_run_never_guessed(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, app: str, report: str
+) -> None:
+    fake = fake_github
+    fake.token_app = None if app == "github-actions[bot]" else app
+    setup_pull(fake, config=f"report: {report}\n")
+    other = "github-actions[bot]" if app != "github-actions[bot]" else "other-app[bot]"
+    marker = "<!-- review-gate:sticky:review-gate -->"
+    fake.add_comment(7, f"{marker}\nanother workflow's comment", login=other, bot=True)
+    sim = sim_factory(fail_then_pass())
+    assert run_gate(tmp_path, fake, sim, pr_payload()).code == 1
+    run_gate(tmp_path, fake, sim, pr_payload("reopened"))
+    assert sim.count == 1  # its own comment was found: memory works
+    assert fake.comments[7][0]["body"] == f"{marker}\nanother workflow's comment"
+    assert len(fake.comments[7]) == 2  # one comment of its own, not one per run
+    never_success(fake)
+
+
+# --- class 7: the fresh label was not bound to the head it was applied on ------------
+
+
+@pytest.mark.parametrize("seen", ["a" * 40, "b" * 40])
+@pytest.mark.parametrize("permission", ["write", "admin"])
+def test_a_fresh_label_on_another_head_asks_nothing(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, seen: str, permission: str
+) -> None:
+    fake = fake_github
+    setup_pull(fake)
+    sim = sim_factory(fail_then_pass())
+    assert run_gate(tmp_path, fake, sim, pr_payload()).code == 1  # HEAD rejected
+    fake.permissions["maintainer"] = permission
+    # the writer labelled the head they saw; the author force-pushed HEAD back before the run
+    payload = pull_request_event(
+        "labeled", repository=REPO, number=7, head_sha=seen, base_sha=BASE,
+        label="review-gate:fresh", sender="maintainer",
+    )  # fmt: skip
+    again = run_gate(tmp_path, fake, sim, payload)
+    assert sim.count == 1
+    assert "apply it again" in again.summary
+    never_success(fake)
+
+
+# --- class 8: the history was looked up among the first 1,000 comments only ----------
+
+
+@pytest.mark.parametrize("spam", [1000, 1050])
+def test_the_gates_comment_behind_a_thousand_comments_is_found(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, spam: int
+) -> None:
+    fake = fake_github
+    setup_pull(fake)
+    for i in range(spam):
+        fake.add_comment(7, f"spam {i}", login="mallory")
+    sim = sim_factory(fail_then_pass())
+    assert run_gate(tmp_path, fake, sim, pr_payload()).code == 1
+    run_gate(tmp_path, fake, sim, pr_payload("reopened"))
+    assert sim.count == 1
+    assert len(fake.comments[7]) == spam + 1  # one gate comment, found again
+    never_success(fake)
+
+
+# --- class 10: a sibling pull request into a weaker base -----------------------------
+
+OTHER_BASE = "4" * 40
+
+
+@pytest.mark.parametrize("weaker", [None, "min_confidence: 0.1\n", "policy_version: 'lax'\n"])
+@pytest.mark.parametrize("first", [7, 8])
+def test_a_sibling_into_a_weaker_base_never_satisfies_mains_check(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, weaker: str | None, first: int
+) -> None:
+    fake = fake_github
+    setup_pull(fake, config="policy_version: 'strict'\n")
+    fake.add_pull(8, head_sha=HEAD, base_sha=OTHER_BASE, diff=DIFF, base_ref="staging")
+    if weaker is not None:
+        fake.set_file(OTHER_BASE, CONFIG_PATH, weaker)
+    # the reviewer rejects under main's policy and passes under any other
+    sim = sim_factory(policy_responder())
+    order = [7, 8] if first == 7 else [8, 7]
+    for number in order:
+        base = BASE if number == 7 else OTHER_BASE
+        payload = pull_request_event(
+            "opened", repository=REPO, number=number, head_sha=HEAD, base_sha=base
+        )
+        run_gate(tmp_path, fake, sim, payload)
+    never_success(fake)
+    assert any("#7 into main" in s["description"] or "#8" in s["description"]
+               for s in fake.status_list(HEAD))  # fmt: skip
+
+
+def test_a_sibling_with_the_same_question_does_not_block(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim
+) -> None:
+    fake = fake_github
+    setup_pull(fake)
+    fake.add_pull(8, head_sha=HEAD, base_sha=BASE, diff=DIFF)  # same base, same config
+    sim = sim_factory(scripted(["pass"]))
+    assert run_gate(tmp_path, fake, sim, pr_payload()).code == 0
+    assert fake.states(HEAD)[-1] == "success"
+
+
+def policy_responder() -> Callable[[dict[str, Any]], str]:
+    from gate.lab.sim import extract_prompt
+    from gate.prompt import binding_in
+    from tests.integration.action.test_run_fake_github import verdict_text
+
+    def respond(request: dict[str, Any]) -> str:
+        binding = binding_in(extract_prompt("openai", request)[1])
+        assert binding is not None
+        return verdict_text(request, "fail" if binding.policy_version == "strict" else "pass")
+
+    return respond
+
+
+# --- class 13: a writer's override was undone by the next non-push event -------------
+
+
+@pytest.mark.parametrize("event", ["reopened", "labeled", "ready_for_review"])
+def test_an_override_stays_in_force_for_its_head(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, event: str
+) -> None:
+    fake = fake_github
+    setup_pull(fake, labels=("review-gate:override",))
+    fake.permissions["maintainer"] = "write"
+    sim = sim_factory(scripted(["fail"]))
+    labelled = pr_payload("labeled", label="review-gate:override", sender="maintainer")
+    assert run_gate(tmp_path, fake, sim, labelled).code == 0
+    payload = pr_payload(event, label="docs") if event == "labeled" else pr_payload(event)
+    again = run_gate(tmp_path, fake, sim, payload)
+    assert again.code == 0, again.stdout
+    assert sim.count == 0
+    assert fake.states(HEAD)[-1] == "success"

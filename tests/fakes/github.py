@@ -456,6 +456,7 @@ class FakeGitHub:
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
+            (r"/commits/([0-9a-fA-F]+)/pulls", "GET", self._commit_pulls),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
@@ -670,6 +671,15 @@ class FakeGitHub:
         with self.lock:
             items = sorted(self.pulls.values(), key=lambda p: p["updated_at"], reverse=True)
         return self._page(items, query, f"/repos/{self.repository}/pulls")
+
+    def _commit_pulls(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The pull requests whose head is the commit (any state), as GitHub lists them."""
+        sha = m.group(1)
+        with self.lock:
+            items = [p for p in self.pulls.values() if p["head"]["sha"] == sha]
+        return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/pulls")
 
     def _issue_json(self, number: int, title: str, body: str) -> dict[str, Any]:
         return {
