@@ -355,10 +355,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import os
+
     from gate import certificate, cost, untrusted
     from gate.attempt import Attempt
     from gate.commands._io import check_output_path, read_input, say, say_json
     from gate.commands._options import endpoint_problems, with_hints
+    from gate.config import fallback_keys
     from gate.decision import exit_code
     from gate.errors import UsageError
     from gate.pipeline import nothing_reviewed, review_diff, select_diff
@@ -396,6 +399,7 @@ def _run(args: argparse.Namespace) -> int:
         selected.data,
         config,
         api_key=api_key,
+        fallback_keys=fallback_keys(config, os.environ),
         extra_cert=cert_context(args),
         coverage=selected.coverage,
         on_attempt=report_attempt,
