@@ -14,10 +14,11 @@ the config file from the pull request's BASE commit, fetches the diff of exactly
 base_sha...head_sha, asks the reviewer, and posts a commit status on the reviewed
 head SHA: pending first, then success / failure / error.
 
-Writes the job summary (GITHUB_STEP_SUMMARY) and eleven step outputs
+Writes the job summary (GITHUB_STEP_SUMMARY) and thirteen step outputs
 (GITHUB_OUTPUT): state, verdict, description, certificate, reason, status (none
-when no status was posted), sha, diff-sha, input-tokens, output-tokens, cost
-(empty when unknown). The certificate and the raw response
+when no status was posted), sha, diff-sha, input-tokens, output-tokens, cost,
+and the estimate made before any request, cost-bound and cost-likely (empty when
+unknown). The certificate and the raw response
 go to the certificate-dir input (action.yml default: review-gate-certificate,
 relative to the workspace), else RUNNER_TEMP.
 

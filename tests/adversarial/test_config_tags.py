@@ -53,6 +53,7 @@ VALUES: dict[str, str] = {
     "exclude": '["docs/**"]',
     "max_diff_bytes": "1000",
     "allow_partial_coverage": "false",
+    "binary_assets": "block",
     "status_context": '"gate"',
     "instructions": '"be strict"',
     "override_label": '"ok"',
