@@ -199,7 +199,7 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
             "headers: make it with git diff)"
         )
     else:
-        cause = f"{coverage.summary()}; check include/exclude and max_diff_bytes in the config"
+        cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
 
 
@@ -477,7 +477,7 @@ def review_chunks(
         review_decision = gap  # a too_large file: the chunks would be paid for, then block
     else:
         review_decision, reviews = chunked.run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt, overhead=overhead
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt
         )
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None

@@ -54,9 +54,19 @@ from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.chunks.review import ChunkReview, chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
-from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
+from gate.decision import (
+    Binding,
+    Decision,
+    State,
+    Status,
+    blocked,
+    describe,
+    exit_code,
+    status_description,
+)
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
+from gate.export import sarif, statement
 from gate.findings import Finding
 from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
 
@@ -324,7 +334,8 @@ def _post_final(
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
     posted = status or decision.status
-    description = decision.description
+    # a posted status other than the decision's own (a skipped draft's pending) is no block
+    description = decision.description if status is not None else status_description(decision)
     if run.pull is not None and run.gh is not None and decision.reason != "superseded":
         now = run.gh.get_pull(run.pull.number)
         moved = guards.base_moved(run.pull, run.base, now)
@@ -343,7 +354,7 @@ def _post_final(
                 f"superseded: {moved} during the review; the review under the new base "
                 "decides (re-run the job if none started)",
             )
-            posted, description, state = decision.status, decision.description, None
+            posted, description, state = decision.status, status_description(decision), None
         elif now.head_sha != run.head:
             run.evidence.superseded_by = now.head_sha
             description = describe(f"superseded by {now.head_sha[:7]}", decision.description)
@@ -366,8 +377,8 @@ def _post_final(
         if run.evidence.review_decision is None:
             run.evidence.review_decision = decision
         run.artifacts = Artifacts(None, {})
-        _post(run, Status.ERROR, failed.description)
-        _record_posted(run, Status.ERROR, failed.description, str(failed.state))
+        _post(run, Status.ERROR, status_description(failed))
+        _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
     try:
         _post(run, posted, description)
@@ -417,8 +428,9 @@ def _best_effort_error(run: RunState, decision: Decision) -> None:
     if run.gh is None or not run.head:
         return
     try:
-        _post(run, Status.ERROR, decision.description)
-        run.evidence.posted = StatusRecord("error", decision.description, run.head)
+        description = status_description(decision)
+        _post(run, Status.ERROR, description)
+        run.evidence.posted = StatusRecord("error", description, run.head)
     except GitHubError as err:
         run.notes.append(f"could not post the error status: {err.message}")
     except Exception as err:  # noqa: BLE001 - run_action must never raise
@@ -472,7 +484,43 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
     # secrets shorter than 8 characters would match by chance (and are no real keys)
     real = [s for s in run.secrets if len(s) >= 8]
     digests["certificate"] = certificate.write(path, cert, secrets=real)
-    return Artifacts(str(path), digests)
+    files = _write_exports(run, decision, path, binding)
+    return Artifacts(str(path), digests, files)
+
+
+def _write_exports(
+    run: RunState, decision: Decision, cert_path: Path, binding: Binding
+) -> dict[str, str]:
+    """The statement and its predicate (always) and the SARIF log (``sarif: true``),
+    beside the certificate. Neither can change the decision: one that cannot be written
+    is a note in the summary, and its output stays empty."""
+    files: dict[str, str] = {}
+    try:
+        made, predicate = statement.write_beside(cert_path)
+        files.update(statement=str(made), predicate=str(predicate))
+    except (GateError, OSError) as err:
+        run.notes.append(f"no in-toto statement was written: {_cause(err)}")
+    if run.config is None or not run.config.sarif:
+        return files
+    target = cert_path.with_name(cert_path.name.removesuffix(".certificate.json") + sarif.SUFFIX)
+    try:
+        log = sarif.build(
+            findings_report.findings_of(decision, run.reviewed_diff, _chunks(run)),
+            state=str(decision.state),
+            reason=decision.reason,
+            policy_version=binding.policy_version,
+            diff_sha=binding.diff_sha,
+            commit=run.head or None,
+        )
+        sarif.write(target, log)
+        files["sarif"] = str(target)
+    except (GateError, OSError) as err:
+        run.notes.append(f"no SARIF file was written: {_cause(err)}")
+    return files
+
+
+def _cause(err: Exception) -> str:
+    return err.message if isinstance(err, GateError) else f"{type(err).__name__}: {err}"
 
 
 def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) -> int:
@@ -511,6 +559,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             spent = cost.cost_of(run.result.paid_attempts(), run.config)
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
+        outputs.update(artifacts.files)
         summary = report.summary_markdown(rep) + "\n".join(extra)
         _publish_check(run, rep.description, summary, findings, failed=state == "fail")
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)

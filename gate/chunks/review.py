@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -105,11 +106,18 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
-def request_size(chunk: Chunk, overhead: int) -> int:
-    """A chunk's request in prompt bytes, before its prompt is built: its diff and the
-    prompt around it (``overhead`` tokens at :data:`BYTES_PER_TOKEN` bytes, at least the
-    bytes measured by :func:`chunk_budget`). ``max_cost`` approves the plan with it."""
-    return chunk.size + overhead * BYTES_PER_TOKEN
+def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
+    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
+    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
+    plan and every overflow half with it, and :func:`fits_window` checks the window."""
+    return chunk_prompt(chunk, total, files, config).size
+
+
+def fits_window(size: int, config: Config) -> bool:
+    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
+    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
+    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
 
 
 def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
@@ -226,26 +234,27 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
-    overhead: int = 0,
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
-    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
-    counted them when ``max_cost`` approved the plan. A chunk that overflows the window
-    is split only while the estimate with its halves' requests added still fits under
-    ``max_cost``: the halves are requests the approval never
-    counted. Otherwise it stays whole and blocks (``context_overflow``).
+    Every request is sized from the prompt that is really sent (:func:`request_size`),
+    as :func:`gate.cost.request_bytes` sized them when ``max_cost`` approved the plan. A
+    chunk whose real prompt does not fit the window (:func:`fits_window`: a long
+    backtick run makes its fence long) is split before it is sent, as one the model
+    answered with a context overflow is. A chunk is split only while the estimate with
+    its halves' requests added still fits under ``max_cost``: the halves are requests
+    the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
     # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, overhead) for chunk in plan.chunks]
+    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
         from gate.cost import fits
 
-        more = [chunk_prompt(half, total, files, config).size for half in halves]
+        more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)
@@ -257,6 +266,10 @@ def run_chunks(
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
         answers: list[PacedOutcome] = []
+        if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
+            # never sent: it cannot fit, so it is split as an overflow would split it
+            empty = ReviewOutcome(attempts=(), envelope=None)
+            return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
         # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
         # needs k passes); a context overflow ends the asking (the chunk is split)
         for _ in range(config.agreement):
@@ -311,6 +324,17 @@ def run_chunks(
                     for paced in asked
                 )
                 decision = agree([answer.decision for answer in answers])
+                if overflow and not outcome.attempts:
+                    decision = blocked(
+                        State.INCOMPLETE,
+                        "context_overflow",
+                        f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+                        f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
+                        f"{config.reviewer.max_tokens}) does not fit the model's window of "
+                        f"{input_window(config)} tokens and was not sent: it cannot be split "
+                        "further within max_cost; raise max_input_tokens or max_cost, or "
+                        "split the change",
+                    )
                 done[chunk.name] = ChunkReview(
                     chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
@@ -339,17 +363,46 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
     }
 
 
+def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
+    """The attempts one chunk's answer records (none when the record is malformed): a
+    re-decision without an envelope names the recorded cause (``connection_cut``), not
+    ``no_response``. Attempts never turn a missing envelope into anything but incomplete."""
+    from gate.certificate import attempts_from
+    from gate.errors import UsageError
+
+    if not isinstance(answer, dict) or not isinstance(answer.get("attempts"), list):
+        return ()
+    try:
+        return attempts_from(answer)
+    except UsageError:
+        return ()
+
+
 def redecide(
-    record: Mapping[str, Any], diff: bytes, *, policy_version: str, min_confidence: float
+    record: Mapping[str, Any],
+    diff: bytes,
+    *,
+    policy_version: str,
+    min_confidence: float,
+    coverage: Mapping[str, Any] | None = None,
+    allow_gaps: bool = False,
 ) -> Decision:
     """Decide a chunked certificate again, offline, from ``diff`` (the selected bytes).
 
-    The diff is cut again with the recorded ``max_chunk_bytes`` (and the recorded
-    halvings), so each chunk's digest is recomputed from ``diff``, never read from the
-    record; each recorded envelope is decided against its recomputed chunk's binding,
-    then :func:`gate.chunks.aggregate.aggregate`. A record that does not match is incomplete.
+    Only the bytes the record names are accepted. The diff is planned again with the
+    recorded ``max_chunk_bytes`` (and the recorded halvings), and that plan must be the
+    recorded one: its manifest (every chunk's digest, size and files, in order) equal to
+    ``record["manifest"]``, every file it leaves out (``too_large``) named so in the
+    recorded ``coverage``, and the bytes it sends the recorded ``coverage["diff_sha"]``;
+    anything else is ``incomplete`` (``certificate_mismatch``), naming what differs.
+    Each chunk's digest is recomputed from ``diff``, never read from the record; each
+    recorded envelope is decided against its recomputed chunk's binding, then
+    :func:`gate.chunks.aggregate.aggregate`. A pass over a plan that leaves files out
+    stands only when ``allow_gaps`` (the run itself passed with those gaps: the caller
+    checks the recorded decision), else it is ``needs_human`` (``partial_coverage``).
     """
     from gate.certificate import envelope_bytes
+    from gate.chunks import plan
     from gate.diff import Coverage, split_diff
 
     limit = record.get("max_chunk_bytes")
@@ -357,13 +410,14 @@ def redecide(
     if not isinstance(limit, int) or limit < 1 or not isinstance(reviews, list):
         return blocked(State.INCOMPLETE, "certificate_invalid", "the chunk record is malformed")
     sections = split_diff(diff)
-    coverage = Coverage(
+    whole = Coverage(
         reviewed=tuple(s.path for s in sections if s.path),
         skipped=(),
         diff_bytes=len(diff),
         diff_sha=hashlib.sha256(diff).hexdigest(),
     )
-    chunks = {c.name: c for c in plan_chunks(diff, coverage, limit, sections)}
+    cut = plan(diff, whole, max_chunk_bytes=limit, sections=sections)
+    chunks = {c.name: c for c in cut.chunks}
     rows: list[tuple[str, Decision | None]] = []
     split = {str(r.get("chunk")) for r in reviews if isinstance(r, dict) and r.get("split")}
     for name in sorted(split, key=_order):
@@ -376,6 +430,23 @@ def redecide(
             continue
         for half in halves:
             chunks[half.name] = half
+    leaves = sorted(
+        (c for c in chunks.values() if c.name not in split), key=lambda c: _order(c.name)
+    )
+    replanned = Plan(
+        chunks=tuple(leaves),
+        coverage=cut.coverage,
+        too_large=cut.too_large,
+        max_chunk_bytes=limit,
+    )
+    mismatch = plan_mismatch(replanned, record.get("manifest"), coverage)
+    if mismatch is not None:
+        return blocked(
+            State.INCOMPLETE,
+            "certificate_mismatch",
+            f"the diff given is not what the certificate names: {mismatch}; give the diff "
+            "the run reviewed (its selected bytes), or re-run the review",
+        )
     for review in reviews:
         if not isinstance(review, dict) or review.get("split"):
             continue
@@ -386,29 +457,68 @@ def redecide(
             continue
         binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
         recorded = review.get("answers")
-        sealed = (
-            [a.get("envelope") if isinstance(a, dict) else None for a in recorded]
-            if isinstance(recorded, list) and recorded
-            else [review.get("envelope")]
-        )
+        answers = recorded if isinstance(recorded, list) and recorded else [review]
         decisions = [
-            decide(envelope_bytes(one), binding=binding, min_confidence=min_confidence)
-            for one in sealed
+            decide(
+                envelope_bytes(one.get("envelope") if isinstance(one, dict) else None),
+                binding=binding,
+                min_confidence=min_confidence,
+                attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
+            )
+            for one in answers
         ]
         rows.append((name, agree(decisions)))
-    leaves = {name for name, _ in rows}
-    rows += [(c.name, None) for c in chunks.values() if c.name not in leaves | split]
+    answered = {name for name, _ in rows}
+    rows += [(c.name, None) for c in chunks.values() if c.name not in answered | split]
     rows.sort(key=lambda row: _order(row[0]))
-    whole = Binding(diff_sha=coverage.diff_sha, policy_version=policy_version)
-    return aggregate(rows, binding=whole)
+    decision = aggregate(rows, binding=Binding(whole.diff_sha, policy_version))
+    if decision.state is State.PASS and cut.too_large and not allow_gaps:
+        names = ", ".join(json.dumps(s.path) for s in cut.too_large)
+        return blocked(
+            State.NEEDS_HUMAN,
+            "partial_coverage",
+            f"every chunk passes, but the plan leaves out {names} (too_large) and the "
+            "recorded decision did not allow partial coverage",
+        )
+    return decision
 
 
-def plan_chunks(
-    diff: bytes, coverage: Any, limit: int, sections: Sequence[Any]
-) -> tuple[Chunk, ...]:
-    from gate.chunks import plan
+def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | None) -> str | None:
+    """How ``replanned`` differs from the recorded ``manifest`` and ``coverage``, or None.
 
-    return plan(diff, coverage, max_chunk_bytes=limit, sections=sections).chunks
+    Every chunk (digest, size, files, order) must be the recorded one, and every file the
+    plan leaves out must be recorded as left out for that reason (path and bytes), so a
+    file added to the diff can never slip out of the review unnamed.
+    """
+    if not isinstance(manifest, dict):
+        return "the certificate records no chunk manifest"
+    again = replanned.manifest()
+    if manifest.get("sha256") != again["sha256"] or manifest.get("chunks") != again["chunks"]:
+        recorded = manifest.get("chunks")
+        count = len(recorded) if isinstance(recorded, list) else "no"
+        return (
+            f"its chunks ({len(again['chunks'])}, manifest {again['sha256'][:12]}) are not "
+            f"the recorded ones ({count}, manifest {str(manifest.get('sha256'))[:12]})"
+        )
+    skipped = coverage.get("skipped") if isinstance(coverage, Mapping) else None
+    named = {
+        (item.get("path"), item.get("why"), item.get("bytes"))
+        for item in (skipped if isinstance(skipped, list) else [])
+        if isinstance(item, dict)
+    }
+    for item in replanned.too_large:
+        if (item.path, str(item.why), item.size) not in named:
+            return (
+                f"{json.dumps(item.path)} ({item.size} bytes) is left out as {item.why}, "
+                "which the certificate's coverage does not name"
+            )
+    sent = coverage.get("diff_sha") if isinstance(coverage, Mapping) else None
+    if sent != replanned.coverage.diff_sha:
+        return (
+            f"the bytes it sends (sha256 {replanned.coverage.diff_sha[:12]}) are not the "
+            f"recorded coverage's ({str(sent)[:12]})"
+        )
+    return None
 
 
 __all__ = [
@@ -418,9 +528,12 @@ __all__ = [
     "chunk_prompt",
     "chunk_rows",
     "file_list",
+    "fits_window",
     "input_window",
     "manifest_json",
+    "plan_mismatch",
     "redecide",
+    "request_size",
     "run_chunks",
     "scope_text",
     "too_many",

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gate.chunks.review import ChunkReview
     from gate.config import Config
     from gate.cost import CostReport
     from gate.decision import Decision
@@ -28,7 +33,7 @@ pass), and max_cost (--max-cost) is checked before any request. The answer must 
 (provider end marker, finish reason stop, sealed into an MC1 envelope), hold
 exactly one ```json verdict, repeat the SHA-256 of the bytes sent and the policy
 version, and be a confident pass. Settings come from
---config (default: built-in defaults), then the options below. The API key is
+--config (else the built-in settings), then the options below. The API key is
 read from the environment variable the provider uses (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, REVIEW_GATE_API_KEY) or --api-key-env.
 
@@ -42,6 +47,8 @@ examples:
   review-gate review --diff change.diff --provider anthropic --model claude-sonnet-4-5 --json
   review-gate review --diff change.diff --base-url http://127.0.0.1:11434/v1 --model llama3.1 \\
       --certificate cert.json --save-response raw.bin
+  review-gate review --diff change.diff --model gpt-4o-mini --commit $(git rev-parse HEAD) \\
+      --certificate cert.json --statement cert.statement.json --sarif findings.sarif
 """
 
 #: The largest diff file read; max_diff_bytes (the config) decides what is sent.
@@ -92,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         metavar="PATH",
-        help="a review-gate YAML config file (default: none, the built-in defaults)",
+        help="a review-gate YAML config file (default: none: the built-in settings)",
     )
     parser.add_argument(
         "--provider",
@@ -116,7 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "provider's, e.g. OPENAI_API_KEY)",
     )
     for option, metavar, text in _CLOUD_OPTIONS:
-        parser.add_argument(option, metavar=metavar, help=f"{text} (default: from --config)")
+        parser.add_argument(option, metavar=metavar, help=f"{text}; from --config when given")
     parser.add_argument(
         "--max-tokens",
         metavar="N",
@@ -163,6 +170,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the audit certificate here (checked before the reviewer is called)",
     )
     parser.add_argument(
+        "--statement",
+        metavar="PATH",
+        help="also write the in-toto statement of the decision here, built from the written "
+        "certificate (needs --certificate; sign it with actions/attest, see docs/security.md)",
+    )
+    parser.add_argument(
+        "--commit",
+        metavar="SHA",
+        help="the head commit the diff is of: recorded in the certificate and named as the "
+        "statement's subject (default: none; the statement then names the diff only)",
+    )
+    parser.add_argument(
+        "--sarif",
+        metavar="FILE",
+        help="also write the findings as SARIF 2.1.0 here (for code scanning); a file that "
+        "cannot be written is reported and leaves the decision unchanged",
+    )
+    parser.add_argument(
         "--save-response",
         metavar="PATH",
         help="save the last attempt's response body exactly as received, after HTTP chunked "
@@ -204,25 +229,19 @@ def check_base_url(config: Config, args: argparse.Namespace) -> None:
     )
 
 
-def check_output_path(option: str, name: str | None) -> None:
-    """Refuse an output path that cannot be written, before any token is spent."""
-    from pathlib import Path
-
+def check_is_diff(name: str, data: bytes) -> None:
+    """A ``--diff`` that is no git diff is a usage error saying what it looks like."""
+    from gate.diff import not_a_diff
     from gate.errors import UsageError
 
-    if name is None:
-        return
-    path = Path(name)
-    folder = path.parent
-    problem = None
-    if path.is_dir():
-        problem = "is a directory; name a file in it"
-    elif not folder.is_dir():
-        problem = f"cannot be written: the folder {str(folder)!r} does not exist"
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        problem = f"cannot be written: no permission to write in {str(folder)!r}"
-    if problem is not None:
-        raise UsageError(f"{option} {name!r} {problem}", reason="bad_output_path")
+    looks = not_a_diff(data)
+    if looks is not None:
+        shown = "standard input" if name == "-" else repr(name)
+        raise UsageError(
+            f"--diff {shown} is not a unified diff: it looks like {looks}; make one with "
+            "git diff, e.g. git diff main...HEAD > change.diff",
+            reason="not_a_diff",
+        )
 
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
@@ -326,17 +345,24 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from gate import certificate, cost, untrusted
     from gate.attempt import Attempt
-    from gate.commands._io import read_input, say, say_json
+    from gate.commands._io import check_output_path, read_input, say, say_json
+    from gate.commands._options import endpoint_problems, with_hints
     from gate.decision import exit_code
+    from gate.errors import UsageError
     from gate.pipeline import coverage_before_call, nothing_reviewed, review_diff, select_diff
     from gate.reviewers import attempt_line
 
-    config = load(args)
+    config = with_hints(lambda: load(args), provider=args.provider, base_url=args.base_url)
     check_base_url(config, args)
+    problems = endpoint_problems(config)
+    if problems:
+        raise UsageError("\n".join(problems), reason="config_base_url_missing")
     check_output_path("--certificate", args.certificate)
     check_output_path("--save-response", args.save_response)
+    check_exports(args)
     # the whole file: max_diff_bytes chooses files to send, as in the action
     diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
+    check_is_diff(args.diff, diff)
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
@@ -360,7 +386,7 @@ def _run(args: argparse.Namespace) -> int:
         selected.data,
         config,
         api_key=api_key,
-        extra_cert={"command": "review"},
+        extra_cert=cert_context(args),
         coverage=selected.coverage,
         on_attempt=report_attempt,
     )
@@ -371,6 +397,7 @@ def _run(args: argparse.Namespace) -> int:
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
+    written = write_exports(args, decision, selected.data, config, result.chunks)
     hint = unreachable_hint(result, result.reviewer.base_url)
     spent = cost.cost_of(result.paid_attempts(), config)
     if args.json:
@@ -383,7 +410,7 @@ def _run(args: argparse.Namespace) -> int:
         if result.chunks:
             say("\n".join(chunk_lines(result)))
         say(cost_line(spent), err=True)
-    for note in result.notes:
+    for note in (*result.notes, *written):
         say(f"note: {untrusted.line(note)}", err=True)
     if hint:  # the last line, where the eye lands after the attempts
         say(f"review-gate review: hint: {hint}", err=True)
@@ -438,17 +465,96 @@ def _blocked_before_call(
     args: argparse.Namespace, decision: Decision, data: bytes, config: Config, coverage: Coverage
 ) -> int:
     """Report a run the selection blocked: no reviewer call was made."""
-    from gate import certificate
+    from gate import certificate, untrusted
     from gate.commands._io import say, say_json
     from gate.decision import exit_code
     from gate.pipeline import blocked_certificate
 
     cert = blocked_certificate(
-        decision, data, config, coverage=coverage, extra_cert={"command": "review"}
+        decision, data, config, coverage=coverage, extra_cert=cert_context(args)
     )
     cert_sha = certificate.write(args.certificate, cert) if args.certificate else None
+    written = write_exports(args, decision, data, config, ())
     if args.json:
         say_json(summary_json(None, cert_sha, decision=decision, cert=cert, coverage=coverage))
     else:
         say("\n".join(decision_lines(decision)))
+    for note in written:
+        say(f"note: {untrusted.line(note)}", err=True)
     return exit_code(decision)
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def check_exports(args: argparse.Namespace) -> None:
+    """--statement, --sarif and --commit: refused before any token is spent."""
+    from gate.commands._io import check_output_path
+    from gate.errors import UsageError
+
+    if args.statement is not None and not args.certificate:
+        raise UsageError(
+            "--statement needs --certificate: the statement names the certificate's "
+            "SHA-256; pass --certificate PATH too",
+            reason="statement_without_certificate",
+        )
+    if args.commit is not None and not _COMMIT.fullmatch(args.commit):
+        raise UsageError(
+            f"--commit {args.commit[:80]!r} is not a full commit id (40 or 64 lowercase hex "
+            "digits); pass e.g. --commit $(git rev-parse HEAD)",
+            reason="bad_commit",
+        )
+    check_output_path("--statement", args.statement)
+    check_output_path("--sarif", args.sarif)
+
+
+def cert_context(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's part of the certificate's context (the commit, when given)."""
+    context: dict[str, Any] = {"command": "review"}
+    if args.commit is not None:
+        context["commit"] = args.commit
+    return context
+
+
+def write_exports(
+    args: argparse.Namespace,
+    decision: Decision,
+    data: bytes,
+    config: Config,
+    chunks: Sequence[ChunkReview],
+) -> list[str]:
+    """The statement (from the certificate as written) and the SARIF log, when asked.
+
+    Neither can change the decision: a file that cannot be written is a note on
+    standard error, and the exit code stays the decision's."""
+    from gate.action.findings_report import findings_of
+    from gate.errors import GateError
+    from gate.export import sarif, statement
+
+    notes: list[str] = []
+    if args.statement:
+        try:
+            built = statement.build(Path(args.certificate).read_bytes())
+            statement.write(args.statement, built)
+        except (GateError, OSError) as err:
+            notes.append(f"no statement written to {args.statement}: {_cause(err)}")
+    if args.sarif:
+        try:
+            log = sarif.build(
+                findings_of(decision, data, chunks),
+                state=str(decision.state),
+                reason=decision.reason,
+                policy_version=config.policy_version,
+                diff_sha=hashlib.sha256(data).hexdigest(),
+                commit=args.commit,
+            )
+            sarif.write(args.sarif, log)
+        except (GateError, OSError) as err:
+            notes.append(f"no SARIF written to {args.sarif}: {_cause(err)}")
+    return notes
+
+
+def _cause(err: Exception) -> str:
+    from gate.errors import GateError
+
+    return err.message if isinstance(err, GateError) else f"{type(err).__name__}: {err}"

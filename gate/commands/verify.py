@@ -28,6 +28,8 @@ examples:
   review-gate verify response.mc1 --diff change.diff --policy-version 1
   curl -s $URL | review-gate verify - --diff-sha $SHA --policy-version 1 --json
   review-gate verify --from-certificate cert.json --diff change.diff --policy-version 1
+  review-gate verify --statement review-gate.statement.json --from-certificate cert.json \\
+      --diff change.diff
 """
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -52,7 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     binding.add_argument("--diff-sha", metavar="HEX", help="expected diff_sha (64 lowercase hex)")
     parser.add_argument(
-        "--policy-version", required=True, metavar="V", help="expected policy_version"
+        "--policy-version",
+        metavar="V",
+        help="expected policy_version (required, except with --statement: then the "
+        "certificate's, which the statement must name)",
+    )
+    parser.add_argument(
+        "--statement",
+        metavar="FILE",
+        help="with --from-certificate and --diff: first check that this in-toto statement "
+        "(review-gate.statement.json) names this certificate, this diff and the same "
+        "decision; a mismatch is needs_human (statement_mismatch) naming the field. The "
+        "signature is not checked here: use gh attestation verify (docs/security.md)",
     )
     parser.add_argument(
         "--min-confidence",
@@ -137,6 +150,51 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     )
 
 
+def recorded_coverage(cert: dict[str, Any]) -> dict[str, Any] | None:
+    """The certificate's coverage manifest (``context.coverage``), if any."""
+    context = cert.get("context")
+    coverage = context.get("coverage") if isinstance(context, dict) else None
+    return coverage if isinstance(coverage, dict) else None
+
+
+def recorded_pass(cert: dict[str, Any]) -> bool:
+    """Whether the run recorded a pass (so it allowed the gaps its coverage names)."""
+    recorded = cert.get("decision")
+    return (
+        isinstance(recorded, dict)
+        and recorded.get("state") == "pass"
+        and recorded.get("status") == "success"
+    )
+
+
+def names_these_bytes(cert: dict[str, Any], binding: Binding, *, chunked: bool) -> Decision | None:
+    """``incomplete`` (``certificate_mismatch``) unless the certificate names the bytes given.
+
+    An offline re-decision accepts only the bytes the certificate names: the diff given
+    (``--diff``, or ``--diff-sha``) must be the one its ``binding.diff_sha`` records, and,
+    for a review in one request, the one its coverage says was sent. (A review in chunks
+    checks its coverage against the re-plan: :func:`gate.chunks.review.redecide`.)
+    """
+    from gate.decision import State, blocked
+
+    recorded = cert.get("binding")
+    sha = recorded.get("diff_sha") if isinstance(recorded, dict) else None
+    coverage = recorded_coverage(cert)
+    sent = coverage.get("diff_sha") if coverage is not None else None
+    if sha != binding.diff_sha:
+        cause = f"its binding records diff_sha {str(sha)[:64]!r}"
+    elif not chunked and coverage is not None and sent != binding.diff_sha:
+        cause = f"its coverage records the bytes sent as {str(sent)[:64]!r}"
+    else:
+        return None
+    return blocked(
+        State.INCOMPLETE,
+        "certificate_mismatch",
+        f"the diff given (sha256 {binding.diff_sha}) is not the one the certificate names: "
+        f"{cause}; give the diff the run reviewed, or re-run the review",
+    )
+
+
 def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     """The certificate's record of a review in chunks (``context.chunks``), if any."""
     context = cert.get("context")
@@ -145,13 +203,37 @@ def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and reviews else None
 
 
+def refuse_certificate_as_response(name: str, raw: bytes) -> None:
+    """A review-gate certificate given as RESPONSE is a usage error, not an incomplete
+    answer: it is no MC1 envelope, and --from-certificate is what reads it."""
+    import json
+
+    from gate.errors import UsageError
+
+    if raw.lstrip()[:1] != b"{":
+        return
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    schema = value.get("schema") if isinstance(value, dict) else None
+    if isinstance(schema, str) and schema.startswith("review-gate.certificate/"):
+        shown = "standard input" if name == "-" else repr(name)
+        again = "-" if name == "-" else name
+        raise UsageError(
+            f"RESPONSE {shown} is a review-gate certificate ({schema}), not an MC1 "
+            f"response; did you mean --from-certificate {again}?",
+            reason="certificate_as_response",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
-    from gate import strictjson, untrusted
+    from gate import strictjson
     from gate.certificate import attempts_from, build, envelope_from, write
-    from gate.commands._io import read_input, say, say_json
-    from gate.decision import decide, exit_code
+    from gate.commands._io import check_output_path, read_input
+    from gate.decision import decide
     from gate.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
 
@@ -159,15 +241,28 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
     if args.max_size < 1:
         raise UsageError("--max-size must be at least 1")
-    binding, inputs = binding_from(args)
+    check_output_path("--certificate", args.certificate)
+    if args.statement is not None and args.from_certificate is None:
+        raise UsageError(
+            "--statement needs --from-certificate CERT: the statement is checked against "
+            "the certificate it names"
+        )
+    if args.statement is None and args.policy_version is None:
+        raise UsageError("--policy-version is required (e.g. --policy-version 1)")
+    cert_bytes = b""
     if args.from_certificate is not None:
+        cert_bytes = read_input(args.from_certificate, what="certificate")
         cert = strictjson.loads(
-            read_input(args.from_certificate, what="certificate"),
-            what=f"the certificate {args.from_certificate!r}",
-            error=UsageError,
+            cert_bytes, what=f"the certificate {args.from_certificate!r}", error=UsageError
         )
         if not isinstance(cert, dict):
             raise UsageError(f"{args.from_certificate} is not a certificate object")
+    if args.statement is not None:
+        mismatch = statement_check(args, cert_bytes, cert)
+        if mismatch is not None:
+            return _report(args, mismatch, None)
+    binding, inputs = binding_from(args)
+    if args.from_certificate is not None:
         attempts = attempts_from(cert)
         raw = envelope_from(cert) if cert.get("envelope") is not None else None
         chunked = chunk_record(cert)
@@ -178,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
         raw = read_input(
             args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
         )
+        refuse_certificate_as_response(args.response, raw)
     if raw is not None:
         inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(
@@ -201,8 +297,11 @@ def run(args: argparse.Namespace) -> int:
             read_input(args.diff, what="diff"),
             policy_version=binding.policy_version,
             min_confidence=args.min_confidence,
+            coverage=recorded_coverage(cert),
+            allow_gaps=recorded_pass(cert),
         )
     if args.from_certificate is not None:
+        decision = names_these_bytes(cert, binding, chunked=chunked is not None) or decision
         decision = no_higher_than_recorded(decision, cert)
     if args.certificate:
         cert_out = build(
@@ -214,9 +313,23 @@ def run(args: argparse.Namespace) -> int:
             extra={"command": "verify", "min_confidence": args.min_confidence},
         )
         write(args.certificate, cert_out)
+    return _report(args, decision, binding)
+
+
+def _report(args: argparse.Namespace, decision: Decision, binding: Binding | None) -> int:
+    from gate import untrusted
+    from gate.commands._io import say, say_json
+    from gate.decision import exit_code
+
     if args.json:
         out = decision.to_json()
-        out["binding"] = {"diff_sha": binding.diff_sha, "policy_version": binding.policy_version}
+        if binding is not None:
+            out["binding"] = {
+                "diff_sha": binding.diff_sha,
+                "policy_version": binding.policy_version,
+            }
+        if args.statement is not None:
+            out["statement"] = "matches" if decision.reason != "statement_mismatch" else "differs"
         out["exit_code"] = exit_code(decision)
         say_json(out)
     else:
@@ -224,3 +337,44 @@ def run(args: argparse.Namespace) -> int:
         if decision.detail and decision.detail not in decision.description:
             say(f"  {untrusted.line(decision.detail)}", err=True)
     return exit_code(decision)
+
+
+def statement_check(
+    args: argparse.Namespace, cert_bytes: bytes, cert: dict[str, Any]
+) -> Decision | None:
+    """``--statement``: None when it names this certificate, this diff and the same
+    decision (then the certificate is re-decided as usual, under its own policy unless
+    --policy-version is given); a mismatch is ``needs_human`` naming the field. A
+    statement that is malformed or not review-gate's is refused (a usage error)."""
+    import hashlib
+
+    from gate.commands._io import read_input, say
+    from gate.decision import State, blocked
+    from gate.errors import StatementError, StatementMismatch, UsageError
+    from gate.export import statement
+
+    if args.diff is not None:
+        diff_sha = hashlib.sha256(read_input(args.diff, what="diff")).hexdigest()
+    else:
+        diff_sha = args.diff_sha or ""
+    data = read_input(args.statement, what="statement", limit=statement.MAX_STATEMENT_BYTES)
+    try:
+        statement.check(data, certificate=cert_bytes, diff_sha=diff_sha)
+    except StatementMismatch as err:
+        return blocked(
+            State.NEEDS_HUMAN,
+            err.reason,
+            f"the statement does not match: {err.field}: {err.message}; it was made for "
+            "another certificate, diff or decision",
+        )
+    except StatementError as err:
+        raise UsageError(f"--statement {args.statement}: {err.message}", reason=err.reason) from err
+    binding = cert.get("binding")
+    recorded = binding.get("policy_version") if isinstance(binding, dict) else None
+    if args.policy_version is None:
+        args.policy_version = recorded if isinstance(recorded, str) else ""
+    say(
+        f"statement: {args.statement} names this certificate, this diff and its decision",
+        err=True,
+    )
+    return None
