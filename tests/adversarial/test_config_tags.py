@@ -54,6 +54,8 @@ VALUES: dict[str, str] = {
     "max_diff_bytes": "1000",
     "allow_partial_coverage": "false",
     "binary_assets": "block",
+    "sarif": "true",
+    "incremental": "\"off\"",
     "status_context": '"gate"',
     "instructions": '"be strict"',
     "override_label": '"ok"',
