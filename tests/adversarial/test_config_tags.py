@@ -55,7 +55,7 @@ VALUES: dict[str, str] = {
     "allow_partial_coverage": "false",
     "binary_assets": "block",
     "sarif": "true",
-    "incremental": "\"off\"",
+    "incremental": '"off"',
     "status_context": '"gate"',
     "instructions": '"be strict"',
     "override_label": '"ok"',
