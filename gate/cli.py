@@ -136,11 +136,16 @@ def unknown_option(child: argparse.ArgumentParser, words: Sequence[str]) -> str 
     """
     import difflib
 
-    known = [opt for opt in child._option_string_actions if opt.startswith("--")]
+    options = child._option_string_actions
+    known = [opt for opt in options if opt.startswith("--")]
     for word in words:
         if word == "--":
             return None
         name = word.partition("=")[0]
+        if len(word) > 1 and word[0] == "-" and word[1] not in "-0123456789.":
+            if word[:2] in options:  # a short option, its value attached or not
+                continue
+            return f"unrecognized argument: {word[:2]}"
         if not name.startswith("--") or any(opt.startswith(name) for opt in known):
             continue
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
