@@ -665,3 +665,66 @@ def test_a_certificate_re_decides_with_the_recorded_reason(
     redecided = json.loads(out)
     assert (redecided["state"], redecided["reason"]) == (recorded["state"], recorded["reason"])
     assert code == {"pass": 0, "fail": 1}.get(recorded["state"], 3)
+
+
+# --- review without a key: demo --serve ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "code", "says"),
+    [
+        ("healthy", 0, "pass: confidence 0.93"),
+        ("cut", 3, "incomplete (connection_cut)"),
+        ("fail", 1, "fail: invoice_total drops the rounding"),
+        ("echo", 3, "needs_human (multiple_fences)"),
+        ("gpt-4o", 3, 'unknown model "gpt-4o": the demo reviewer serves healthy, cut, fail, echo'),
+    ],
+)
+def test_demo_serve_answers_review_by_model_name_until_stopped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model: str, code: int, says: str
+) -> None:
+    from gate.lab.serve import serve
+
+    before = {thread.ident for thread in threading.enumerate()}
+    printed: list[str] = []
+    stop = threading.Event()
+    out = tmp_path / "demo"
+    server = threading.Thread(
+        target=serve, args=(out,), kwargs={"stop": stop, "report": printed.append, "seconds": 60}
+    )
+    server.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not printed and time.monotonic() < deadline:
+            time.sleep(0.02)
+        text = "\n".join(printed)
+        url = text.split(" at ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        assert url.endswith("/v1")
+        command = (
+            f"review-gate review --diff {out / 'sample.diff'} --base-url {url} --model healthy"
+        )
+        assert command in text
+        argv = [*command.split()[1:-1], model, "--attempts", "1"]
+        got, stdout, stderr = cli(capsys, *argv)  # the printed command, as printed
+    finally:
+        stop.set()
+        server.join(10)
+    assert not server.is_alive()
+    assert got == code
+    assert says in stdout + stderr
+    assert {thread.ident for thread in threading.enumerate()} == before
+    assert listing(tmp_path) == {"demo", "demo/sample.diff"}
+
+
+def test_demo_serve_from_the_command_line_stops_after_for(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = cli(capsys, "demo", "--serve", "--for", "0.3", "--out", str(tmp_path / "d"))
+    assert code == 0
+    assert "--model healthy" in out
+    assert "the local reviewer stopped" in err
+    for wrong in (["--provider", "anthropic"], ["--json"], ["--port", "70000"], ["--for", "0"]):
+        assert main(["demo", "--serve", "--out", str(tmp_path / "d"), *wrong]) == 2
+    assert main(["demo", "--for", "1", "--out", str(tmp_path / "e")]) == 2
+    assert not (tmp_path / "e").exists()
