@@ -39,6 +39,7 @@ from gate.prompt import build_prompt
 
 if TYPE_CHECKING:
     from gate.chunks import FileEntry, Plan
+    from gate.chunks.carry import Ledger
     from gate.chunks.review import ChunkReview
     from gate.reviewers.settings import ReviewerSettings
 
@@ -261,6 +262,7 @@ def review_diff(
     sleep: Callable[[float], None] = time.sleep,
     coverage: Coverage | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
+    carry: Ledger | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -275,6 +277,8 @@ def review_diff(
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
     With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
     connection, and :func:`gate.agreement.aggregate` decides (a pass needs k passes).
+    ``carry``: earlier chunk answers (:mod:`gate.chunks.carry`) for a review in chunks;
+    ignored with ``incremental: off`` and for a diff reviewed in one request.
     """
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
@@ -293,6 +297,7 @@ def review_diff(
         extra_cert=extra_cert,
         sleep=sleep,
         on_attempt=on_attempt,
+        carry=None if config.incremental == "off" else carry,
     )
     if chunked is not None:
         return chunked
@@ -379,9 +384,10 @@ class ChunkSetup:
 
 
 def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
-    """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
-    one place the cut is made: :func:`review_chunks` and the cost estimate
-    (:func:`gate.cost.estimate`) both ask here."""
+    """The chunks ``diff`` is reviewed in, or None when it fits one request whole (and
+    ``incremental`` is not ``always``, which chunks even then). The one place the cut is
+    made: :func:`review_chunks` and the cost estimate (:func:`gate.cost.estimate`) both
+    ask here."""
     from gate import chunks
     from gate.chunks import review as chunked
 
@@ -394,7 +400,7 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
     )
     files = chunks.file_list(diff, cov, sections)
     limit, overhead = chunked.chunk_budget(config, files)
-    if limit >= len(diff):
+    if limit >= len(diff) and config.incremental != "always":
         return None
     plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
     return ChunkSetup(plan, tuple(files), limit, overhead)
@@ -409,6 +415,7 @@ def review_chunks(
     extra_cert: Mapping[str, Any] | None,
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
+    carry: Ledger | None = None,
 ) -> ReviewResult | None:
     """The review in chunks (:mod:`gate.chunks.review`), or None when the diff fits one request
     whole (then :func:`review_diff` asks exactly as it always has)."""
@@ -418,6 +425,7 @@ def review_chunks(
     if setup is None:
         return None
     plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
+    question = chunked.chunk_question(config, config_sha256(config))
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
@@ -436,8 +444,9 @@ def review_chunks(
         )
     else:
         review_decision, reviews = chunked.run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt, overhead=overhead
-        )
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,
+            carry=carry, question=question,
+        )  # fmt: skip
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
         )
@@ -446,7 +455,15 @@ def review_chunks(
     )
     first = reviews[0].prompt_sha256 if reviews else ""
     context = dict(extra_cert or {})
-    context["chunks"] = chunked.manifest_json(plan, reviews)
+    context["chunks"] = chunked.manifest_json(plan, reviews, question)
+    carried = sum(1 for r in reviews if r.carried is not None)
+    notes = () if note is None else (note,)
+    if carried:
+        notes = (
+            f"{carried} of {len(plan.chunks)} chunks carried: their exact bytes passed (or "
+            "failed) the same question in an earlier run, so they were not sent again",
+            *notes,
+        )
     return ReviewResult(
         decision=decision,
         outcome=outcome,
@@ -459,7 +476,7 @@ def review_chunks(
         min_confidence=config.min_confidence,
         coverage=plan.coverage,
         review_decision=review_decision,
-        notes=() if note is None else (note,),
+        notes=notes,
         extra=context,
         chunks=reviews,
     )

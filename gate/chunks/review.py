@@ -55,6 +55,7 @@ from gate.chunks import (
     halve,
 )
 from gate.chunks.aggregate import aggregate
+from gate.chunks.carry import Carried, Ledger, settle
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
 from gate.prompt import Prompt, build_prompt, fenced
@@ -99,6 +100,34 @@ def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: C
     )
 
 
+#: the schema of a chunk's question (a new shape gets a new name: old records never match)
+QUESTION_SCHEMA = "review-gate.chunk-question/1"
+
+
+def chunk_question(config: Config, config_sha: str) -> str:
+    """The question a chunk's answer is bound to, besides the chunk's own bytes: the
+    policy, the config digest (which holds the reviewer, the instructions, the bar and
+    every other setting), the provider and model, and the digest of the chunk prompt's
+    template (the prompt around an empty chunk with no file list: the system prompt and
+    the scope's wording). A carried answer must be of exactly this question
+    (:mod:`gate.chunks.carry`); any change of config, model or prompt carries nothing."""
+    template = chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
+    canonical = json.dumps(
+        {
+            "schema": QUESTION_SCHEMA,
+            "policy_version": config.policy_version,
+            "config_sha": config_sha,
+            "provider": config.reviewer.provider,
+            "model": config.reviewer.model,
+            "template_sha": template,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
 def input_window(config: Config) -> int:
     """The model's input window in tokens: ``max_input_tokens``, else the known model's."""
     if config.max_input_tokens is not None:
@@ -106,11 +135,18 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
-def request_size(chunk: Chunk, overhead: int) -> int:
-    """A chunk's request in prompt bytes, before its prompt is built: its diff and the
-    prompt around it (``overhead`` tokens at :data:`BYTES_PER_TOKEN` bytes, at least the
-    bytes measured by :func:`chunk_budget`). ``max_cost`` approves the plan with it."""
-    return chunk.size + overhead * BYTES_PER_TOKEN
+def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
+    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
+    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
+    plan and every overflow half with it, and :func:`fits_window` checks the window."""
+    return chunk_prompt(chunk, total, files, config).size
+
+
+def fits_window(size: int, config: Config) -> bool:
+    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
+    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
+    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
 
 
 def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
@@ -143,6 +179,8 @@ class ChunkReview:
     split: bool = False
     #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
     answers: tuple[Answer, ...] = ()
+    #: where the chunk's answers were carried from (no call was made for it), if carried
+    carried: Carried | None = None
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -163,6 +201,7 @@ class ChunkReview:
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
             **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
+            **({"carried": self.carried.to_json()} if self.carried is not None else {}),
         }
 
     @property
@@ -191,6 +230,7 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
             "state": r.state,
             "reason": r.reason,
             "attempts": len(r.outcome.attempts),
+            "carried": None if r.carried is None else r.carried.run,
         }
         for r in reviews
     ]
@@ -219,6 +259,41 @@ def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | Non
     )
 
 
+def carried_reviews(
+    plan: Plan, config: Config, carry: Ledger | None, question: str
+) -> dict[str, ChunkReview]:
+    """The chunks of ``plan`` whose earlier answers are carried, by chunk name: looked up
+    by ``question`` and the chunk's own digest, decided again against the chunk's binding
+    (:func:`gate.chunks.carry.settle`); only a pass or a fail is carried."""
+    out: dict[str, ChunkReview] = {}
+    if carry is None or not question:
+        return out
+    total = len(plan.chunks)
+    for chunk in plan.chunks:
+        found = carry.find(question, chunk.sha)
+        if found is None:
+            continue
+        decision = settle(
+            found,
+            chunk,
+            policy_version=config.policy_version,
+            min_confidence=config.min_confidence,
+            agreement=config.agreement,
+        )
+        if decision is None:
+            continue
+        binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+        answers = tuple(
+            Answer(decide(env, binding=binding, min_confidence=config.min_confidence), (), env)
+            for env in found.envelopes
+        )
+        outcome = ReviewOutcome(attempts=(), envelope=found.envelopes[0])
+        out[chunk.name] = ChunkReview(
+            chunk, total, "", outcome, decision, answers=answers, carried=found
+        )
+    return out
+
+
 def run_chunks(
     plan: Plan,
     files: Sequence[FileEntry],
@@ -227,37 +302,48 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
-    overhead: int = 0,
+    carry: Ledger | None = None,
+    question: str = "",
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
-    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
-    counted them when ``max_cost`` approved the plan. A chunk that overflows the window
-    is split only while the estimate with its halves' requests added still fits under
-    ``max_cost``: the halves are requests the approval never
-    counted. Otherwise it stays whole and blocks (``context_overflow``).
+    ``carry``: earlier answers, looked up by ``question`` (:func:`chunk_question`) and each
+    chunk's digest; a chunk whose carried answers decide again to a pass or a fail
+    (:func:`carried_reviews`) is not sent, every other chunk is.
+
+    Every request is sized from the prompt that is really sent (:func:`request_size`),
+    as :func:`gate.cost.request_bytes` sized them when ``max_cost`` approved the plan. A
+    chunk whose real prompt does not fit the window (:func:`fits_window`: a long
+    backtick run makes its fence long) is split before it is sent, as one the model
+    answered with a context overflow is. A chunk is split only while the estimate with
+    its halves' requests added still fits under ``max_cost``: the halves are requests
+    the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
     # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, overhead) for chunk in plan.chunks]
+    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
         from gate.cost import fits
 
-        more = [chunk_prompt(half, total, files, config).size for half in halves]
+        more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)
         return True
 
     pacer = Pacer(config.run_deadline, sleep=sleep)
-    done: dict[str, ChunkReview] = {}
+    done = carried_reviews(plan, config, carry, question)
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
         answers: list[PacedOutcome] = []
+        if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
+            # never sent: it cannot fit, so it is split as an overflow would split it
+            empty = ReviewOutcome(attempts=(), envelope=None)
+            return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
         # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
         # needs k passes); a context overflow ends the asking (the chunk is split)
         for _ in range(config.agreement):
@@ -276,7 +362,7 @@ def run_chunks(
 
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="chunk") as pool:
         pending: set[Future[tuple[Chunk, int, Prompt, list[PacedOutcome]]]] = {
-            pool.submit(one, chunk, 0) for chunk in plan.chunks
+            pool.submit(one, chunk, 0) for chunk in plan.chunks if chunk.name not in done
         }
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -312,6 +398,17 @@ def run_chunks(
                     for paced in asked
                 )
                 decision = agree([answer.decision for answer in answers])
+                if overflow and not outcome.attempts:
+                    decision = blocked(
+                        State.INCOMPLETE,
+                        "context_overflow",
+                        f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+                        f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
+                        f"{config.reviewer.max_tokens}) does not fit the model's window of "
+                        f"{input_window(config)} tokens and was not sent: it cannot be split "
+                        "further within max_cost; raise max_input_tokens or max_cost, or "
+                        "split the change",
+                    )
                 done[chunk.name] = ChunkReview(
                     chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
@@ -324,8 +421,10 @@ def run_chunks(
     return aggregate(leaves, binding=whole), reviews
 
 
-def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
-    """The certificate's record: the manifest of the chunks as reviewed, and each review."""
+def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = "") -> dict[str, Any]:
+    """The certificate's record: the manifest of the chunks as reviewed, each review, the
+    chunks' question (:func:`chunk_question`, what a later run carries by) and how many
+    chunks were carried instead of sent."""
     leaves = [r.chunk for r in reviews if not r.split] or list(plan.chunks)
     reviewed = Plan(
         chunks=tuple(leaves),
@@ -336,6 +435,8 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
     return {
         "manifest": reviewed.manifest(),
         "max_chunk_bytes": plan.max_chunk_bytes,
+        "question": question,
+        "carried": sum(1 for r in reviews if r.carried is not None),
         "reviews": [r.to_json() for r in reviews],
     }
 
@@ -501,14 +602,18 @@ def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | 
 __all__ = [
     "MAX_SPLIT_DEPTH",
     "ChunkReview",
+    "carried_reviews",
     "chunk_budget",
     "chunk_prompt",
+    "chunk_question",
     "chunk_rows",
     "file_list",
+    "fits_window",
     "input_window",
     "manifest_json",
     "plan_mismatch",
     "redecide",
+    "request_size",
     "run_chunks",
     "scope_text",
     "too_many",
