@@ -24,7 +24,7 @@ import pytest
 
 from gate.cli import build_parser, main
 from gate.envelope import seal
-from gate.lab.sim import MODEL, ReviewerSimulator
+from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse
 from tests.integration.test_agreement_sim import DIFF, KEY, scripted
 
 Run = tuple[int, str, str]
@@ -728,3 +728,62 @@ def test_demo_serve_from_the_command_line_stops_after_for(
         assert main(["demo", "--serve", "--out", str(tmp_path / "d"), *wrong]) == 2
     assert main(["demo", "--for", "1", "--out", str(tmp_path / "e")]) == 2
     assert not (tmp_path / "e").exists()
+
+
+# --- Ctrl-C: exit 130, and what had arrived is kept, marked interrupted ---------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("script", "ended"),
+    [
+        pytest.param((SimResponse(stall_after=0),), 0, id="before-any-byte"),
+        pytest.param((SimResponse(stall_after=400),), 0, id="mid-answer"),
+        pytest.param(
+            (SimResponse(cut_after=300), SimResponse(stall_after=500)), 1, id="after-a-cut"
+        ),
+    ],
+)
+def test_ctrl_c_exits_130_and_keeps_what_had_arrived(
+    tmp_path: Path, diff_file: Path, script: tuple[SimResponse, ...], ended: int
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    cert, saved = tmp_path / "cert.json", tmp_path / "raw.bin"
+    with ReviewerSimulator("openai", scripted(["pass"]), script=script) as sim:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": KEY}
+        argv = [sys.executable, "-m", "gate", "review", "--diff", str(diff_file), "--model",
+                MODEL, "--base-url", sim.base_url, "--certificate", str(cert),
+                "--save-response", str(saved)]  # fmt: skip
+        proc = subprocess.Popen(
+            argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while sim.count < len(script) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)  # the stalled answer's first bytes are read
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=10)
+    assert proc.returncode == 130, err
+    text = err.decode()
+    assert "interrupted (Ctrl-C)" in text
+    record = json.loads(cert.read_text())
+    assert record["decision"]["state"] == "incomplete"
+    assert record["decision"]["reason"] == "interrupted"
+    assert record["context"]["interrupted"] is True
+    assert len(record["context"]["attempts_ended"]) == ended
+    raw = saved.read_bytes()
+    assert record["context"]["response_bytes"] == len(raw)
+    assert record["context"]["response_sha256"] == hashlib.sha256(raw).hexdigest()
+    if script[-1].stall_after:
+        assert raw  # the bytes of the answer under way
+    assert listing(tmp_path) == {"change.diff", "cert.json", "raw.bin"}  # no temp file left
