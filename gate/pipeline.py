@@ -33,7 +33,7 @@ from gate.agreement import summary as agreement_summary
 from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
-from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
+from gate.diff import COVER_HINT, Coverage, FileSection, SelectedDiff, select, split_diff
 from gate.errors import GateError
 from gate.prompt import build_prompt
 
@@ -183,6 +183,7 @@ def select_diff(
         max_bytes=config.max_diff_bytes,
         source=source,
         original=diff if isinstance(diff, bytes) else None,
+        assets=config.binary_assets == "allow",
     )
 
 
@@ -201,6 +202,30 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
     else:
         cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
+
+
+#: the files a partial-coverage block names (the manifest has them all)
+NAMED_GAPS = 5
+
+
+def coverage_before_call(coverage: Coverage, *, allow_partial: bool) -> Decision | None:
+    """``needs_human`` (``partial_coverage``) when files the review needs were left out and
+    partial coverage is not allowed: decided before any request, so a review that would
+    block on coverage is never paid for. Names the files and what would cover each."""
+    if coverage.complete or allow_partial:
+        return None
+    gaps = coverage.gaps
+    named = "; ".join(
+        f"{item.path} ({COVER_HINT.get(item.why, str(item.why))})" for item in gaps[:NAMED_GAPS]
+    )
+    more = f"; and {len(gaps) - NAMED_GAPS} more" if len(gaps) > NAMED_GAPS else ""
+    return blocked(
+        State.NEEDS_HUMAN,
+        "partial_coverage",
+        f"partial coverage: {coverage.summary()}; the reviewer was not asked. Not reviewed: "
+        f"{named}{more}. Cover those files, or a maintainer sets allow_partial_coverage: true "
+        "in the base config",
+    )
 
 
 def guard_coverage(
@@ -289,6 +314,20 @@ def review_diff(
         )
     settings = config.reviewer.to_settings(api_key)
     reviewers.validate(settings)  # a UsageError naming the setting, before anything else
+    allow = config.allow_partial_coverage
+    if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
+        return ReviewResult(  # never pay for a review that will block on coverage
+            decision=gap,
+            outcome=ReviewOutcome(attempts=(), envelope=None),
+            binding=binding,
+            prompt_sha256=prompt_sha256(diff, config),
+            config_sha256=config_sha256(config),
+            reviewer=reviewer_of(settings),
+            min_confidence=config.min_confidence,
+            coverage=coverage,
+            review_decision=gap,
+            extra=dict(extra_cert or {}),
+        )
     chunked = review_chunks(
         diff,
         config,
@@ -442,6 +481,8 @@ def review_chunks(
         review_decision = nothing_reviewed(plan.coverage) or blocked(
             State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
         )
+    elif gap := coverage_before_call(plan.coverage, allow_partial=config.allow_partial_coverage):
+        review_decision = gap  # a too_large file: the chunks would be paid for, then block
     else:
         review_decision, reviews = chunked.run_chunks(
             plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,

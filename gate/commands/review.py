@@ -361,7 +361,7 @@ def _run(args: argparse.Namespace) -> int:
     from gate.commands._options import endpoint_problems, with_hints
     from gate.decision import exit_code
     from gate.errors import Interrupted, UsageError
-    from gate.pipeline import nothing_reviewed, review_diff, select_diff
+    from gate.pipeline import coverage_before_call, nothing_reviewed, review_diff, select_diff
     from gate.reviewers import attempt_line
 
     config = with_hints(lambda: load(args), provider=args.provider, base_url=args.base_url)
@@ -378,7 +378,10 @@ def _run(args: argparse.Namespace) -> int:
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
-    empty = nothing_reviewed(selected.coverage)
+    # nothing to review, or files left out that block: decided before any request
+    empty = nothing_reviewed(selected.coverage) or coverage_before_call(
+        selected.coverage, allow_partial=config.allow_partial_coverage
+    )
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
     # max_cost: decided before any request
