@@ -215,8 +215,9 @@ def _review(
 
     try:
         run.result = result = review_diff(
-            selected.data, config, api_key=api_key, sleep=sleep, coverage=coverage
-        )
+            selected.data, config, api_key=api_key, sleep=sleep, coverage=coverage,
+            carry=run.carry,
+        )  # fmt: skip
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     if result.review_decision is not None and result.decision is not result.review_decision:
