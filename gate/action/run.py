@@ -47,6 +47,7 @@ from gate.action import (
     reviews,
 )
 from gate.action import replay as replay_mode
+from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -184,7 +185,12 @@ def _review(
 
     # pinned to the SHAs reviewed: never the pull request's current diff, which a push
     # could change between this fetch and the head re-check below
-    fetch = gh.compare_diff(run.base, run.head, pr_number=run.pull.number if run.pull else None)
+    fetch = gh.compare_diff(
+        run.base,
+        run.head,
+        pr_number=run.pull.number if run.pull else None,
+        budget=FetchBudget.from_config(config),
+    )
     if fetch.note:
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:
