@@ -137,12 +137,17 @@ class Config:
     #: what max_chunks chunks of max_chunk_bytes hold (issue 10: raised from 1,000,000)
     max_diff_bytes: int = 40 * 262_144
     allow_partial_coverage: bool = False
+    #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
+    #: records them as not reviewable without blocking; "block" makes them partial coverage
+    binary_assets: str = "allow"
     status_context: str = "review-gate"
     instructions: str = ""
     override_label: str = "review-gate:override"
     skip_drafts: bool = True
     sticky_comment: bool = True
     review_comments: bool = False
+    #: the findings also as SARIF 2.1.0 beside the certificate (gate.export.sarif)
+    sarif: bool = False
     report: str = "status"  # status | check-run | both (gate.action.checks)
     #: price per million tokens by model name (gate.cost)
     pricing: tuple[ModelPrice, ...] = ()
@@ -212,6 +217,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "comment": ("sticky_comment",),
     "max-cost": ("max_cost",),
     "review-comments": ("review_comments",),
+    "sarif": ("sarif",),
     "report": ("report",),
     "agreement": ("agreement",),
 }

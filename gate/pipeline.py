@@ -33,12 +33,13 @@ from gate.agreement import summary as agreement_summary
 from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
-from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
+from gate.diff import COVER_HINT, Coverage, FileSection, SelectedDiff, select, split_diff
 from gate.errors import GateError
 from gate.prompt import build_prompt
 
 if TYPE_CHECKING:
     from gate.chunks import FileEntry, Plan
+    from gate.chunks.carry import Ledger
     from gate.chunks.review import ChunkReview
     from gate.reviewers.settings import ReviewerSettings
 
@@ -182,6 +183,7 @@ def select_diff(
         max_bytes=config.max_diff_bytes,
         source=source,
         original=diff if isinstance(diff, bytes) else None,
+        assets=config.binary_assets == "allow",
     )
 
 
@@ -200,6 +202,30 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
     else:
         cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
+
+
+#: the files a partial-coverage block names (the manifest has them all)
+NAMED_GAPS = 5
+
+
+def coverage_before_call(coverage: Coverage, *, allow_partial: bool) -> Decision | None:
+    """``needs_human`` (``partial_coverage``) when files the review needs were left out and
+    partial coverage is not allowed: decided before any request, so a review that would
+    block on coverage is never paid for. Names the files and what would cover each."""
+    if coverage.complete or allow_partial:
+        return None
+    gaps = coverage.gaps
+    named = "; ".join(
+        f"{item.path} ({COVER_HINT.get(item.why, str(item.why))})" for item in gaps[:NAMED_GAPS]
+    )
+    more = f"; and {len(gaps) - NAMED_GAPS} more" if len(gaps) > NAMED_GAPS else ""
+    return blocked(
+        State.NEEDS_HUMAN,
+        "partial_coverage",
+        f"partial coverage: {coverage.summary()}; the reviewer was not asked. Not reviewed: "
+        f"{named}{more}. Cover those files, or a maintainer sets allow_partial_coverage: true "
+        "in the base config",
+    )
 
 
 def guard_coverage(
@@ -261,6 +287,7 @@ def review_diff(
     sleep: Callable[[float], None] = time.sleep,
     coverage: Coverage | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
+    carry: Ledger | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -275,6 +302,8 @@ def review_diff(
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
     With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
     connection, and :func:`gate.agreement.aggregate` decides (a pass needs k passes).
+    ``carry``: earlier chunk answers (:mod:`gate.chunks.carry`) for a review in chunks;
+    ignored with ``incremental: off`` and for a diff reviewed in one request.
     """
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
@@ -285,6 +314,20 @@ def review_diff(
         )
     settings = config.reviewer.to_settings(api_key)
     reviewers.validate(settings)  # a UsageError naming the setting, before anything else
+    allow = config.allow_partial_coverage
+    if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
+        return ReviewResult(  # never pay for a review that will block on coverage
+            decision=gap,
+            outcome=ReviewOutcome(attempts=(), envelope=None),
+            binding=binding,
+            prompt_sha256=prompt_sha256(diff, config),
+            config_sha256=config_sha256(config),
+            reviewer=reviewer_of(settings),
+            min_confidence=config.min_confidence,
+            coverage=coverage,
+            review_decision=gap,
+            extra=dict(extra_cert or {}),
+        )
     chunked = review_chunks(
         diff,
         config,
@@ -293,6 +336,7 @@ def review_diff(
         extra_cert=extra_cert,
         sleep=sleep,
         on_attempt=on_attempt,
+        carry=None if config.incremental == "off" else carry,
     )
     if chunked is not None:
         return chunked
@@ -379,9 +423,10 @@ class ChunkSetup:
 
 
 def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
-    """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
-    one place the cut is made: :func:`review_chunks` and the cost estimate
-    (:func:`gate.cost.estimate`) both ask here."""
+    """The chunks ``diff`` is reviewed in, or None when it fits one request whole (and
+    ``incremental`` is not ``always``, which chunks even then). The one place the cut is
+    made: :func:`review_chunks` and the cost estimate (:func:`gate.cost.estimate`) both
+    ask here."""
     from gate import chunks
     from gate.chunks import review as chunked
 
@@ -394,7 +439,7 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
     )
     files = chunks.file_list(diff, cov, sections)
     limit, overhead = chunked.chunk_budget(config, files)
-    if limit >= len(diff):
+    if limit >= len(diff) and config.incremental != "always":
         return None
     plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
     if plan.too_large:
@@ -413,6 +458,7 @@ def review_chunks(
     extra_cert: Mapping[str, Any] | None,
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
+    carry: Ledger | None = None,
 ) -> ReviewResult | None:
     """The review in chunks (:mod:`gate.chunks.review`), or None when the diff fits one request
     whole (then :func:`review_diff` asks exactly as it always has)."""
@@ -422,6 +468,7 @@ def review_chunks(
     if setup is None:
         return None
     plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
+    question = chunked.chunk_question(config, config_sha256(config))
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
@@ -438,10 +485,13 @@ def review_chunks(
         review_decision = nothing_reviewed(plan.coverage) or blocked(
             State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
         )
+    elif gap := coverage_before_call(plan.coverage, allow_partial=config.allow_partial_coverage):
+        review_decision = gap  # a too_large file: the chunks would be paid for, then block
     else:
         review_decision, reviews = chunked.run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt
-        )
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,
+            carry=carry, question=question,
+        )  # fmt: skip
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
         )
@@ -450,7 +500,15 @@ def review_chunks(
     )
     first = reviews[0].prompt_sha256 if reviews else ""
     context = dict(extra_cert or {})
-    context["chunks"] = chunked.manifest_json(plan, reviews)
+    context["chunks"] = chunked.manifest_json(plan, reviews, question)
+    carried = sum(1 for r in reviews if r.carried is not None)
+    notes = () if note is None else (note,)
+    if carried:
+        notes = (
+            f"{carried} of {len(plan.chunks)} chunks carried: their exact bytes passed (or "
+            "failed) the same question in an earlier run, so they were not sent again",
+            *notes,
+        )
     return ReviewResult(
         decision=decision,
         outcome=outcome,
@@ -463,7 +521,7 @@ def review_chunks(
         min_confidence=config.min_confidence,
         coverage=plan.coverage,
         review_decision=review_decision,
-        notes=() if note is None else (note,),
+        notes=notes,
         extra=context,
         chunks=reviews,
     )

@@ -47,6 +47,7 @@ from gate.action import (
     reviews,
 )
 from gate.action import replay as replay_mode
+from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
@@ -66,6 +67,7 @@ from gate.decision import (
 )
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
+from gate.export import sarif, statement
 from gate.findings import Finding
 from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
 
@@ -196,6 +198,8 @@ def _review(
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
     sections = list(fetch.sections)
+    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
+        sections = mark_assets(gh, sections, base=run.base, head=run.head)
     expected = run.pull.changed_files if run.pull is not None else None
     if expected is not None and file_count(sections) < expected:
         # GitHub lists at most 3000 files; whatever it did not list was not reviewed
@@ -207,8 +211,8 @@ def _review(
     selected = select_diff(sections, config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    if (empty := guards.coverage(coverage)) is not None:
-        return _post_final(run, empty)
+    if (empty := guards.coverage(coverage, config)) is not None:
+        return _post_final(run, empty)  # nothing to review, or partial: before any request
     run.estimate = cost.preflight(selected.data, config, coverage)
     report.emit([untrusted.line(run.estimate.line())], run.out)
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
@@ -364,6 +368,7 @@ def _post_final(
                 f"the head moved to {now.head_sha[:12]} during the review; this status is on "
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
+    description = report.with_assets(description, run.evidence.coverage)
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:
@@ -485,7 +490,43 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
     # secrets shorter than 8 characters would match by chance (and are no real keys)
     real = [s for s in run.secrets if len(s) >= 8]
     digests["certificate"] = certificate.write(path, cert, secrets=real)
-    return Artifacts(str(path), digests)
+    files = _write_exports(run, decision, path, binding)
+    return Artifacts(str(path), digests, files)
+
+
+def _write_exports(
+    run: RunState, decision: Decision, cert_path: Path, binding: Binding
+) -> dict[str, str]:
+    """The statement and its predicate (always) and the SARIF log (``sarif: true``),
+    beside the certificate. Neither can change the decision: one that cannot be written
+    is a note in the summary, and its output stays empty."""
+    files: dict[str, str] = {}
+    try:
+        made, predicate = statement.write_beside(cert_path)
+        files.update(statement=str(made), predicate=str(predicate))
+    except (GateError, OSError) as err:
+        run.notes.append(f"no in-toto statement was written: {_cause(err)}")
+    if run.config is None or not run.config.sarif:
+        return files
+    target = cert_path.with_name(cert_path.name.removesuffix(".certificate.json") + sarif.SUFFIX)
+    try:
+        log = sarif.build(
+            findings_report.findings_of(decision, run.reviewed_diff, _chunks(run)),
+            state=str(decision.state),
+            reason=decision.reason,
+            policy_version=binding.policy_version,
+            diff_sha=binding.diff_sha,
+            commit=run.head or None,
+        )
+        sarif.write(target, log)
+        files["sarif"] = str(target)
+    except (GateError, OSError) as err:
+        run.notes.append(f"no SARIF file was written: {_cause(err)}")
+    return files
+
+
+def _cause(err: Exception) -> str:
+    return err.message if isinstance(err, GateError) else f"{type(err).__name__}: {err}"
 
 
 def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) -> int:
@@ -524,6 +565,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             spent = cost.cost_of(run.result.paid_attempts(), run.config)
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
+        outputs.update(artifacts.files)
         summary = report.summary_markdown(rep) + "\n".join(extra)
         _publish_check(run, rep.description, summary, findings, failed=state == "fail")
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)

@@ -55,6 +55,7 @@ from gate.chunks import (
     halve,
 )
 from gate.chunks.aggregate import aggregate
+from gate.chunks.carry import Carried, Ledger, settle
 from gate.config import Config
 from gate.decision import Binding, Decision, State, blocked, decide
 from gate.prompt import Prompt, build_prompt, fenced
@@ -98,6 +99,34 @@ def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: C
         instructions=config.instructions,
         scope=scope_text(chunk, total, files),
     )
+
+
+#: the schema of a chunk's question (a new shape gets a new name: old records never match)
+QUESTION_SCHEMA = "review-gate.chunk-question/1"
+
+
+def chunk_question(config: Config, config_sha: str) -> str:
+    """The question a chunk's answer is bound to, besides the chunk's own bytes: the
+    policy, the config digest (which holds the reviewer, the instructions, the bar and
+    every other setting), the provider and model, and the digest of the chunk prompt's
+    template (the prompt around an empty chunk with no file list: the system prompt and
+    the scope's wording). A carried answer must be of exactly this question
+    (:mod:`gate.chunks.carry`); any change of config, model or prompt carries nothing."""
+    template = chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
+    canonical = json.dumps(
+        {
+            "schema": QUESTION_SCHEMA,
+            "policy_version": config.policy_version,
+            "config_sha": config_sha,
+            "provider": config.reviewer.provider,
+            "model": config.reviewer.model,
+            "template_sha": template,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 def input_window(config: Config) -> int:
@@ -151,6 +180,8 @@ class ChunkReview:
     split: bool = False
     #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
     answers: tuple[Answer, ...] = ()
+    #: where the chunk's answers were carried from (no call was made for it), if carried
+    carried: Carried | None = None
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -171,6 +202,7 @@ class ChunkReview:
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
             **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
+            **({"carried": self.carried.to_json()} if self.carried is not None else {}),
         }
 
     @property
@@ -199,6 +231,7 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
             "state": r.state,
             "reason": r.reason,
             "attempts": len(r.outcome.attempts),
+            "carried": None if r.carried is None else r.carried.run,
         }
         for r in reviews
     ]
@@ -227,6 +260,41 @@ def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | Non
     )
 
 
+def carried_reviews(
+    plan: Plan, config: Config, carry: Ledger | None, question: str
+) -> dict[str, ChunkReview]:
+    """The chunks of ``plan`` whose earlier answers are carried, by chunk name: looked up
+    by ``question`` and the chunk's own digest, decided again against the chunk's binding
+    (:func:`gate.chunks.carry.settle`); only a pass or a fail is carried."""
+    out: dict[str, ChunkReview] = {}
+    if carry is None or not question:
+        return out
+    total = len(plan.chunks)
+    for chunk in plan.chunks:
+        found = carry.find(question, chunk.sha)
+        if found is None:
+            continue
+        decision = settle(
+            found,
+            chunk,
+            policy_version=config.policy_version,
+            min_confidence=config.min_confidence,
+            agreement=config.agreement,
+        )
+        if decision is None:
+            continue
+        binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+        answers = tuple(
+            Answer(decide(env, binding=binding, min_confidence=config.min_confidence), (), env)
+            for env in found.envelopes
+        )
+        outcome = ReviewOutcome(attempts=(), envelope=found.envelopes[0])
+        out[chunk.name] = ChunkReview(
+            chunk, total, "", outcome, decision, answers=answers, carried=found
+        )
+    return out
+
+
 def run_chunks(
     plan: Plan,
     files: Sequence[FileEntry],
@@ -235,8 +303,14 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
+    carry: Ledger | None = None,
+    question: str = "",
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
+
+    ``carry``: earlier answers, looked up by ``question`` (:func:`chunk_question`) and each
+    chunk's digest; a chunk whose carried answers decide again to a pass or a fail
+    (:func:`carried_reviews`) is not sent, every other chunk is.
 
     Every request is sized from the prompt that is really sent (:func:`request_size`),
     as :func:`gate.cost.request_bytes` sized them when ``max_cost`` approved the plan. A
@@ -262,7 +336,7 @@ def run_chunks(
         return True
 
     pacer = Pacer(config.run_deadline, sleep=sleep)
-    done: dict[str, ChunkReview] = {}
+    done = carried_reviews(plan, config, carry, question)
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
@@ -289,7 +363,7 @@ def run_chunks(
 
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="chunk") as pool:
         pending: set[Future[tuple[Chunk, int, Prompt, list[PacedOutcome]]]] = {
-            pool.submit(one, chunk, 0) for chunk in plan.chunks
+            pool.submit(one, chunk, 0) for chunk in plan.chunks if chunk.name not in done
         }
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -348,8 +422,10 @@ def run_chunks(
     return aggregate(leaves, binding=whole), reviews
 
 
-def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
-    """The certificate's record: the manifest of the chunks as reviewed, and each review."""
+def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = "") -> dict[str, Any]:
+    """The certificate's record: the manifest of the chunks as reviewed, each review, the
+    chunks' question (:func:`chunk_question`, what a later run carries by) and how many
+    chunks were carried instead of sent."""
     leaves = [r.chunk for r in reviews if not r.split] or list(plan.chunks)
     reviewed = Plan(
         chunks=tuple(leaves),
@@ -360,6 +436,8 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
     return {
         "manifest": reviewed.manifest(),
         "max_chunk_bytes": plan.max_chunk_bytes,
+        "question": question,
+        "carried": sum(1 for r in reviews if r.carried is not None),
         "reviews": [r.to_json() for r in reviews],
     }
 
@@ -525,8 +603,10 @@ def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | 
 __all__ = [
     "MAX_SPLIT_DEPTH",
     "ChunkReview",
+    "carried_reviews",
     "chunk_budget",
     "chunk_prompt",
+    "chunk_question",
     "chunk_rows",
     "file_list",
     "fits_window",

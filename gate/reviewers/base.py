@@ -47,6 +47,7 @@ import httpx
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
 from gate.redact import redact
+from gate.reviewers.limits import classify
 from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings, shown_url
 
@@ -225,6 +226,7 @@ class Failure(StrEnum):
     PLAIN_HTTP = "plain_http"
     NETWORK_ERROR = "network_error"
     DEADLINE = "deadline"
+    QUOTA = "quota_exhausted"  # a billing or quota stop (gate.reviewers.limits): not retried
 
 
 @dataclass(frozen=True)
@@ -532,16 +534,23 @@ def _read_error_body(
             break
     status = response.status_code
     message = one_line(_error_message(bytes(raw)), settings.api_key, limit=200)
-    advice = _status_advice(status)
-    if status in (404, 405):  # a wrong path: show the URL that was requested
-        advice = _not_found_advice(str(response.request.url), settings)
+    said = f"HTTP {status} {response.reason_phrase}" + (f" ({message})" if message else "")
+    refusal = classify(settings.provider, status, response.headers, bytes(raw))
+    if refusal is None:
+        advice = _status_advice(status)
+        if status in (404, 405):  # a wrong path: show the URL that was requested
+            advice = _not_found_advice(str(response.request.url), settings)
+        return Problem(
+            Failure.HTTP_STATUS,
+            f"{said}; {advice}",
+            EndReason.HTTP_ERROR,
+            retryable=retryable_status(status),
+        )
     return Problem(
-        Failure.HTTP_STATUS,
-        f"HTTP {status} {response.reason_phrase}"
-        + (f" ({message})" if message else "")
-        + f"; {advice}",
+        Failure.HTTP_STATUS if refusal.retryable else Failure.QUOTA,
+        f"{said}; {refusal.advice(settings.provider)}",
         EndReason.HTTP_ERROR,
-        retryable=retryable_status(status),
+        retryable=refusal.retryable,
     )
 
 
