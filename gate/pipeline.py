@@ -518,6 +518,10 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
     if limit >= len(diff) and config.incremental != "always":
         return None
     plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
+    if plan.too_large:
+        # the list and the plan together: a file the plan leaves out is listed as not
+        # reviewed (too_large), never as an ordinary change "in other chunks"
+        files = chunks.plan_file_list(diff, plan, sections)
     return ChunkSetup(plan, tuple(files), limit, overhead)
 
 
