@@ -21,7 +21,7 @@ import math
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -137,6 +137,9 @@ class Config:
     #: what max_chunks chunks of max_chunk_bytes hold (issue 10: raised from 1,000,000)
     max_diff_bytes: int = 40 * 262_144
     allow_partial_coverage: bool = False
+    #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
+    #: records them as not reviewable without blocking; "block" makes them partial coverage
+    binary_assets: str = "allow"
     status_context: str = "review-gate"
     instructions: str = ""
     override_label: str = "review-gate:override"
@@ -164,6 +167,14 @@ class Config:
     #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
     #: carries (every chunk is sent)
     incremental: str = "auto"
+    #: reviewers asked, in order, only when the one before could not answer for an
+    #: ``unavailable`` reason (quota, rate limit, outage, timeout, cut) after its retries
+    fallbacks: tuple[ReviewerConfig, ...] = ()
+
+    def chain(self) -> tuple[Config, ...]:
+        """This config, then one per fallback (its reviewer in place, no fallbacks of its
+        own): every reviewer the review may ask, in order."""
+        return (self, *(replace(self, reviewer=fb, fallbacks=()) for fb in self.fallbacks))
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
@@ -172,6 +183,11 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif f.name == "fallbacks":
+                if value:  # absent when empty: a config without fallbacks keeps its digest
+                    out[f.name] = [
+                        {rf.name: getattr(fb, rf.name) for rf in fields(fb)} for fb in value
+                    ]
             elif isinstance(value, ReviewerConfig):
                 out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
             elif isinstance(value, tuple):
@@ -179,6 +195,30 @@ class Config:
             else:
                 out[f.name] = value
         return out
+
+
+def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
+    checked (:func:`gate.redact.first_key`); a fallback without one is a ConfigError
+    naming the setting and the fix, before any reviewer is asked."""
+    from gate.redact import first_key
+
+    keys = []
+    for index, fallback in enumerate(config.fallbacks):
+        env = fallback.key_env()
+        key = first_key((environ.get(env), f"the environment variable {env}"))
+        if not key:
+            who = f"{fallback.provider} {fallback.model}".strip()
+            raise ConfigError(
+                f"fallbacks[{index}] ({who}) has no API key: the environment variable {env} "
+                "is empty",
+                key=f"fallbacks.{index}.api_key_env",
+                fix=f"pass the secret to the step (env: {env}: ${{{{ secrets.{env} }}}}), "
+                f"or name the variable that holds it in fallbacks[{index}].api_key_env",
+                reason="config_fallback_key",
+            )
+        keys.append(key)
+    return tuple(keys)
 
 
 def default_config() -> Config:
@@ -391,11 +431,8 @@ def parse_config(text: str, *, source: str) -> Config:
         return default_config()
     errors = list(_validator().iter_errors(data))
     if errors:
-        groups = sorted(
-            (_describe(e, source=source, lines=lines) for e in errors),
-            key=lambda group: (group[0].line, "\n".join(p.message for p in group)),
-        )
-        raise _all([p for group in groups for p in group], reason="config_invalid")
+        problems = [p for e in errors for p in _describe(e, source=source, lines=lines)]
+        raise _all(in_line_order(problems), reason="config_invalid")
     return require_price(_build(data), source=source, lines=lines)
 
 
@@ -407,11 +444,16 @@ def require_price(
     held to is a mistake in the config, said when it is read, never a blocked pull
     request. A config without a model yet (the model comes from an input) is checked
     again once the inputs are applied."""
-    model = config.reviewer.model
-    if config.max_cost is None or not model:
+    unpriced = [
+        c.reviewer.model
+        for c in config.chain()
+        if c.reviewer.model
+        and not any(p.model == c.reviewer.model for p in config.pricing)
+        and listed_price(c.reviewer.model) is None
+    ]
+    if config.max_cost is None or not unpriced:
         return config
-    if any(p.model == model for p in config.pricing) or listed_price(model) is not None:
-        return config
+    model = unpriced[0]
     raise ConfigError(
         f"max_cost is {config.max_cost:g} but nothing gives a price for the model {model} "
         "(neither pricing in the config nor review-gate's price table), so no review's "
@@ -423,6 +465,12 @@ def require_price(
         f"pricing: {{{model}: {{input: 1.0, output: 4.0}}}}, or remove max_cost",
         reason="config_unpriced_max_cost",
     )
+
+
+def in_line_order(problems: list[ConfigError]) -> list[ConfigError]:
+    """Every problem in the order of the file's lines (one without a line last), so the
+    list reads top to bottom; ties in a stable order of their words."""
+    return sorted(problems, key=lambda p: (p.line == 0, p.line, p.message))
 
 
 def _all(problems: list[ConfigError], *, reason: str) -> ConfigError:
@@ -744,7 +792,8 @@ def _line_of(
             return lines.get((*path, extra[0], "<key>"), lines.get(path, 0))
     while path and path not in lines:
         path = path[:-1]
-    return lines.get(path, 0)
+    # the key's own line: a block mapping's value starts on the line below its key
+    return lines.get((*path, "<key>"), lines.get(path, 0)) if path else lines.get(path, 0)
 
 
 def _allowed_keys(err: ValidationError) -> list[str]:
@@ -905,14 +954,10 @@ def _did_you_mean(word: str, choices: Any) -> str:
 
 def _build(data: Mapping[str, Any]) -> Config:
     """Frozen Config from schema-valid data (types already checked by the schema)."""
-    reviewer_data = dict(data.get("reviewer") or {})
-    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
-        if name in reviewer_data:
-            reviewer_data[name] = float(reviewer_data[name])
-    for name in ("max_tokens", "max_response_bytes", "attempts"):
-        if name in reviewer_data:
-            reviewer_data[name] = int(reviewer_data[name])
+    reviewer = _reviewer(data.get("reviewer") or {})
     top = {k: v for k, v in data.items() if k != "reviewer"}
+    if "fallbacks" in top:
+        top["fallbacks"] = tuple(_reviewer(item) for item in top["fallbacks"])
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
     for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):
@@ -934,4 +979,16 @@ def _build(data: Mapping[str, Any]) -> Config:
             ModelPrice(model, float(price["input"]), float(price["output"]))
             for model, price in sorted(top["pricing"].items())
         )
-    return Config(reviewer=ReviewerConfig(**reviewer_data), **top)
+    return Config(reviewer=reviewer, **top)
+
+
+def _reviewer(data: Mapping[str, Any]) -> ReviewerConfig:
+    """A frozen ReviewerConfig from a schema-valid ``reviewer`` (or ``fallbacks`` item)."""
+    values = dict(data)
+    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
+        if name in values:
+            values[name] = float(values[name])
+    for name in ("max_tokens", "max_response_bytes", "attempts"):
+        if name in values:
+            values[name] = int(values[name])
+    return ReviewerConfig(**values)

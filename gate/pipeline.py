@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -32,8 +32,8 @@ from gate.agreement import Answer, aggregate, answers_json
 from gate.agreement import summary as agreement_summary
 from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
-from gate.decision import Binding, Decision, State, blocked, decide
-from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
+from gate.decision import Binding, Decision, Family, State, blocked, decide
+from gate.diff import COVER_HINT, Coverage, FileSection, SelectedDiff, select, split_diff
 from gate.errors import GateError
 from gate.prompt import build_prompt
 
@@ -81,17 +81,21 @@ class ReviewResult:
     chunks: tuple[ChunkReview, ...] = ()
     #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
     answers: tuple[Answer, ...] = ()
+    #: the reviewers asked before this one (``fallbacks:``), each of which could not
+    #: answer for an ``unavailable`` reason; ``reviewer`` is the one that answered
+    earlier: tuple[ReviewResult, ...] = ()
 
     def paid_attempts(self) -> tuple[Attempt, ...]:
         """Every request the review paid for, in order: each attempt of each of the
         ``agreement`` answers (``outcome`` holds only the first answer's), and in a
         chunked review each chunk's, halves and overflowed chunks included. The cost
         is counted over these."""
+        before = tuple(a for result in self.earlier for a in result.paid_attempts())
         if self.chunks:
-            return tuple(a for review in self.chunks for a in review.outcome.attempts)
+            return before + tuple(a for review in self.chunks for a in review.outcome.attempts)
         if len(self.answers) > 1:
-            return tuple(a for answer in self.answers for a in answer.attempts)
-        return self.outcome.attempts
+            return before + tuple(a for answer in self.answers for a in answer.attempts)
+        return before + self.outcome.attempts
 
     def agreement(self) -> str | None:
         """``3/3 agree: pass`` (for the summary), or None with a single answer."""
@@ -115,6 +119,8 @@ class ReviewResult:
                 "summary": agreement_summary(self.answers),
                 "answers": answers_json(self.answers),
             }
+        if self.earlier:
+            context["fallback"] = fallback_json(self)
         context.update(self.extra)
         context.update(extra or {})
         return certificate.build(
@@ -183,6 +189,7 @@ def select_diff(
         max_bytes=config.max_diff_bytes,
         source=source,
         original=diff if isinstance(diff, bytes) else None,
+        assets=config.binary_assets == "allow",
     )
 
 
@@ -201,6 +208,30 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
     else:
         cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
+
+
+#: the files a partial-coverage block names (the manifest has them all)
+NAMED_GAPS = 5
+
+
+def coverage_before_call(coverage: Coverage, *, allow_partial: bool) -> Decision | None:
+    """``needs_human`` (``partial_coverage``) when files the review needs were left out and
+    partial coverage is not allowed: decided before any request, so a review that would
+    block on coverage is never paid for. Names the files and what would cover each."""
+    if coverage.complete or allow_partial:
+        return None
+    gaps = coverage.gaps
+    named = "; ".join(
+        f"{item.path} ({COVER_HINT.get(item.why, str(item.why))})" for item in gaps[:NAMED_GAPS]
+    )
+    more = f"; and {len(gaps) - NAMED_GAPS} more" if len(gaps) > NAMED_GAPS else ""
+    return blocked(
+        State.NEEDS_HUMAN,
+        "partial_coverage",
+        f"partial coverage: {coverage.summary()}; the reviewer was not asked. Not reviewed: "
+        f"{named}{more}. Cover those files, or a maintainer sets allow_partial_coverage: true "
+        "in the base config",
+    )
 
 
 def guard_coverage(
@@ -263,8 +294,14 @@ def review_diff(
     coverage: Coverage | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     carry: Ledger | None = None,
+    fallback_keys: Sequence[str | None] | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
+
+    With ``fallbacks:`` and ``fallback_keys`` (one key each, in order; None: only the
+    reviewer is asked, as replay does), each next reviewer is asked only when the one
+    before :func:`could_not_answer`; the result is the last one asked, with the earlier
+    ones in ``earlier`` (their attempts paid for and certified).
 
     Raises :class:`~gate.errors.UsageError` / :class:`~gate.errors.ConfigError`
     only for settings that cannot work (unknown provider, missing model or
@@ -287,24 +324,102 @@ def review_diff(
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
-    settings = config.reviewer.to_settings(api_key)
-    reviewers.validate(settings)  # a UsageError naming the setting, before anything else
-    chunked = review_chunks(
-        diff,
-        config,
-        settings,
-        coverage=coverage,
-        extra_cert=extra_cert,
-        sleep=sleep,
-        on_attempt=on_attempt,
-        carry=None if config.incremental == "off" else carry,
+    chained = config.chain() if fallback_keys is not None else (config,)
+    keys = (api_key, *(fallback_keys or ()))
+    if len(keys) != len(chained):
+        raise GateError(
+            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
+            "fallbacks; this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    chain = [(c, c.reviewer.to_settings(key)) for c, key in zip(chained, keys, strict=True)]
+    for _, settings in chain:
+        reviewers.validate(settings)  # a UsageError naming the setting, before any request
+    allow = config.allow_partial_coverage
+    if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
+        return ReviewResult(  # never pay for a review that will block on coverage
+            decision=gap,
+            outcome=ReviewOutcome(attempts=(), envelope=None),
+            binding=binding,
+            prompt_sha256=prompt_sha256(diff, config),
+            config_sha256=config_sha256(config),
+            reviewer=reviewer_of(chain[0][1]),
+            min_confidence=config.min_confidence,
+            coverage=coverage,
+            review_decision=gap,
+            extra=dict(extra_cert or {}),
+        )
+    earlier: list[ReviewResult] = []
+    for position, (asked, settings) in enumerate(chain):
+        result = review_chunks(
+            diff,
+            asked,
+            settings,
+            coverage=coverage,
+            extra_cert=extra_cert,
+            sleep=sleep,
+            on_attempt=on_attempt,
+            carry=None if config.incremental == "off" else carry,
+        ) or _review_whole(
+            diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
+            sleep=sleep, on_attempt=on_attempt,
+        )  # fmt: skip
+        if position + 1 == len(chain) or not could_not_answer(result):
+            break
+        earlier.append(result)
+    if not earlier:
+        return result
+    return replace(
+        result,
+        config_sha256=config_sha256(config),
+        earlier=tuple(earlier),
+        notes=(*fallback_notes(result, earlier), *result.notes),
     )
-    if chunked is not None:
-        return chunked
-    return _review_whole(
-        diff, config, settings, binding, coverage=coverage, extra_cert=extra_cert,
-        sleep=sleep, on_attempt=on_attempt,
-    )  # fmt: skip
+
+
+def could_not_answer(result: ReviewResult) -> bool:
+    """Whether the next reviewer may be asked: the review is ``unavailable`` (the reviewer
+    could not answer: quota, rate limit, outage, timeout, cut) and no answer or chunk of
+    it decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
+    low-confidence answer, an unstable set): an outage is never a way to re-roll."""
+    decided = result.review_decision or result.decision
+    if decided.family is not Family.UNAVAILABLE:
+        return False
+    parts = [a.decision for a in result.answers] + [
+        c.decision for c in result.chunks if c.decision is not None and not c.split
+    ]
+    return not any(d.state in (State.FAIL, State.NEEDS_HUMAN) for d in parts)
+
+
+def _who(result: ReviewResult) -> str:
+    return f"{result.reviewer.provider} {result.reviewer.model or '(no model)'}"
+
+
+def fallback_notes(result: ReviewResult, earlier: Sequence[ReviewResult]) -> tuple[str, ...]:
+    """One line per reviewer that could not answer, then who answered (summary, comment)."""
+    lines = [
+        f"reviewer {n} of {len(earlier) + 1} ({_who(r)}) could not answer: "
+        f"{r.decision.reason} ({r.decision.detail[:160]})"
+        for n, r in enumerate(earlier, 1)
+    ]
+    lines.append(f"fallback reviewer {len(earlier) + 1} ({_who(result)}) was asked and decided")
+    return tuple(lines)
+
+
+def fallback_json(result: ReviewResult) -> dict[str, Any]:
+    """The certificate's ``context.fallback``: who answered, and why each earlier one did not."""
+    return {
+        "answered_by": {"position": len(result.earlier) + 1, **result.reviewer.to_json()},
+        "earlier": [
+            {
+                "position": n,
+                "reviewer": r.reviewer.to_json(),
+                "decision": r.decision.to_json(),
+                "attempts": [a.to_json() for a in r.paid_attempts()],
+            }
+            for n, r in enumerate(result.earlier, 1)
+        ],
+    }
 
 
 def _review_whole(
@@ -403,6 +518,10 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
     if limit >= len(diff) and config.incremental != "always":
         return None
     plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
+    if plan.too_large:
+        # the list and the plan together: a file the plan leaves out is listed as not
+        # reviewed (too_large), never as an ordinary change "in other chunks"
+        files = chunks.plan_file_list(diff, plan, sections)
     return ChunkSetup(plan, tuple(files), limit, overhead)
 
 
@@ -442,6 +561,8 @@ def review_chunks(
         review_decision = nothing_reviewed(plan.coverage) or blocked(
             State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
         )
+    elif gap := coverage_before_call(plan.coverage, allow_partial=config.allow_partial_coverage):
+        review_decision = gap  # a too_large file: the chunks would be paid for, then block
     else:
         review_decision, reviews = chunked.run_chunks(
             plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,

@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from gate.action import carry
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
 from gate.action.state import Override, RunState
+from gate.chunks.carry import Book, CarryError
 from gate.config import Config
 from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
 from gate.diff import Coverage
 from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
-from gate.pipeline import nothing_reviewed, select_diff
+from gate.pipeline import coverage_before_call, nothing_reviewed, select_diff
 from gate.reviewers import needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -243,9 +245,12 @@ def siblings(
     )
 
 
-def coverage(selected: Coverage) -> Decision | None:
-    """Nothing left to review after the selection: never ask the model about nothing."""
-    return nothing_reviewed(selected)
+def coverage(selected: Coverage, config: Config) -> Decision | None:
+    """Nothing left to review after the selection (never ask the model about nothing), or
+    files left out that block on coverage (never pay for a review that will block)."""
+    return nothing_reviewed(selected) or coverage_before_call(
+        selected, allow_partial=config.allow_partial_coverage
+    )
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
@@ -317,6 +322,19 @@ def standing_status(
     )
 
 
+def carried(run: RunState, body: str | None) -> Book | None:
+    """The chunk answers the gate's own comment carries (:mod:`gate.action.carry`); a
+    block that is not well-formed carries nothing, with a note (every chunk is sent)."""
+    try:
+        return carry.read(body)
+    except CarryError as err:
+        run.notes.append(
+            f"the carried chunk answers in the review-gate comment were not read "
+            f"({err.message}); every chunk is sent"
+        )
+        return None
+
+
 def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None:
     """An earlier decision of the same question (:mod:`gate.memory`): a standing block
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
@@ -331,6 +349,9 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
     if run.pull is None:
         return None
     run.fresh = fresh_requested(run, gh)
+    # a writer's fresh review (label, input) or comment command asks for every chunk again
+    if not run.fresh and run.command is None:
+        run.carry = carried(run, run.own_comment)
     if run.fresh:
         return None
     if run.history_problem is not None:

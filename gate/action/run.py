@@ -30,7 +30,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -47,12 +47,14 @@ from gate.action import (
     reviews,
 )
 from gate.action import replay as replay_mode
+from gate.action.assets import mark_assets
+from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.chunks.review import ChunkReview, chunk_rows
-from gate.config import Config, apply_inputs, default_config, parse_config
+from gate.config import Config, apply_inputs, default_config, fallback_keys, parse_config
 from gate.decision import (
     MAX_DESCRIPTION,
     Binding,
@@ -190,12 +192,19 @@ def _review(
 
     # pinned to the SHAs reviewed: never the pull request's current diff, which a push
     # could change between this fetch and the head re-check below
-    fetch = gh.compare_diff(run.base, run.head, pr_number=run.pull.number if run.pull else None)
+    fetch = gh.compare_diff(
+        run.base,
+        run.head,
+        pr_number=run.pull.number if run.pull else None,
+        budget=FetchBudget.from_config(config),
+    )
     if fetch.note:
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
     sections = list(fetch.sections)
+    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
+        sections = mark_assets(gh, sections, base=run.base, head=run.head)
     expected = run.pull.changed_files if run.pull is not None else None
     if expected is not None and file_count(sections) < expected:
         # GitHub lists at most 3000 files; whatever it did not list was not reviewed
@@ -207,8 +216,8 @@ def _review(
     selected = select_diff(sections, config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    if (empty := guards.coverage(coverage)) is not None:
-        return _post_final(run, empty)
+    if (empty := guards.coverage(coverage, config)) is not None:
+        return _post_final(run, empty)  # nothing to review, or partial: before any request
     run.estimate = cost.preflight(selected.data, config, coverage)
     report.emit([untrusted.line(run.estimate.line())], run.out)
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
@@ -220,8 +229,16 @@ def _review(
         return _post_final(run, kept)
 
     try:
+        keys = fallback_keys(config, run.env)
+        _mask(run, keys)
         run.result = result = review_diff(
-            selected.data, config, api_key=api_key, sleep=sleep, coverage=coverage
+            selected.data,
+            config,
+            api_key=api_key,
+            sleep=sleep,
+            coverage=coverage,
+            fallback_keys=keys,
+            carry=run.carry,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
@@ -299,10 +316,16 @@ def _api_key(run: RunState, config: Config) -> str | None:
         (run.inputs.api_key, "the action input api-key"),
         (run.env.get(key_env), f"the environment variable {key_env}"),
     )
-    if api_key and api_key not in run.secrets:
-        run.secrets.append(api_key)
-        report.emit(report.mask_commands([api_key]), run.out)
+    _mask(run, (api_key,))
     return api_key
+
+
+def _mask(run: RunState, keys: Sequence[str | None]) -> None:
+    """Mask each key not masked yet (``::add-mask::``, and registered for redaction)."""
+    for key in keys:
+        if key and key not in run.secrets:
+            run.secrets.append(key)
+            report.emit(report.mask_commands([key]), run.out)
 
 
 # --- statuses, certificate, report ----------------------------------------------------
@@ -367,6 +390,7 @@ def _post_final(
                 f"the head moved to {now.head_sha[:12]} during the review; this status is on "
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
+    description = report.with_assets(description, run.evidence.coverage)
     if posted is Status.FAILURE and run.question is not None:
         # which question this block answered, on the commit itself (gate.memory.question)
         description = question.tag(description, run.question, limit=MAX_DESCRIPTION)

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from gate.action.event import Target
 from gate.action.github import GitHubClient, GitHubSettings, PullInfo
 from gate.action.inputs import ActionInputs
+from gate.chunks.carry import Book
 from gate.config import Config
 from gate.cost import Preflight
 from gate.decision import Decision
@@ -137,7 +138,12 @@ class RunState:
     #: whether the history was read (gate.action.history.load), and why it was not trusted
     history_loaded: bool = False
     history_problem: str | None = None
+    #: the body of the gate's own sticky comment as read (None: there is none)
+    own_comment: str | None = None
     fresh: bool = False
+    #: the chunk answers the gate's own comment carries from the last run (incremental
+    #: review, :mod:`gate.action.carry`); None when fresh or unread
+    carry: Book | None = None
     prompt_sha: str = ""
     #: the question this run asks (gate/memory/question.py), once the diff is selected
     question: QuestionKey | None = None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gate.memory.record import Record
@@ -49,6 +49,9 @@ class QuestionKey:
     prompt_sha: str
     #: the chunk prompts' digests in chunk order, when reviewed in chunks (evidence only)
     chunk_prompts: tuple[str, ...] = field(default=(), compare=False)
+    #: the fallbacks' models: a decision by any reviewer the config may ask answers the
+    #: same question (a fail by a fallback stands for the reviewer before it, and back)
+    fallback_models: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def id(self) -> str:
@@ -58,8 +61,11 @@ class QuestionKey:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def answered_by(self, record: Record) -> bool:
-        """Whether ``record`` decided exactly this question."""
-        return key_of_record(record) == self
+        """Whether ``record`` decided exactly this question (by this model or a fallback)."""
+        found = key_of_record(record)
+        if found is None or record.model not in (self.model, *self.fallback_models):
+            return False
+        return replace(found, model=self.model) == self
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +106,7 @@ def key_for(diff: bytes, config: Config, *, chunk_prompts: tuple[str, ...] = ())
         model=config.reviewer.model,
         prompt_sha=prompt_sha256(diff, config),
         chunk_prompts=chunk_prompts,
+        fallback_models=tuple(fb.model for fb in config.fallbacks),
     )
 
 

@@ -59,7 +59,7 @@ def decisive(records: Sequence[Record], key: QuestionKey) -> tuple[Record | None
     only when no block was found among the records that count."""
     found: dict[tuple[bool, bool], Record] = {}  # (blocks, cached) -> the newest such
     for record in reversed(records):
-        if key_of_record(record) != key:
+        if not key.answered_by(record):
             continue
         blocks = stands(record)
         if blocks or passed(record):
