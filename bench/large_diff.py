@@ -67,7 +67,8 @@ def peak_rss_mib() -> float:
 
 def run_gate(args: argparse.Namespace) -> dict[str, Any]:
     import gate.reviewers  # noqa: F401  (import order: the reviewers before the config)
-    from gate.pipeline import review_diff, select_diff
+    from gate.pipeline import review_diff
+    from gate.scope import select_diff
 
     diff = make_diff(args.files, args.mib * MIB)
     config = config_for(args.url, args.concurrency)
@@ -94,9 +95,10 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
 
     import gate.reviewers  # noqa: F401
     from gate.chunks import file_list, plan
-    from gate.chunks.review import chunk_budget, chunk_prompt
-    from gate.pipeline import select_diff
+    from gate.chunks.budget import chunk_budget, chunk_prompt
     from gate.reviewers.openai import build_request
+    from gate.reviewers.settings import ReviewerSettings
+    from gate.scope import select_diff
 
     diff = make_diff(args.files, args.mib * MIB)
     config = config_for(args.url, args.concurrency)
@@ -104,7 +106,7 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
     files = file_list(selected.data, selected.coverage)
     limit, _ = chunk_budget(config, files)
     chunks = plan(selected.data, selected.coverage, max_chunk_bytes=limit).chunks
-    settings = config.reviewer.to_settings("k")
+    settings = ReviewerSettings.from_config(config.reviewer, "k")
     requests = []
     for chunk in chunks:
         prompt = chunk_prompt(chunk, len(chunks), files, config)

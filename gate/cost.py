@@ -10,7 +10,7 @@
   partial sum would read as the whole cost. Unknown is empty, never zero.
 - :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is,
   over every request the review makes (one, or one per chunk:
-  :func:`gate.pipeline.chunk_setup`, the same cut the review makes),
+  :func:`gate.chunks.budget.chunk_setup`, the same cut the review makes),
   ``attempts x agreement x (prompt bytes x input price + max_tokens x output price)``
   per million, plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing.
   It is conservative: a tokenizer's token covers at least one byte, the answer is at
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gate.attempt import Attempt
+from gate.chunks.budget import chunk_setup, request_size, too_many
 from gate.config import Config, ModelPrice
-from gate.decision import Decision, State, Status, blocked
+from gate.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage
-from gate.pipeline import binding_for, chunk_setup
 from gate.prompt import build_prompt
 
 PER = 1_000_000
@@ -166,8 +166,6 @@ def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None)
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
     selection's (its skipped files are listed in every chunk's prompt too)."""
-    from gate.chunks.review import request_size, too_many
-
     setup = chunk_setup(diff, config, coverage)
     if setup is None:
         binding = binding_for(diff, config)

@@ -8,125 +8,31 @@ applies the decision table to the sealed envelope; the certificate is built from
 the result, once, by the caller that writes it. It touches no environment
 variable, no file and no exit code; the callers do.
 
-Before it, the selection both callers share: :func:`select_diff` splits the
-diff into file sections and applies the config's ``include``/``exclude`` and
-``max_diff_bytes``; :func:`nothing_reviewed` blocks (``needs_human``,
-``nothing_reviewed``) when no file section is left, without calling the model;
-and ``review_diff(..., coverage=...)`` turns a pass on partial coverage into
-``needs_human`` (``partial_coverage``) unless ``allow_partial_coverage``.
+Before it, the selection both callers share (:mod:`gate.scope`: ``select_diff``,
+``nothing_reviewed``); ``review_diff(..., coverage=...)`` turns a pass on partial
+coverage into ``needs_human`` (``partial_coverage``) unless ``allow_partial_coverage``.
+A diff too large for one request goes to :func:`gate.chunks.review.review_chunks`;
+both paths return a :class:`gate.result.ReviewResult`. Dependencies point one way:
+``chunks.budget`` -> ``cost`` -> ``chunks.review`` -> ``pipeline``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from gate import certificate, reviewers
-from gate.agreement import Answer, aggregate, answers_json
+from gate.agreement import Answer, aggregate
 from gate.agreement import summary as agreement_summary
 from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
-from gate.decision import Binding, Decision, State, blocked, decide
-from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
+from gate.decision import Binding, binding_for, decide
+from gate.diff import Coverage
 from gate.errors import GateError
 from gate.prompt import build_prompt
-
-if TYPE_CHECKING:
-    from gate.chunks import FileEntry, Plan
-    from gate.chunks.review import ChunkReview
-    from gate.reviewers.settings import ReviewerSettings
-
-
-@dataclass(frozen=True)
-class Reviewer:
-    """Who reviewed, as the certificate names it (no key, no credentials in the URL)."""
-
-    provider: str
-    model: str
-    base_url: str
-    max_tokens: int
-    temperature: float
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class ReviewResult:
-    """Everything one review produced; the certificate is built from it, once, by whoever
-    writes it (:meth:`certificate_for`), with the caller's own context added."""
-
-    decision: Decision
-    outcome: ReviewOutcome
-    binding: Binding
-    prompt_sha256: str
-    config_sha256: str
-    reviewer: Reviewer
-    min_confidence: float
-    #: what the reviewer saw (when the caller passed it); ``decision`` already
-    #: reflects it, ``review_decision`` is the verdict's own decision
-    coverage: Coverage | None = None
-    review_decision: Decision | None = None
-    notes: tuple[str, ...] = ()
-    #: the caller's context for the certificate, given to :func:`review_diff`
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    #: each chunk as reviewed, when the diff was reviewed in chunks (gate/chunks/review.py)
-    chunks: tuple[ChunkReview, ...] = ()
-    #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
-    answers: tuple[Answer, ...] = ()
-
-    def agreement(self) -> str | None:
-        """``3/3 agree: pass`` (for the summary), or None with a single answer."""
-        return agreement_summary(self.answers) if len(self.answers) > 1 else None
-
-    def certificate_for(
-        self, decision: Decision | None = None, *, extra: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """The certificate of this review, deciding ``decision`` (default: the review's)."""
-        context: dict[str, Any] = {
-            "reviewer": self.reviewer.to_json(),
-            "min_confidence": self.min_confidence,
-        }
-        if self.coverage is not None:
-            context["coverage"] = self.coverage.to_json()
-            if self.review_decision is not None and self.decision is not self.review_decision:
-                context["review_decision"] = self.review_decision.to_json()
-        if len(self.answers) > 1:
-            context["agreement"] = {
-                "k": len(self.answers),
-                "summary": agreement_summary(self.answers),
-                "answers": answers_json(self.answers),
-            }
-        context.update(self.extra)
-        context.update(extra or {})
-        return certificate.build(
-            decision or self.decision,
-            binding=self.binding,
-            attempts=self.outcome.attempts,
-            inputs={
-                "diff": self.binding.diff_sha,
-                "prompt": self.prompt_sha256,
-                "config": self.config_sha256,
-            },
-            envelope=self.outcome.envelope,
-            extra=context,
-        )
-
-    @cached_property
-    def certificate(self) -> dict[str, Any]:
-        """The certificate with no caller context (built on first use)."""
-        return self.certificate_for()
-
-
-def binding_for(diff: bytes, config: Config) -> Binding:
-    """The binding the verdict must repeat: SHA-256 of the diff bytes and the policy."""
-    return Binding(diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version)
+from gate.result import ReviewResult, config_sha256, reviewer_of
+from gate.reviewers.settings import ReviewerSettings, validate
+from gate.scope import guard_coverage
 
 
 def prompt_sha256(diff: bytes, config: Config) -> str:
@@ -134,111 +40,6 @@ def prompt_sha256(diff: bytes, config: Config) -> str:
     key, known before any call)."""
     binding = binding_for(diff, config)
     return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()
-
-
-def public_url(url: str) -> str:
-    """``url`` without credentials, query or fragment (safe for a certificate).
-
-    A URL urllib cannot read (it never reaches a certificate: the transport's
-    validation refuses it first) is shown as ``"<invalid URL>"``, never raised.
-    """
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "<invalid URL>"
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def select_diff(
-    diff: bytes | Sequence[FileSection], config: Config, *, source: str = "diff"
-) -> SelectedDiff:
-    """What the reviewer is shown: per file, the config's include/exclude and byte limit.
-
-    ``diff`` is the raw diff (split here) or its sections (the action's, which
-    may hold files GitHub sent no patch for). Every file left out is recorded
-    in the coverage manifest with why.
-    """
-    sections = split_diff(diff) if isinstance(diff, bytes) else list(diff)
-    return select(
-        sections,
-        include=config.include,
-        exclude=config.exclude,
-        max_bytes=config.max_diff_bytes,
-        source=source,
-        original=diff if isinstance(diff, bytes) else None,
-    )
-
-
-def nothing_reviewed(coverage: Coverage) -> Decision | None:
-    """``needs_human`` (``nothing_reviewed``) when no file section is reviewed, else None.
-
-    An empty review must never reach the model: a verdict on nothing would pass.
-    """
-    if coverage.reviewed:
-        return None
-    if coverage.total == 0:
-        cause = (
-            "the diff holds no file section (it is empty, or has no 'diff --git' "
-            "headers: make it with git diff)"
-        )
-    else:
-        cause = f"{coverage.summary()}; check include/exclude and max_diff_bytes in the config"
-    return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
-
-
-def guard_coverage(
-    decision: Decision, coverage: Coverage, *, allow_partial: bool
-) -> tuple[Decision, str | None]:
-    """The decision once coverage is taken into account, and a note for the report.
-
-    A pass on partial coverage is ``needs_human`` (``partial_coverage``) unless
-    partial coverage is allowed; a blocking decision stays as it is, with a note.
-    """
-    if coverage.complete or allow_partial:
-        return decision, None
-    if decision.state is State.PASS:
-        guarded = blocked(
-            State.NEEDS_HUMAN,
-            "partial_coverage",
-            f"partial coverage: {coverage.summary()}; review the rest by hand or set "
-            "allow_partial_coverage: true",
-        )
-        return guarded, None
-    return decision, f"partial coverage: {coverage.summary()}"
-
-
-def blocked_certificate(
-    decision: Decision,
-    diff: bytes,
-    config: Config,
-    *,
-    coverage: Coverage | None = None,
-    extra_cert: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The certificate of a run blocked before any reviewer call (no attempts, no envelope)."""
-    binding = binding_for(diff, config)
-    context: dict[str, Any] = {"min_confidence": config.min_confidence}
-    if coverage is not None:
-        context["coverage"] = coverage.to_json()
-    context.update(extra_cert or {})
-    return certificate.build(
-        decision,
-        binding=binding,
-        attempts=(),
-        inputs={"diff": binding.diff_sha, "config": config_sha256(config)},
-        envelope=None,
-        extra=context,
-    )
-
-
-def config_sha256(config: Config) -> str:
-    canonical = json.dumps(config.to_json(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def review_diff(
@@ -272,8 +73,10 @@ def review_diff(
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
-    settings = config.reviewer.to_settings(api_key)
-    reviewers.validate(settings)  # a UsageError naming the setting, before anything else
+    settings = ReviewerSettings.from_config(config.reviewer, api_key)
+    validate(settings)  # a UsageError naming the setting, before anything else
+    from gate.chunks.review import review_chunks  # the pool: httpx, loaded when asked
+
     chunked = review_chunks(
         diff,
         config,
@@ -303,12 +106,14 @@ def _review_whole(
     on_attempt: Callable[[Attempt], None] | None,
 ) -> ReviewResult:
     """The review in one request (asked ``agreement`` times), decided and aggregated."""
+    from gate.reviewers.transport import review  # httpx: loaded when a request is made
+
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
     answers: list[Answer] = []
     outcomes: list[ReviewOutcome] = []
     for _ in range(config.agreement):
         # each answer on a fresh connection: review() opens one per attempt
-        outcome = reviewers.review(
+        outcome = review(
             settings, system=prompt.system, user=prompt.user, sleep=sleep, on_attempt=on_attempt
         )
         answer_decision = decide(
@@ -341,114 +146,4 @@ def _review_whole(
         notes=notes,
         extra=dict(extra_cert or {}),
         answers=tuple(answers),
-    )
-
-
-def reviewer_of(settings: ReviewerSettings) -> Reviewer:
-    """Who reviewed, as the certificate names it (no key; the URL without credentials)."""
-    return Reviewer(
-        provider=settings.provider,
-        model=settings.model,
-        base_url=public_url(settings.base_url),
-        max_tokens=settings.max_tokens,
-        temperature=settings.temperature,
-    )
-
-
-@dataclass(frozen=True)
-class ChunkSetup:
-    """How a diff too large for one request is cut: the plan, the pull request's file
-    list, the most diff bytes per chunk (0: nothing fits) and the estimated tokens of
-    the prompt around each chunk's diff."""
-
-    plan: Plan
-    files: tuple[FileEntry, ...]
-    limit: int
-    overhead: int
-
-
-def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
-    """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
-    one place the cut is made: :func:`review_chunks` and the cost estimate
-    (:func:`gate.cost.estimate`) both ask here."""
-    from gate import chunks
-    from gate.chunks import review as chunked
-
-    sections = split_diff(diff)
-    cov = coverage or Coverage(
-        reviewed=tuple(s.path for s in sections if s.path),
-        skipped=(),
-        diff_bytes=len(diff),
-        diff_sha=hashlib.sha256(diff).hexdigest(),
-    )
-    files = chunks.file_list(diff, cov, sections)
-    limit, overhead = chunked.chunk_budget(config, files)
-    if limit >= len(diff):
-        return None
-    plan = chunks.plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
-    return ChunkSetup(plan, tuple(files), limit, overhead)
-
-
-def review_chunks(
-    diff: bytes,
-    config: Config,
-    settings: ReviewerSettings,
-    *,
-    coverage: Coverage | None,
-    extra_cert: Mapping[str, Any] | None,
-    sleep: Callable[[float], None],
-    on_attempt: Callable[[Attempt], None] | None,
-) -> ReviewResult | None:
-    """The review in chunks (:mod:`gate.chunks.review`), or None when the diff fits one request
-    whole (then :func:`review_diff` asks exactly as it always has)."""
-    from gate.chunks import review as chunked
-
-    setup = chunk_setup(diff, config, coverage)
-    if setup is None:
-        return None
-    plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
-    reviews: tuple[ChunkReview, ...] = ()
-    outcome = ReviewOutcome(attempts=(), envelope=None)
-    if limit < 1:
-        review_decision = blocked(
-            State.NEEDS_HUMAN,
-            "too_large",
-            f"the prompt around the diff (about {overhead} tokens, with the list of "
-            f"{len(files)} files) and max_tokens fill the model's window of "
-            f"{chunked.input_window(config)} tokens; raise max_input_tokens or split the change",
-        )
-    elif (over := chunked.too_many(plan, config, overhead)) is not None:
-        review_decision = over
-    elif not plan.chunks:
-        review_decision = nothing_reviewed(plan.coverage) or blocked(
-            State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
-        )
-    else:
-        review_decision, reviews = chunked.run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt, overhead=overhead
-        )
-        outcome = ReviewOutcome(
-            attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
-        )
-    decision, note = guard_coverage(
-        review_decision, plan.coverage, allow_partial=config.allow_partial_coverage
-    )
-    first = reviews[0].prompt_sha256 if reviews else ""
-    context = dict(extra_cert or {})
-    context["chunks"] = chunked.manifest_json(plan, reviews)
-    return ReviewResult(
-        decision=decision,
-        outcome=outcome,
-        binding=Binding(
-            diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version
-        ),
-        prompt_sha256=first,
-        config_sha256=config_sha256(config),
-        reviewer=reviewer_of(settings),
-        min_confidence=config.min_confidence,
-        coverage=plan.coverage,
-        review_decision=review_decision,
-        notes=() if note is None else (note,),
-        extra=context,
-        chunks=reviews,
     )

@@ -29,7 +29,7 @@ from gate.decision import Decision, State
 from gate.findings import Anchor, Finding, findings_for
 
 if TYPE_CHECKING:
-    from gate.chunks.review import ChunkReview
+    from gate.result import ChunkReview
 
 #: GitHub shows at most 10 annotations of each level per step; one is the decision's
 MAX_ANNOTATIONS = 9

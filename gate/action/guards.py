@@ -21,8 +21,8 @@ from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
 from gate.memory import Question, earlier, recall, record, status_confirms_pass
-from gate.pipeline import nothing_reviewed
-from gate.reviewers import needs_api_key
+from gate.reviewers.settings import ReviewerSettings, needs_api_key
+from gate.scope import nothing_reviewed
 
 APPLY_MARKER = ".apply/incomplete"
 #: the label a writer applies to ask for a fresh review (the memory is not consulted)
@@ -112,7 +112,7 @@ def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> D
     if api_key:
         return None
     try:
-        probe = config.reviewer.to_settings(None)
+        probe = ReviewerSettings.from_config(config.reviewer, None)
     except ConfigError:
         return None  # review_diff reports it with the config's own message
     explicit = bool(config.reviewer.api_key_env)

@@ -27,7 +27,7 @@ from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory import record
 from gate.memory import replay as core
-from gate.pipeline import select_diff
+from gate.scope import select_diff
 
 TRACKING_TITLE = "review-gate: unstable verdicts"
 DEFAULT_SINCE = "24h"

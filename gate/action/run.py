@@ -51,13 +51,15 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.chunks.review import ChunkReview, chunk_rows
+from gate.chunks.review import chunk_rows
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decision import Binding, Decision, State, Status, blocked, describe, exit_code
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.findings import Finding
-from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
+from gate.pipeline import prompt_sha256, review_diff
+from gate.result import ChunkReview, config_sha256
+from gate.scope import select_diff
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 

@@ -18,7 +18,7 @@ from gate.config import Config
 from gate.decision import Decision
 from gate.diff import Coverage
 from gate.memory.record import Record
-from gate.pipeline import ReviewResult
+from gate.result import ReviewResult
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A pull request larger than the reviewer's context window is reviewed in chunks, and every
 chunk is bound to exactly its own bytes (its ``diff_sha``). :func:`plan` owns the cut:
 
-1. the selected diff (:func:`gate.pipeline.select_diff`) is split into file sections
+1. the selected diff (:func:`gate.scope.select_diff`) is split into file sections
    (:func:`gate.diff.split_diff`, the same parser that selected them);
 2. a section that fits ``max_chunk_bytes`` is one *piece*; a larger one is cut at hunk
    boundaries into parts, each part repeating the section's *header* (every line before

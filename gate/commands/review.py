@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from gate.decision import Decision
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
-    from gate.pipeline import ReviewResult
+    from gate.result import ReviewResult
 
 NAME = "review"
 ORDER = 30
@@ -229,14 +229,14 @@ def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
     """The API key from the environment; a missing key that is needed is a usage error."""
     from gate import redact
     from gate.errors import UsageError
-    from gate.reviewers.settings import needs_api_key
+    from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
     env_name = config.reviewer.key_env()
     value = os.environ.get(env_name)
     redact.remember(value)  # before the check: no message may show it
     key = redact.checked_key(value, source=f"the environment variable {env_name}")
     if key is None:
-        probe = config.reviewer.to_settings(None)
+        probe = ReviewerSettings.from_config(config.reviewer, None)
         if explicit_env or needs_api_key(probe):
             raise UsageError(
                 f"{env_name} is not set; export it or pass --api-key-env NAME",
@@ -328,8 +328,9 @@ def _run(args: argparse.Namespace) -> int:
     from gate.attempt import Attempt
     from gate.commands._io import read_input, say, say_json
     from gate.decision import exit_code
-    from gate.pipeline import nothing_reviewed, review_diff, select_diff
-    from gate.reviewers import attempt_line
+    from gate.pipeline import review_diff
+    from gate.reviewers.transport import attempt_line
+    from gate.scope import nothing_reviewed, select_diff
 
     config = load(args)
     check_base_url(config, args)
@@ -434,7 +435,7 @@ def _blocked_before_call(
     from gate import certificate
     from gate.commands._io import say, say_json
     from gate.decision import exit_code
-    from gate.pipeline import blocked_certificate
+    from gate.result import blocked_certificate
 
     cert = blocked_certificate(
         decision, data, config, coverage=coverage, extra_cert={"command": "review"}

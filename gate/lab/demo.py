@@ -33,12 +33,13 @@ from urllib.parse import urlsplit
 from gate import certificate
 from gate.atomic import atomic_write
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decision import Binding, State, binding_for
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
 from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse
-from gate.pipeline import ReviewResult, binding_for, review_diff
+from gate.pipeline import review_diff
 from gate.prompt import binding_in, build_prompt
+from gate.result import ReviewResult
 from gate.reviewers.providers import Provider
 
 SAMPLE = "sample.diff"

@@ -32,7 +32,8 @@ from gate.config import Config, apply_inputs
 from gate.decision import State
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory.record import Record
-from gate.pipeline import prompt_sha256, review_diff, select_diff
+from gate.pipeline import prompt_sha256, review_diff
+from gate.scope import select_diff
 
 #: recorded sources whose decision is not the reviewer's own clean answer
 DEGRADED_SOURCES = frozenset({"repaired", "override", "cached"})

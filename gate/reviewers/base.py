@@ -43,10 +43,10 @@ from typing import Any, Protocol
 
 import httpx
 
+from gate import USER_AGENT
 from gate.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
 from gate.redact import redact
-from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings
 
 #: How much of a non-2xx body is read to find the provider's error message.

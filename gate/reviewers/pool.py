@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gate.attempt import Attempt, EndReason, ReviewOutcome
-from gate.reviewers import backoff_delay, call_once
 from gate.reviewers.base import Reply
 from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.transport import backoff_delay, call_once
 
 #: words of each provider's context-overflow error (lower case, searched in the error body)
 OVERFLOW_MARKERS = (

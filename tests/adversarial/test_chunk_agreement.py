@@ -31,8 +31,9 @@ from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.lab.demo import PASS_REASONS, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator
-from gate.pipeline import review_diff, select_diff
+from gate.pipeline import review_diff
 from gate.prompt import binding_in
+from gate.scope import select_diff
 from tests.adversarial.test_chunk_binding import _diff
 
 DIFF = _diff(3)

@@ -37,8 +37,9 @@ from gate.decision import Binding, State
 from gate.diff import select, split_diff
 from gate.lab.demo import answer, request_text
 from gate.lab.sim import ReviewerSimulator
-from gate.pipeline import review_diff, select_diff
+from gate.pipeline import review_diff
 from gate.prompt import binding_in
+from gate.scope import select_diff
 
 MAX_CHUNK = 1024
 

@@ -20,10 +20,10 @@ import pytest
 from gate.action.findings_report import findings_of
 from gate.attempt import ReviewOutcome
 from gate.chunks import Chunk, plan
-from gate.chunks.review import ChunkReview
 from gate.decision import Decision, State, Status
 from gate.diff import Coverage
 from gate.findings import right_side
+from gate.result import ChunkReview
 from gate.verdict import Verdict
 
 FILES = 4

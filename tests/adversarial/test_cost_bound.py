@@ -19,7 +19,8 @@ from gate.config import Config, ReviewerConfig
 from gate.cost import estimate
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
-from gate.pipeline import review_diff, select_diff
+from gate.pipeline import review_diff
+from gate.scope import select_diff
 from tests.integration.test_chunked_review import big_diff
 
 

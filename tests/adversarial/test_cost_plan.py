@@ -8,7 +8,7 @@ over one chunk, once per chunk with each chunk's own prompt and its own ``max_to
 PR author's.
 
 Fix: :func:`gate.cost.request_bytes` lists the requests the review makes, cut by
-:func:`gate.pipeline.chunk_setup` exactly as the review cuts them, each asked
+:func:`gate.chunks.budget.chunk_setup` exactly as the review cuts them, each asked
 ``agreement`` times; the estimate sums them. A split after the provider refuses a chunk
 as over its window cannot be planned and is named in :mod:`gate.cost`'s docstring.
 

@@ -43,7 +43,7 @@ import pytest
 from gate.attempt import Attempt, ReviewOutcome
 from gate.envelope import verify
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, render_events
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(120)
 

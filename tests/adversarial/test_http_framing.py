@@ -29,7 +29,7 @@ import pytest
 
 from gate.attempt import Attempt, EndReason
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -66,8 +66,9 @@ from gate.errors import (
     VerdictError,
 )
 from gate.lab.sim import render_events
-from gate.reviewers import ReviewerSettings, anthropic, gemini, mc1, openai
+from gate.reviewers import anthropic, gemini, mc1, openai
 from gate.reviewers.base import Exchange, Reply
+from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEParser
 from gate.verdict import KEYS, parse_verdict
 from tests.fakes.events import merge_group_event, pull_request_event, workflow_dispatch_event

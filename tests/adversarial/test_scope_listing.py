@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.chunks import Chunk, FileEntry
-from gate.chunks.review import scope_text
+from gate.chunks.budget import scope_text
 
 HOSTILE = st.text(
     st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40

@@ -64,8 +64,8 @@ from gate.decision import Binding, Decision, State, Status, blocked, describe
 from gate.errors import ConfigError, UsageError
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.prompt import binding_in
-from gate.reviewers import ReviewerSettings, validate
 from gate.reviewers.base import Exchange
+from gate.reviewers.settings import ReviewerSettings, validate
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
 
@@ -836,7 +836,7 @@ def test_every_path_is_provoked() -> None:
         "content-echo": "pass",
     }
     assert sorted(expected) == sorted(p.name for p in PATHS)
-    from gate.reviewers import review
+    from gate.reviewers.transport import review
 
     for path in PATHS:
         with ReviewerSimulator(

@@ -35,8 +35,9 @@ from gate.config import Config, ReviewerConfig
 from gate.decision import State
 from gate.diff import SkipWhy, sections_from_files, split_diff
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
-from gate.pipeline import review_diff, select_diff
+from gate.pipeline import review_diff
 from gate.prompt import binding_in
+from gate.scope import select_diff
 
 # Families of bytes that are not strict UTF-8 (each entry is one generated variant).
 FAMILIES: dict[str, list[bytes]] = {

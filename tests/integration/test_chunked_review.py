@@ -21,8 +21,10 @@ from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.lab.demo import ScriptedModel, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator, SimResponse, wire_for
-from gate.pipeline import ReviewResult, review_diff, select_diff
+from gate.pipeline import review_diff
 from gate.prompt import binding_in
+from gate.result import ReviewResult
+from gate.scope import select_diff
 
 FILES = 12
 

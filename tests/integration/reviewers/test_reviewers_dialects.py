@@ -17,7 +17,7 @@ from gate.lab.sim import (
     render_events,
     wire_for,
 )
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

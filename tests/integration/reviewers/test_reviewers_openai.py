@@ -7,7 +7,7 @@ import pytest
 from gate.attempt import EndReason, FinishReason, ReviewOutcome
 from gate.envelope import verify
 from gate.lab.sim import ReviewerSimulator, SimRequest, SimResponse
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

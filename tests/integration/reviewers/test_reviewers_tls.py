@@ -19,7 +19,8 @@ from cryptography.x509.oid import NameOID
 
 from gate.envelope import verify
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.reviewers import base, review
+from gate.reviewers import base
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

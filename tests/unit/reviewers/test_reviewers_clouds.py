@@ -355,10 +355,10 @@ def test_config_without_an_endpoint_names_the_setting(monkeypatch: pytest.Monkey
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ConfigError) as caught:
-        ReviewerConfig(provider="bedrock", model="m").to_settings("k")
+        ReviewerSettings.from_config(ReviewerConfig(provider="bedrock", model="m"), "k")
     assert "region" in str(caught.value)
     monkeypatch.setenv("AWS_REGION", "us-west-2")
-    got = ReviewerConfig(provider="bedrock", model="m").to_settings("k")
+    got = ReviewerSettings.from_config(ReviewerConfig(provider="bedrock", model="m"), "k")
     assert got.base_url == "https://bedrock-runtime.us-west-2.amazonaws.com"
 
 
