@@ -29,12 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
-from gate.redact import redact
-from gate.reviewers.providers import (
-    AZURE_TOKEN_ENV,
-    DEFAULT_KEY_ENV,
-    Provider,
-)
+from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.safe.redact import redact
 
 if TYPE_CHECKING:
     import yaml
@@ -108,11 +104,11 @@ class Config:
     sticky_comment: bool = True
     review_comments: bool = False
     report: str = "status"  # status | check-run | both (gate.action.checks)
-    #: price per million tokens by model name (gate.cost)
+    #: price per million tokens by model name (gate.review.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
-    #: large pull requests are reviewed in chunks (gate/chunks/__init__.py, gate/chunks/review.py);
-    #: None: the model's window from gate.chunks.CONTEXT_WINDOWS, else 100k tokens
+    #: large pull requests are reviewed in chunks (gate/review/chunks.py, gate/review/chunked.py);
+    #: None: the model's window from gate.review.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144
     max_chunks: int = 40

@@ -17,12 +17,12 @@ from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
 from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
 from gate.config import Config
-from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
+from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
 from gate.memory import Question, earlier, recall, record, status_confirms_pass
+from gate.review.scope import nothing_reviewed
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
-from gate.scope import nothing_reviewed
 
 APPLY_MARKER = ".apply/incomplete"
 #: the label a writer applies to ask for a fresh review (the memory is not consulted)

@@ -9,7 +9,7 @@ one) to the comment body. A record that cannot be written is a note, never a los
 from __future__ import annotations
 
 from gate.action.state import Artifacts, RunState
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.memory import record
 
 

@@ -15,10 +15,10 @@ from gate.action.event import Target
 from gate.action.github import GitHubClient, GitHubSettings, PullInfo
 from gate.action.inputs import ActionInputs
 from gate.config import Config
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.diff import Coverage
 from gate.memory.record import Record
-from gate.result import ReviewResult
+from gate.review.result import ReviewResult
 
 
 @dataclass(frozen=True)

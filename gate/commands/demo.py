@@ -39,7 +39,7 @@ exit codes: 0 every case got its expected decision, 3 otherwise, 2 usage error.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from gate.reviewers.providers import PROVIDERS, Provider
+    from gate.providers import PROVIDERS, Provider
 
     default = Provider.OPENAI.value  # the demo's dialect unless --provider says otherwise
     parser.add_argument(

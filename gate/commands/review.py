@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gate.config import Config
-    from gate.cost import CostReport
-    from gate.decision import Decision
+    from gate.decide.decision import Decision
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
-    from gate.result import ReviewResult
+    from gate.review.cost import CostReport
+    from gate.review.result import ReviewResult
 
 NAME = "review"
 ORDER = 30
@@ -80,7 +80,7 @@ _CLOUD_OPTIONS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from gate.config import Config
-    from gate.reviewers.providers import DEFAULT_BASE_URLS, PROVIDERS
+    from gate.providers import DEFAULT_BASE_URLS, PROVIDERS
 
     defaults = Config()
     rev = defaults.reviewer
@@ -227,9 +227,9 @@ def check_output_path(option: str, name: str | None) -> None:
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
     """The API key from the environment; a missing key that is needed is a usage error."""
-    from gate import redact
     from gate.errors import UsageError
     from gate.reviewers.settings import ReviewerSettings, needs_api_key
+    from gate.safe import redact
 
     env_name = config.reviewer.key_env()
     value = os.environ.get(env_name)
@@ -251,7 +251,7 @@ _NO_ANSWER = frozenset({"connect_error", "connect_timeout", "network_error"})
 
 def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
     """One line naming the setting when no byte ever came back from the endpoint."""
-    from gate.decision import State
+    from gate.decide.decision import State
 
     last = result.outcome.last
     if result.decision.state is not State.INCOMPLETE or last is None:
@@ -295,7 +295,7 @@ def summary_json(
     coverage: Coverage | None = None,
 ) -> dict[str, Any]:
     """The --json object; ``result`` is None when the run was blocked before any call."""
-    from gate.decision import exit_code
+    from gate.decide.decision import exit_code
 
     final = decision or (result.decision if result is not None else None)
     record = cert if cert is not None else (result.certificate if result is not None else {})
@@ -307,7 +307,7 @@ def summary_json(
     out["certificate_sha256"] = cert_sha
     cov = coverage or (result.coverage if result else None)
     out["coverage"] = cov.to_json() if cov is not None else None
-    from gate.chunks.review import chunk_rows
+    from gate.review.chunked import chunk_rows
 
     out["chunks"] = chunk_rows(result.chunks) if result else []
     out["exit_code"] = exit_code(final)
@@ -324,13 +324,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from gate import certificate, cost, untrusted
-    from gate.attempt import Attempt
     from gate.commands._io import read_input, say, say_json
-    from gate.decision import exit_code
-    from gate.pipeline import review_diff
+    from gate.decide.attempt import Attempt
+    from gate.decide.decision import exit_code
+    from gate.review import certificate, cost
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import nothing_reviewed, select_diff
     from gate.reviewers.transport import attempt_line
-    from gate.scope import nothing_reviewed, select_diff
+    from gate.safe import untrusted
 
     config = load(args)
     check_base_url(config, args)
@@ -403,7 +404,7 @@ def cost_line(spent: CostReport) -> str:
 
 def chunk_lines(result: ReviewResult) -> list[str]:
     """One line per chunk when the diff was reviewed in chunks (none otherwise)."""
-    from gate.chunks.review import chunk_rows
+    from gate.review.chunked import chunk_rows
 
     return [
         f"  chunk {row['chunk']}/{row['of']}: {row['files']} files, {row['bytes']} bytes, "
@@ -416,9 +417,9 @@ def decision_lines(decision: Decision) -> list[str]:
     """The decision for standard output, in full (the status text stops at 140 characters).
 
     Both texts may hold the reviewer's words: each is one safe line
-    (:func:`gate.untrusted.line`), so a reason cannot start a line of its own.
+    (:func:`gate.safe.untrusted.line`), so a reason cannot start a line of its own.
     """
-    from gate import untrusted
+    from gate.safe import untrusted
 
     description, detail = untrusted.line(decision.description), untrusted.line(decision.detail)
     if not detail or detail in description:
@@ -432,10 +433,10 @@ def _blocked_before_call(
     args: argparse.Namespace, decision: Decision, data: bytes, config: Config, coverage: Coverage
 ) -> int:
     """Report a run the selection blocked: no reviewer call was made."""
-    from gate import certificate
     from gate.commands._io import say, say_json
-    from gate.decision import exit_code
-    from gate.result import blocked_certificate
+    from gate.decide.decision import exit_code
+    from gate.review import certificate
+    from gate.review.result import blocked_certificate
 
     cert = blocked_certificate(
         decision, data, config, coverage=coverage, extra_cert={"command": "review"}

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gate.commands._io import read_input, write_output
-    from gate.envelope import seal
+    from gate.decide.envelope import seal
     from gate.errors import ExitCode
 
     content = read_input(args.file, what="content")

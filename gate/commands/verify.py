@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gate.decision import Binding, Decision
+    from gate.decide.decision import Binding, Decision
 
 NAME = "verify"
 ORDER = 20
@@ -79,7 +79,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
     import hashlib
 
     from gate.commands._io import read_input
-    from gate.decision import Binding
+    from gate.decide.decision import Binding
     from gate.errors import UsageError
 
     inputs: dict[str, str] = {}
@@ -106,7 +106,7 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     a certificate without a recorded decision does not pass. (A certificate is
     not signed: this checks consistency, it is no proof of origin.)
     """
-    from gate.decision import State, Status, blocked
+    from gate.decide.decision import State, Status, blocked
 
     recorded = cert.get("decision")
     if decision.state is not State.PASS:
@@ -148,12 +148,12 @@ def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
-    from gate import strictjson, untrusted
-    from gate.certificate import attempts_from, build, envelope_from, write
     from gate.commands._io import read_input, say, say_json
-    from gate.decision import decide, exit_code
-    from gate.envelope import MAX_HEADER_BYTES
+    from gate.decide.decision import decide, exit_code
+    from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
+    from gate.review.certificate import attempts_from, build, envelope_from, write
+    from gate.safe import strictjson, untrusted
 
     if (args.response is None) == (args.from_certificate is None):
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if chunked is not None:
         # a review in chunks: each chunk's envelope against its chunk of --diff
-        from gate.chunks.review import redecide
+        from gate.review.chunked import redecide
 
         decision = redecide(
             chunked,

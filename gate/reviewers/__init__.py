@@ -18,5 +18,5 @@ An index; each name lives in its own module and is imported from there:
   exposing ``NAME``, ``build_request()`` and ``Stream``.
 
 The provider table (names, key variables, URLs, regions) is the leaf
-:mod:`gate.reviewers.providers`, which the config imports without loading a transport.
+:mod:`gate.providers`, which the config imports without loading a transport.
 """

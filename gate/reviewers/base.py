@@ -44,10 +44,10 @@ from typing import Any, Protocol
 import httpx
 
 from gate import USER_AGENT
-from gate.attempt import Attempt, EndReason, FinishReason
+from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
-from gate.redact import redact
 from gate.reviewers.settings import ReviewerSettings
+from gate.safe.redact import redact
 
 #: How much of a non-2xx body is read to find the provider's error message.
 ERROR_BODY_LIMIT = 64 * 1024

@@ -32,14 +32,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from gate import redact
-from gate.attempt import EndReason, FinishReason
+from gate.decide.attempt import EndReason, FinishReason
 from gate.errors import TransportError, UsageError
+from gate.providers import Provider, region_from_env
 from gate.reviewers import eventstream, sigv4
 from gate.reviewers.base import Exchange, HttpRequest, Reply, one_line
-from gate.reviewers.providers import Provider, region_from_env
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import ErrorFrame, SSEStream, int_fields, load_object, transient_error
+from gate.safe import redact
 
 NAME = Provider.BEDROCK
 SERVICE = "bedrock"

@@ -16,8 +16,7 @@ from urllib.parse import urlsplit
 
 from gate.config import ReviewerConfig
 from gate.errors import ConfigError, UsageError
-from gate.redact import key_problem
-from gate.reviewers.providers import (
+from gate.providers import (
     BASE_URL_FIX,
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
@@ -26,6 +25,7 @@ from gate.reviewers.providers import (
     Provider,
     cloud_base_url,
 )
+from gate.safe.redact import key_problem
 
 
 @dataclass(frozen=True, kw_only=True)

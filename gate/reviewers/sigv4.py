@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from gate.errors import ConfigError
-from gate.reviewers.providers import AWS_SESSION_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.providers import AWS_SESSION_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 ACCESS_KEY_ENV = "AWS_ACCESS_KEY_ID"

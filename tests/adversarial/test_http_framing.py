@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import Attempt, EndReason
+from gate.decide.attempt import Attempt, EndReason
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
 from gate.reviewers.transport import review
 

@@ -22,7 +22,7 @@ from gate.config import (
     parse_config,
 )
 from gate.errors import ConfigError
-from gate.reviewers.providers import PROVIDERS
+from gate.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -432,7 +432,7 @@ def test_key_env_defaults_per_provider() -> None:
 
 
 def test_from_config_carries_every_field() -> None:
-    from gate.reviewers.providers import DEFAULT_BASE_URLS
+    from gate.providers import DEFAULT_BASE_URLS
 
     rc = ReviewerConfig(
         provider="anthropic",
@@ -467,9 +467,9 @@ def test_from_config_refuses_missing_model_or_endpoint(monkeypatch: pytest.Monke
         ReviewerSettings.from_config(ReviewerConfig(provider="openai"), "k")
     assert model.value.reason == "config_model_missing"
     assert "fix: set reviewer.model" in model.value.message
-    import gate.reviewers.providers
+    import gate.providers
 
-    monkeypatch.delitem(gate.reviewers.providers.DEFAULT_BASE_URLS, "mc1", raising=False)
+    monkeypatch.delitem(gate.providers.DEFAULT_BASE_URLS, "mc1", raising=False)
     with pytest.raises(ConfigError) as endpoint:
         ReviewerSettings.from_config(ReviewerConfig(provider="mc1"), None)
     assert endpoint.value.reason == "config_base_url_missing"

@@ -1,4 +1,4 @@
-"""The providers and their key variables are defined once (gate.reviewers.providers), the user
+"""The providers and their key variables are defined once (gate.providers), the user
 agent once (gate/__init__.py, beside the version)."""
 
 from __future__ import annotations
@@ -10,16 +10,10 @@ from pathlib import Path
 
 import gate
 from gate import USER_AGENT
-from gate.reviewers.providers import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_KEY_ENV,
-    NEEDS_MODEL,
-    PROVIDERS,
-    Provider,
-)
+from gate.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL, PROVIDERS, Provider
 
 GATE = Path(gate.__file__).parent
-HOME = GATE / "reviewers" / "providers.py"
+HOME = GATE / "providers.py"
 
 
 def test_every_map_covers_every_provider_and_nothing_else() -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.errors import ConfigError
-from gate.reviewers.providers import region_from_env
+from gate.providers import region_from_env
 from gate.reviewers.sigv4 import Credentials, credentials_from_env, sign
 
 VECTORS = json.loads(

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from gate.lab.sim import extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.fakes.runner import commands_in
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_chunked import large_diff

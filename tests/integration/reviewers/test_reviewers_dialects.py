@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import EndReason, FinishReason, ReviewOutcome
-from gate.envelope import verify
+from gate.decide.attempt import EndReason, FinishReason, ReviewOutcome
+from gate.decide.envelope import verify
 from gate.lab.sim import (
     DIALECTS,
     ReviewerSimulator,

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from gate.attempt import EndReason
+from gate.decide.attempt import EndReason
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 from gate.reviewers.transport import review
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from gate.attempt import EndReason
-from gate.envelope import verify
+from gate.decide.attempt import EndReason
+from gate.decide.envelope import verify
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
 from gate.reviewers.transport import review
 

@@ -13,7 +13,7 @@ import hashlib
 
 import pytest
 
-from gate.envelope import verify
+from gate.decide.envelope import verify
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 from gate.reviewers.transport import call_once
 

@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from gate.attempt import Attempt, EndReason
+from gate.decide.attempt import Attempt, EndReason
 from gate.errors import UsageError
+from gate.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV
 from gate.reviewers.base import one_line, parse_retry_after
-from gate.reviewers.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV
 from gate.reviewers.settings import ReviewerSettings, base_url_problem, needs_api_key, validate
 from gate.reviewers.transport import attempt_line, backoff_delay, review
 

@@ -1,10 +1,10 @@
 """How a diff is cut into requests that fit: the window budget, each chunk's prompt, the setup.
 
 The one place the cut is decided, ahead of any request: the review in chunks
-(:func:`gate.chunks.review.review_chunks`) and the cost estimate (:mod:`gate.cost`) both
+(:func:`gate.review.chunked.review_chunks`) and the cost estimate (:mod:`gate.review.cost`) both
 call :func:`chunk_setup`, so ``max_cost`` approves exactly the requests the review makes.
-Dependencies point one way: this module, then :mod:`gate.cost`, then
-:mod:`gate.chunks.review`, then :mod:`gate.pipeline`.
+Dependencies point one way: this module, then :mod:`gate.review.cost`, then
+:mod:`gate.review.chunked`, then :mod:`gate.review.pipeline`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.chunks import (
+from gate.config import Config
+from gate.decide.decision import Binding, Decision, State, blocked
+from gate.diff import Coverage, split_diff
+from gate.review.chunks import (
     BYTES_PER_TOKEN,
     Chunk,
     FileEntry,
@@ -23,10 +26,7 @@ from gate.chunks import (
     file_list,
     plan,
 )
-from gate.config import Config
-from gate.decision import Binding, Decision, State, blocked
-from gate.diff import Coverage, split_diff
-from gate.prompt import Prompt, build_prompt, fenced
+from gate.review.prompt import Prompt, build_prompt, fenced
 
 #: bytes added to the measured prompt overhead for what varies between chunks
 #: (chunk numbers, the diff's byte count, a longer fence)
@@ -121,8 +121,8 @@ class ChunkSetup:
 
 def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
     """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
-    one place the cut is made: :func:`gate.chunks.review.review_chunks` and the cost estimate
-    (:func:`gate.cost.estimate`) both ask here."""
+    one place the cut is made: :func:`gate.review.chunked.review_chunks` and the cost estimate
+    (:func:`gate.review.cost.estimate`) both ask here."""
     sections = split_diff(diff)
     cov = coverage or Coverage(
         reviewed=tuple(s.path for s in sections if s.path),

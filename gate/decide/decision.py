@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from gate.attempt import Attempt
-from gate.envelope import DEFAULT_MAX_SIZE, verify_envelope
+from gate.decide.attempt import Attempt
+from gate.decide.envelope import DEFAULT_MAX_SIZE, verify_envelope
+from gate.decide.repair import find_structural_cut
+from gate.decide.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
 from gate.errors import (
     BadEncoding,
     BindingError,
@@ -29,9 +31,7 @@ from gate.errors import (
     StrictJSONError,
     VerdictError,
 )
-from gate.redact import redact
-from gate.repair import find_structural_cut
-from gate.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
+from gate.safe.redact import redact
 
 if TYPE_CHECKING:
     from gate.config import Config

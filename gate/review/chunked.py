@@ -1,14 +1,14 @@
 """A pull request reviewed in chunks: budget, prompts, the pool, the table, the manifest.
 
-:func:`gate.pipeline.review_diff` calls :func:`review_chunks` when the selected diff does
+:func:`gate.review.pipeline.review_diff` calls :func:`review_chunks` when the selected diff does
 not fit one request (or a file in it is ``too_large``). The steps:
 
-1. **budget** (:func:`gate.chunks.budget.chunk_budget`): the model's input window
-   (``max_input_tokens``, else :func:`gate.chunks.context_window`) minus
+1. **budget** (:func:`gate.review.budget.chunk_budget`): the model's input window
+   (``max_input_tokens``, else :func:`gate.review.chunks.context_window`) minus
    ``reviewer.max_tokens`` and the prompt around
    the diff (system prompt, binding, chunk header and file list, estimated at
-   :data:`gate.chunks.BYTES_PER_TOKEN`), in bytes, capped by ``max_chunk_bytes``;
-2. **plan** (:func:`gate.chunks.plan`); over ``max_chunks`` chunks the review is
+   :data:`gate.review.chunks.BYTES_PER_TOKEN`), in bytes, capped by ``max_chunk_bytes``;
+2. **plan** (:func:`gate.review.chunks.plan`); over ``max_chunks`` chunks the review is
    ``needs_human`` (``too_large``) before any model call, naming the chunk count and the
    estimated tokens;
 3. **prompts**: each chunk's prompt is bound to the SHA-256 of that chunk's bytes and says
@@ -17,15 +17,15 @@ not fit one request (or a file in it is ``too_large``). The steps:
 4. **the pool**: at most ``concurrency`` chunks at once (threads; the transport is
    synchronous), each with its own retry budget, one ``run_deadline``, a Retry-After on
    one chunk pausing all (:mod:`gate.reviewers.pool`); a context overflow splits that
-   chunk in half (:func:`gate.chunks.halve`), at most :data:`MAX_SPLIT_DEPTH` levels;
+   chunk in half (:func:`gate.review.chunks.halve`), at most :data:`MAX_SPLIT_DEPTH` levels;
 5. **decide and aggregate**: each chunk's envelope is decided against its own binding, so
    a verdict carrying another chunk's ``diff_sha`` is unbound (``needs_human``); the
    answers are matched to chunks by the request that carried them, and the binding
    checks the digest, so the order in which they arrive does not matter. With
    ``agreement: k`` each chunk is asked k times (one after another, each on a fresh
-   connection) and its k decisions go through :func:`gate.agreement.aggregate` (a chunk
+   connection) and its k decisions go through :func:`gate.decide.agreement.aggregate` (a chunk
    passes only on k passes), exactly as a review in one request would; then
-   :func:`gate.chunks.aggregate.aggregate` over the chunks;
+   :func:`gate.decide.chunk_table.aggregate` over the chunks;
 6. **evidence**: the certificate's ``context.chunks`` holds the manifest (ordered chunk
    digests, their files, one digest over them) and each chunk's attempts, envelope and
    decision.
@@ -39,18 +39,14 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from gate.agreement import Answer
-from gate.agreement import aggregate as agree
-from gate.attempt import Attempt, ReviewOutcome
-from gate.chunks import (
-    Chunk,
-    FileEntry,
-    Plan,
-    file_list,
-    halve,
-)
-from gate.chunks.aggregate import aggregate
-from gate.chunks.budget import (
+from gate.config import Config
+from gate.decide.agreement import Answer
+from gate.decide.agreement import aggregate as agree
+from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.chunk_table import aggregate
+from gate.decide.decision import Binding, Decision, State, blocked, decide
+from gate.diff import Coverage, split_diff
+from gate.review.budget import (
     chunk_budget,
     chunk_prompt,
     chunk_setup,
@@ -59,15 +55,13 @@ from gate.chunks.budget import (
     scope_text,
     too_many,
 )
-from gate.config import Config
-from gate.cost import fits
-from gate.decision import Binding, Decision, State, blocked, decide
-from gate.diff import Coverage, split_diff
-from gate.prompt import Prompt
-from gate.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
+from gate.review.chunks import Chunk, FileEntry, Plan, file_list, halve
+from gate.review.cost import fits
+from gate.review.prompt import Prompt
+from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
+from gate.review.scope import guard_coverage, nothing_reviewed
 from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
 from gate.reviewers.settings import ReviewerSettings
-from gate.scope import guard_coverage, nothing_reviewed
 
 #: how many times a chunk that overflows the model's window is halved, at most
 MAX_SPLIT_DEPTH = 3
@@ -111,7 +105,7 @@ def run_chunks(
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
-    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.cost.request_bytes`
+    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.review.cost.request_bytes`
     counted them when ``max_cost`` approved the plan. A chunk that overflows the window
     is split only while the estimate with its halves' requests added still fits under
     ``max_cost``: the halves are requests the approval never
@@ -290,9 +284,9 @@ def redecide(
     The diff is cut again with the recorded ``max_chunk_bytes`` (and the recorded
     halvings), so each chunk's digest is recomputed from ``diff``, never read from the
     record; each recorded envelope is decided against its recomputed chunk's binding,
-    then :func:`gate.chunks.aggregate.aggregate`. A record that does not match is incomplete.
+    then :func:`gate.decide.chunk_table.aggregate`. A record that does not match is incomplete.
     """
-    from gate.certificate import envelope_bytes
+    from gate.review.certificate import envelope_bytes
 
     limit = record.get("max_chunk_bytes")
     reviews = record.get("reviews")
@@ -348,7 +342,7 @@ def redecide(
 def plan_chunks(
     diff: bytes, coverage: Any, limit: int, sections: Sequence[Any]
 ) -> tuple[Chunk, ...]:
-    from gate.chunks import plan
+    from gate.review.chunks import plan
 
     return plan(diff, coverage, max_chunk_bytes=limit, sections=sections).chunks
 

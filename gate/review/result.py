@@ -1,7 +1,7 @@
 """What one review produced (and each chunk of it), and the certificate built from it.
 
-:class:`ReviewResult` is what :func:`gate.pipeline.review_diff` returns, whether the diff
-went in one request or in chunks (:func:`gate.chunks.review.review_chunks` builds it
+:class:`ReviewResult` is what :func:`gate.review.pipeline.review_diff` returns, whether the diff
+went in one request or in chunks (:func:`gate.review.chunked.review_chunks` builds it
 too); the certificate is built from it, once, by the caller that writes it.
 :func:`blocked_certificate` is the certificate of a run blocked before any request.
 """
@@ -17,16 +17,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from gate import certificate
-from gate.agreement import Answer, answers_json
-from gate.agreement import summary as agreement_summary
-from gate.attempt import ReviewOutcome
 from gate.config import Config
-from gate.decision import Binding, Decision, binding_for
+from gate.decide.agreement import Answer, answers_json
+from gate.decide.agreement import summary as agreement_summary
+from gate.decide.attempt import ReviewOutcome
+from gate.decide.decision import Binding, Decision, binding_for
 from gate.diff import Coverage
+from gate.review import certificate
 
 if TYPE_CHECKING:
-    from gate.chunks import Chunk
+    from gate.review.chunks import Chunk
     from gate.reviewers.settings import ReviewerSettings
 
 
@@ -114,7 +114,7 @@ class ReviewResult:
     notes: tuple[str, ...] = ()
     #: the caller's context for the certificate, given to :func:`review_diff`
     extra: Mapping[str, Any] = field(default_factory=dict)
-    #: each chunk as reviewed, when the diff was reviewed in chunks (gate/chunks/review.py)
+    #: each chunk as reviewed, when the diff was reviewed in chunks (gate/review/chunked.py)
     chunks: tuple[ChunkReview, ...] = ()
     #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
     answers: tuple[Answer, ...] = ()

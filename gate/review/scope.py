@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gate.config import Config
-from gate.decision import Decision, State, blocked
+from gate.decide.decision import Decision, State, blocked
 from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
 
 

@@ -8,11 +8,11 @@ applies the decision table to the sealed envelope; the certificate is built from
 the result, once, by the caller that writes it. It touches no environment
 variable, no file and no exit code; the callers do.
 
-Before it, the selection both callers share (:mod:`gate.scope`: ``select_diff``,
+Before it, the selection both callers share (:mod:`gate.review.scope`: ``select_diff``,
 ``nothing_reviewed``); ``review_diff(..., coverage=...)`` turns a pass on partial
 coverage into ``needs_human`` (``partial_coverage``) unless ``allow_partial_coverage``.
-A diff too large for one request goes to :func:`gate.chunks.review.review_chunks`;
-both paths return a :class:`gate.result.ReviewResult`. Dependencies point one way:
+A diff too large for one request goes to :func:`gate.review.chunked.review_chunks`;
+both paths return a :class:`gate.review.result.ReviewResult`. Dependencies point one way:
 ``chunks.budget`` -> ``cost`` -> ``chunks.review`` -> ``pipeline``.
 """
 
@@ -22,17 +22,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gate.agreement import Answer, aggregate
-from gate.agreement import summary as agreement_summary
-from gate.attempt import Attempt, ReviewOutcome
 from gate.config import Config
-from gate.decision import Binding, binding_for, decide
+from gate.decide.agreement import Answer, aggregate
+from gate.decide.agreement import summary as agreement_summary
+from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.decision import Binding, binding_for, decide
 from gate.diff import Coverage
 from gate.errors import GateError
-from gate.prompt import build_prompt
-from gate.result import ReviewResult, config_sha256, reviewer_of
+from gate.review.prompt import build_prompt
+from gate.review.result import ReviewResult, config_sha256, reviewer_of
+from gate.review.scope import guard_coverage
 from gate.reviewers.settings import ReviewerSettings, validate
-from gate.scope import guard_coverage
 
 
 def prompt_sha256(diff: bytes, config: Config) -> str:
@@ -64,7 +64,7 @@ def review_diff(
     applies :func:`guard_coverage` to the decision and goes into the certificate.
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
     With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
-    connection, and :func:`gate.agreement.aggregate` decides (a pass needs k passes).
+    connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes).
     """
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
@@ -75,7 +75,7 @@ def review_diff(
         )
     settings = ReviewerSettings.from_config(config.reviewer, api_key)
     validate(settings)  # a UsageError naming the setting, before anything else
-    from gate.chunks.review import review_chunks  # the pool: httpx, loaded when asked
+    from gate.review.chunked import review_chunks
 
     chunked = review_chunks(
         diff,
