@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
+from gate.prices import listed_price
 from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 from gate.safe.redact import redact
 
@@ -239,7 +240,7 @@ def apply_inputs(config: Config, inputs: Mapping[str, str]) -> Config:
             culprit = given.get(tuple(str(p) for p in err.absolute_path))
             problems += _describe(err, source="config", lines=lines, input_name=culprit)
         raise _all(problems, reason="config_invalid_input")
-    return _build(data)
+    return require_price(_build(data), source="config and inputs")
 
 
 _TRUE = frozenset({"true", "True", "TRUE"})
@@ -346,7 +347,33 @@ def parse_config(text: str, *, source: str) -> Config:
             key=lambda group: (group[0].line, "\n".join(p.message for p in group)),
         )
         raise _all([p for group in groups for p in group], reason="config_invalid")
-    return _build(data)
+    return require_price(_build(data), source=source, lines=lines)
+
+
+def require_price(
+    config: Config, *, source: str, lines: Mapping[tuple[str | int, ...], int] | None = None
+) -> Config:
+    """``config``, unless it sets ``max_cost`` for a model nothing prices (neither its
+    ``pricing`` nor the dated table in :mod:`gate.prices`): a limit no estimate can be
+    held to is a mistake in the config, said when it is read, never a blocked pull
+    request. A config without a model yet (the model comes from an input) is checked
+    again once the inputs are applied."""
+    model = config.reviewer.model
+    if config.max_cost is None or not model:
+        return config
+    if any(p.model == model for p in config.pricing) or listed_price(model) is not None:
+        return config
+    raise ConfigError(
+        f"max_cost is {config.max_cost:g} but nothing gives a price for the model {model} "
+        "(neither pricing in the config nor review-gate's price table), so no review's "
+        "cost could be held to it",
+        source=source,
+        line=(lines or {}).get(("max_cost",), 0),
+        key="max_cost",
+        fix=f"add the model's prices per million tokens under pricing, for example "
+        f"pricing: {{{model}: {{input: 1.0, output: 4.0}}}}, or remove max_cost",
+        reason="config_unpriced_max_cost",
+    )
 
 
 def _all(problems: list[ConfigError], *, reason: str) -> ConfigError:

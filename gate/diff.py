@@ -155,30 +155,114 @@ def diff_sha(data: bytes) -> str:
 # --- parsing ---------------------------------------------------------------------
 
 _HEADER = b"diff --git "
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "r": "\r"}
+#: git's C-style escapes (``quote_c_style``) and the bytes they stand for: the one table
+#: :func:`quote_bytes` writes and :func:`unquote_bytes` reads (every other byte below
+#: 0x20, DEL and every byte from 0x80 is written in octal, ``\\ooo``)
+_C_ESCAPES: dict[int, bytes] = {
+    0x07: b"\\a",
+    0x08: b"\\b",
+    0x09: b"\\t",
+    0x0A: b"\\n",
+    0x0B: b"\\v",
+    0x0C: b"\\f",
+    0x0D: b"\\r",
+    0x22: b'\\"',
+    0x5C: b"\\\\",
+}
+_C_UNESCAPES: dict[int, int] = {escape[1]: byte for byte, escape in _C_ESCAPES.items()}
+_OCTAL = b"01234567"
+
+
+class BadName(ValueError):
+    """A quoted path that is not exactly what git writes (an unknown escape, a cut octal
+    escape, no closing quote): its name cannot be known, so its section is unparseable."""
+
+
+def quote_bytes(raw: bytes) -> bytes:
+    """``raw`` as git writes a path (``quote_c_style``, ``core.quotePath`` on): unchanged
+    when every byte is printable ASCII other than ``"`` and ``\\``, else in quotes with
+    :data:`_C_ESCAPES` for those bytes and ``\\ooo`` for every other one."""
+    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
+        return raw
+    body = bytearray(b'"')
+    for b in raw:
+        escape = _C_ESCAPES.get(b)
+        if escape is not None:
+            body += escape
+        elif 0x20 <= b < 0x7F:
+            body.append(b)
+        else:
+            body += b"\\%03o" % b
+    return bytes(body + b'"')
+
+
+def unquote_bytes(raw: bytes) -> bytes:
+    """The exact inverse of git's quoting (``unquote_c_style``): the bytes of the name.
+
+    An unquoted name is itself. A quoted one takes exactly git's escapes (the nine of
+    :data:`_C_ESCAPES` and ``\\ooo`` with a first digit 0-3); anything else, or a name
+    with no closing quote, raises :class:`BadName` (git itself refuses it), never a guess.
+    """
+    if not raw.startswith(b'"'):
+        return raw
+    if len(raw) < 2 or not raw.endswith(b'"'):
+        raise BadName("a quoted path has no closing quote")
+    body, out, i = raw[1:-1], bytearray(), 0
+    while i < len(body):
+        byte = body[i]
+        if byte == 0x22:
+            raise BadName("a quoted path holds an unescaped quote")
+        if byte != 0x5C:
+            out.append(byte)
+            i += 1
+            continue
+        if i + 1 >= len(body):
+            raise BadName("a quoted path ends in a lone backslash")
+        nxt = body[i + 1]
+        if nxt in _C_UNESCAPES:
+            out.append(_C_UNESCAPES[nxt])
+            i += 2
+            continue
+        digits = body[i + 1 : i + 4]
+        if len(digits) == 3 and digits[0] in b"0123" and all(d in _OCTAL for d in digits):
+            out.append(int(digits, 8))
+            i += 4
+            continue
+        raise BadName(
+            f"a quoted path holds the escape {bytes(body[i : i + 2])!r}, which git never writes"
+        )
+    return bytes(out)
+
+
+def name_of(raw: bytes) -> str:
+    """A path's bytes as the gate's name: UTF-8, and any byte that is not kept as itself
+    (``surrogateescape``), so :func:`name_bytes` gives back exactly ``raw``."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def name_bytes(name: str) -> bytes:
+    """The bytes of ``name`` (the inverse of :func:`name_of`); a lone surrogate that no
+    byte stands for keeps its UTF-8 form (``surrogatepass``), so it stays undecodable."""
+    try:
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogatepass")
+
+
+def exact_name(name: str) -> bool:
+    """Whether ``name`` is a path the gate can compare exactly: strict UTF-8 text (no
+    byte kept by ``surrogateescape``, no lone surrogate). Filters, the planner's lists
+    and findings compare names as text, so a name that is not is never filtered out."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _unquote(raw: bytes) -> str:
-    """Decode a git path, undoing C-style quoting (``"a/caf\\303\\251"``)."""
-    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
-        return raw.decode("utf-8", "replace")
-    body = raw[1:-1]
-    out = bytearray()
-    i = 0
-    while i < len(body):
-        ch = body[i : i + 1]
-        if ch != b"\\" or i + 1 >= len(body):
-            out += ch
-            i += 1
-            continue
-        nxt = chr(body[i + 1])
-        if re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4]):
-            out.append(int(body[i + 1 : i + 4], 8))
-            i += 4
-            continue
-        out += _ESCAPES.get(nxt, nxt).encode()
-        i += 2
-    return bytes(out).decode("utf-8", "replace")
+    """Decode a git path, undoing C-style quoting (``"a/caf\\303\\251"``) exactly."""
+    return name_of(unquote_bytes(raw))
 
 
 def _strip_prefix(path: str) -> str:
@@ -219,17 +303,37 @@ def _section_paths(lines: Sequence[bytes]) -> tuple[str, str]:
     return path, (others[0] if others else "")
 
 
+def _quoted_end(raw: bytes) -> int:
+    """The index just past the closing quote of the quoted name ``raw`` starts with (a
+    backslash escapes the byte after it, so ``\\"`` never ends it), or -1."""
+    i = 1
+    while i < len(raw):
+        if raw[i] == 0x5C:
+            i += 2
+        elif raw[i] == 0x22:
+            return i + 1
+        else:
+            i += 1
+    return -1
+
+
 def _path_from_header(line: bytes) -> str:
-    """Best effort for sections without ---/+++ (mode changes, empty files)."""
+    """The new name on a ``diff --git`` line (sections without ---/+++: mode changes,
+    empty files, binary ones). A quoted name ends at its closing quote, never at an
+    escaped one; an unquoted pair ``a/X b/X`` (git's equal names) splits in the middle."""
     rest = line[len(_HEADER) :].rstrip(b"\r\n")
     if rest.startswith(b'"'):
-        end = rest.find(b'" ', 1)
-        second = rest[end + 2 :] if end > 0 else rest
-        return _strip_prefix(_unquote(second))
+        end = _quoted_end(rest)
+        if end < 0 or rest[end : end + 1] != b" ":
+            raise BadName("the diff --git line's first quoted name does not end")
+        return _strip_prefix(_unquote(rest[end + 1 :]))
     # "a/X b/X": with equal names the split point is the middle
     half = (len(rest) - 1) // 2
     if len(rest) % 2 == 1 and rest[half : half + 1] == b" ":
         return _strip_prefix(_unquote(rest[half + 1 :]))
+    marker = rest.rfind(b' "b/')
+    if marker >= 0 and rest.endswith(b'"'):
+        return _strip_prefix(_unquote(rest[marker + 1 :]))
     marker = rest.rfind(b" b/")
     if marker >= 0:
         return _unquote(rest[marker + 3 :])
@@ -330,7 +434,12 @@ def split_diff(data: bytes) -> list[FileSection]:
         out.append(FileSection(path="", data=b"".join(preamble)))
     for index in range(len(sections)):
         sec, sections[index] = sections[index], []  # each section's lines freed once joined
-        path, old_path = _section_paths(sec)
+        try:
+            path, old_path = _section_paths(sec)
+        except BadName:
+            # a name that is not exactly what git writes: unknown, so never filtered
+            path, old_path = git_quote(name_of(sec[0][len(_HEADER) :].rstrip(b"\r\n"))), ""
+            unparseable.add(index)
         out.append(
             FileSection(
                 path=path,
@@ -368,20 +477,11 @@ def _is_binary(section: Sequence[bytes]) -> bool:
     return False
 
 
-#: git's C-style escapes (``quote_c_style``); any other byte below 0x20, DEL and every
-#: byte of a non-ASCII character are written in octal
-_C_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r"}
-_C_ESCAPES |= {ord('"'): '\\"', ord("\\"): "\\\\"}
-
-
 def git_quote(name: str) -> str:
     """``name`` as git writes it in a diff header: C-quoted when it holds a quote, a
-    backslash, a control character or a non-ASCII character (``core.quotePath``)."""
-    raw = name.encode("utf-8", "surrogatepass")
-    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
-        return name
-    body = "".join(_C_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw)
-    return f'"{body}"'
+    backslash, a control character or a non-ASCII character (``core.quotePath``); the
+    exact inverse of :func:`_unquote`."""
+    return quote_bytes(name_bytes(name)).decode("ascii")
 
 
 def git_label(prefix: str, name: str) -> str:
@@ -633,6 +733,10 @@ def select(
         if sec.unparseable:
             # checked before the filters: a section that cannot be read may hide anything
             skipped.append(SkippedFile(sec.path, SkipWhy.UNPARSEABLE, len(sec.data)))
+        elif not (exact_name(sec.path) and exact_name(sec.old_path)):
+            # a name that is not strict UTF-8 cannot be compared exactly with a filter:
+            # never filtered out, never reviewed (named as git quotes it: ASCII, exact)
+            skipped.append(SkippedFile(git_quote(sec.path), SkipWhy.UNDECODABLE, len(sec.data)))
         elif not section_selected(sec, include, exclude):
             skipped.append(SkippedFile(sec.path, SkipWhy.FILTERED, len(sec.data)))
         elif sec.no_patch:

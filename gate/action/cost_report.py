@@ -6,8 +6,8 @@ config's prices); this module only renders them. Unknown is shown as unknown, ne
 
 from __future__ import annotations
 
-from gate.action.report import code
-from gate.review.cost import CostReport, money
+from gate.action.report import code, md
+from gate.review.cost import CostReport, Preflight, money
 
 
 def _show(value: int | float | None, *, price: bool = False) -> str:
@@ -37,7 +37,19 @@ def summary_lines(report: CostReport) -> list[str]:
     )
     lines.append("")
     if report.price is None:
-        lines += ["No price for this model under `pricing` in the config: the cost is unknown.", ""]
+        lines += [
+            "No price for this model, neither under `pricing` in the config nor in "
+            "review-gate's price table: the cost is unknown.",
+            "",
+        ]
+    elif report.price_source:
+        lines += [f"Priced from {md(report.price_source)}.", ""]
     elif report.cost is None:
         lines += ["An attempt reported no token counts: the total is unknown.", ""]
     return lines
+
+
+def estimate_lines(estimate: Preflight) -> list[str]:
+    """``### Cost estimate``: the bound ``max_cost`` holds and the likely figure, made
+    before any request."""
+    return ["### Cost estimate", "", md(estimate.line()), ""]

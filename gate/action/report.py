@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate.decide.attempt import Attempt
-from gate.decide.decision import Decision, State
+from gate.decide.decision import Decision, Family, State
 from gate.diff import Coverage
 from gate.safe import redact, untrusted
 
@@ -52,6 +52,17 @@ _ICON = {
     "incomplete": "⛔",
     "skipped": "⏸️",
     "error": "⛔",
+}
+
+
+#: what each family means, in the summary and the comment (who acts is issue 20's next step)
+FAMILY_MEANING = {
+    Family.PASS: "the review passed",
+    Family.REJECTED: "the reviewer rejected the change: about the code",
+    Family.NEEDS_HUMAN: "the reviewer's answer needs a human: about the code",
+    Family.COVERAGE: "not all of the change was reviewed",
+    Family.UNAVAILABLE: "the reviewer could not answer: not about the code",
+    Family.CONFIG: "the gate's setup is wrong: not about the code",
 }
 
 
@@ -78,6 +89,10 @@ class Report:
     @property
     def verdict(self) -> str:
         return self.decision.verdict.verdict if self.decision.verdict is not None else ""
+
+    @property
+    def family(self) -> Family:
+        return self.decision.family
 
 
 # --- escaping ----------------------------------------------------------------------
@@ -217,6 +232,7 @@ def outputs_for(report: Report) -> dict[str, str]:
         "description": report.description,
         "certificate": report.certificate_path or "",
         "reason": report.decision.reason,
+        "family": str(report.family),
         "status": report.status,
         "sha": report.sha,
         "diff-sha": report.digests.get("diff_sha", ""),
@@ -224,6 +240,8 @@ def outputs_for(report: Report) -> dict[str, str]:
         "input-tokens": "",
         "output-tokens": "",
         "cost": "",
+        "cost-bound": "",
+        "cost-likely": "",
     }
 
 
@@ -334,6 +352,7 @@ def summary_markdown(report: Report) -> str:
         "|---|---|",
         f"| status | {code(report.status)} on {code(report.sha[:12])} ({code(report.context)}) |",
         f"| description | {md(report.description)} |",
+        f"| family | {code(str(report.family))}: {FAMILY_MEANING[report.family]} |",
         f"| reason | {code(d.reason)} |",
     ]
     if report.run_url:
@@ -375,7 +394,9 @@ def comment_body(report: Report) -> str:
         "",
         f"{md(report.description)}",
         "",
-        f"Commit {code(report.sha[:12])} · status {code(report.status)} · reason {code(d.reason)}",
+        f"Commit {code(report.sha[:12])} · status {code(report.status)} · "
+        f"family {code(str(report.family))} · reason {code(d.reason)}",
+        f"{FAMILY_MEANING[report.family].capitalize()}.",
     ]
     if report.coverage is not None:
         lines.append(f"Coverage: {md(report.coverage.summary())}")

@@ -51,7 +51,16 @@ from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config import Config, apply_inputs, default_config, parse_config
-from gate.decide.decision import Binding, Decision, State, Status, blocked, describe, exit_code
+from gate.decide.decision import (
+    Binding,
+    Decision,
+    State,
+    Status,
+    blocked,
+    describe,
+    exit_code,
+    status_description,
+)
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.findings import Finding
@@ -60,7 +69,7 @@ from gate.review.chunked import chunk_rows
 from gate.review.pipeline import prompt_sha256, review_diff
 from gate.review.result import ChunkReview, config_sha256
 from gate.review.scope import select_diff
-from gate.safe import redact
+from gate.safe import redact, untrusted
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -197,6 +206,8 @@ def _review(
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage)) is not None:
         return _post_final(run, empty)
+    run.estimate = cost.preflight(selected.data, config, coverage)
+    report.emit([untrusted.line(run.estimate.line())], run.out)
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
@@ -322,7 +333,8 @@ def _post_final(
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
     posted = status or decision.status
-    description = decision.description
+    # a posted status other than the decision's own (a skipped draft's pending) is no block
+    description = decision.description if status is not None else status_description(decision)
     if run.pull is not None and run.gh is not None and decision.reason != "superseded":
         now = run.gh.get_pull(run.pull.number)
         moved = guards.base_moved(run.pull, run.base, now)
@@ -341,7 +353,7 @@ def _post_final(
                 f"superseded: {moved} during the review; the review under the new base "
                 "decides (re-run the job if none started)",
             )
-            posted, description, state = decision.status, decision.description, None
+            posted, description, state = decision.status, status_description(decision), None
         elif now.head_sha != run.head:
             run.evidence.superseded_by = now.head_sha
             description = describe(f"superseded by {now.head_sha[:7]}", decision.description)
@@ -363,8 +375,8 @@ def _post_final(
         if run.evidence.review_decision is None:
             run.evidence.review_decision = decision
         run.artifacts = Artifacts(None, {})
-        _post(run, Status.ERROR, failed.description)
-        _record_posted(run, Status.ERROR, failed.description, str(failed.state))
+        _post(run, Status.ERROR, status_description(failed))
+        _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
     try:
         _post(run, posted, description)
@@ -414,8 +426,9 @@ def _best_effort_error(run: RunState, decision: Decision) -> None:
     if run.gh is None or not run.head:
         return
     try:
-        _post(run, Status.ERROR, decision.description)
-        run.evidence.posted = StatusRecord("error", decision.description, run.head)
+        description = status_description(decision)
+        _post(run, Status.ERROR, description)
+        run.evidence.posted = StatusRecord("error", description, run.head)
     except GitHubError as err:
         run.notes.append(f"could not post the error status: {err.message}")
     except Exception as err:  # noqa: BLE001 - run_action must never raise
@@ -443,7 +456,7 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
-            context["cost"] = cost.cost_of(result.outcome.attempts, run.config).to_json()
+            context["cost"] = cost.cost_of(result.paid_attempts(), run.config).to_json()
         found = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
         if found:
             context["findings"] = [f.to_json() for f in found]
@@ -501,8 +514,11 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     report.emit(report.annotation_commands(rep) + anchored, run.out)
     try:
         extra, outputs = findings_report.summary_lines(findings), report.outputs_for(rep)
+        if run.estimate is not None:
+            extra += cost_report.estimate_lines(run.estimate)
+            outputs.update(run.estimate.outputs())
         if run.result is not None and run.config is not None:
-            spent = cost.cost_of(run.result.outcome.attempts, run.config)
+            spent = cost.cost_of(run.result.paid_attempts(), run.config)
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
         summary = report.summary_markdown(rep) + "\n".join(extra)

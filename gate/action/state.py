@@ -18,6 +18,7 @@ from gate.config import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
 from gate.memory.record import Record
+from gate.review.cost import Preflight
 from gate.review.result import ReviewResult
 
 
@@ -132,6 +133,8 @@ class RunState:
     history: list[Record] = field(default_factory=list)
     fresh: bool = False
     prompt_sha: str = ""
+    #: the cost estimate made before any request (the bound and the likely figure)
+    estimate: Preflight | None = None
 
     @property
     def run_url(self) -> str | None:

@@ -349,6 +349,7 @@ def _run(args: argparse.Namespace) -> int:
     costly = cost.over_budget(selected.data, config, selected.coverage)
     if costly is not None:
         return _blocked_before_call(args, costly, selected.data, config, selected.coverage)
+    say(untrusted.line(cost.preflight(selected.data, config, selected.coverage).line()), err=True)
     total = config.reviewer.attempts
 
     def report_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
@@ -370,10 +371,11 @@ def _run(args: argparse.Namespace) -> int:
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
     hint = unreachable_hint(result, result.reviewer.base_url)
-    spent = cost.cost_of(result.outcome.attempts, config)
+    spent = cost.cost_of(result.paid_attempts(), config)
     if args.json:
         out = summary_json(result, cert_sha)
         out["cost"] = spent.to_json()
+        out["cost_estimate"] = cost.preflight(selected.data, config, selected.coverage).to_json()
         say_json(out)
     else:
         say("\n".join(decision_lines(decision)))
@@ -393,12 +395,14 @@ def cost_line(spent: CostReport) -> str:
     def known(value: object) -> str:
         return "unknown" if value is None else str(value)
 
-    total = "unknown (no price for the model under pricing)" if spent.price is None else None
+    total = (
+        "unknown (no price for the model: add it under pricing)" if spent.price is None else None
+    )
     if total is None:
         total = "unknown (an attempt reported no token counts)" if spent.cost is None else None
     return (
         f"cost: {known(spent.input_tokens)} input + {known(spent.output_tokens)} output "
-        f"tokens over {len(spent.attempts)} attempts, {total or f'{spent.cost:.6f}'}"
+        f"tokens over {len(spent.attempts)} paid requests, {total or f'{spent.cost:.6f}'}"
     )
 
 

@@ -137,6 +137,51 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     )
 
 
+def recorded_coverage(cert: dict[str, Any]) -> dict[str, Any] | None:
+    """The certificate's coverage manifest (``context.coverage``), if any."""
+    context = cert.get("context")
+    coverage = context.get("coverage") if isinstance(context, dict) else None
+    return coverage if isinstance(coverage, dict) else None
+
+
+def recorded_pass(cert: dict[str, Any]) -> bool:
+    """Whether the run recorded a pass (so it allowed the gaps its coverage names)."""
+    recorded = cert.get("decision")
+    return (
+        isinstance(recorded, dict)
+        and recorded.get("state") == "pass"
+        and recorded.get("status") == "success"
+    )
+
+
+def names_these_bytes(cert: dict[str, Any], binding: Binding, *, chunked: bool) -> Decision | None:
+    """``incomplete`` (``certificate_mismatch``) unless the certificate names the bytes given.
+
+    An offline re-decision accepts only the bytes the certificate names: the diff given
+    (``--diff``, or ``--diff-sha``) must be the one its ``binding.diff_sha`` records, and,
+    for a review in one request, the one its coverage says was sent. (A review in chunks
+    checks its coverage against the re-plan: :func:`gate.review.chunked.redecide`.)
+    """
+    from gate.decide.decision import State, blocked
+
+    recorded = cert.get("binding")
+    sha = recorded.get("diff_sha") if isinstance(recorded, dict) else None
+    coverage = recorded_coverage(cert)
+    sent = coverage.get("diff_sha") if coverage is not None else None
+    if sha != binding.diff_sha:
+        cause = f"its binding records diff_sha {str(sha)[:64]!r}"
+    elif not chunked and coverage is not None and sent != binding.diff_sha:
+        cause = f"its coverage records the bytes sent as {str(sent)[:64]!r}"
+    else:
+        return None
+    return blocked(
+        State.INCOMPLETE,
+        "certificate_mismatch",
+        f"the diff given (sha256 {binding.diff_sha}) is not the one the certificate names: "
+        f"{cause}; give the diff the run reviewed, or re-run the review",
+    )
+
+
 def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     """The certificate's record of a review in chunks (``context.chunks``), if any."""
     context = cert.get("context")
@@ -201,8 +246,11 @@ def run(args: argparse.Namespace) -> int:
             read_input(args.diff, what="diff"),
             policy_version=binding.policy_version,
             min_confidence=args.min_confidence,
+            coverage=recorded_coverage(cert),
+            allow_gaps=recorded_pass(cert),
         )
     if args.from_certificate is not None:
+        decision = names_these_bytes(cert, binding, chunked=chunked is not None) or decision
         decision = no_higher_than_recorded(decision, cert)
     if args.certificate:
         cert_out = build(

@@ -46,6 +46,61 @@ class State(StrEnum):
     INCOMPLETE = "incomplete"
 
 
+class Family(StrEnum):
+    """What kind of outcome a decision is, for the people who must act on it.
+
+    A block is either about the code (``rejected``, ``needs_human``, ``coverage``) or not
+    (``unavailable``: the reviewer could not answer, quota, rate limit, outage, timeout,
+    cut; ``config``: the gate's own setup). Derived from the state and the reason alone
+    (:func:`family_of`), so a certificate, a record and the stats read the same family.
+    """
+
+    PASS = "pass"
+    REJECTED = "rejected"
+    NEEDS_HUMAN = "needs_human"
+    COVERAGE = "coverage"
+    UNAVAILABLE = "unavailable"
+    CONFIG = "config"
+
+    @property
+    def about_the_code(self) -> bool:
+        return self not in (Family.UNAVAILABLE, Family.CONFIG)
+
+
+#: needs_human reasons where part (or all) of the change was not reviewed
+COVERAGE_REASONS = frozenset(
+    {"partial_coverage", "nothing_reviewed", "too_large", "over_budget", "draft"}
+    | {"not_reviewed_event"}
+)
+#: needs_human reasons that are the gate's setup, besides every ``config_*`` reason
+CONFIG_REASONS = frozenset(
+    {"usage", "missing_api_key", "fork_no_credentials", "missing_key", "missing_model"}
+    | {"bad_base_url", "unknown_provider", "bad_output_path", "malformed_event"}
+)
+
+
+def family_of(state: str, reason: str) -> Family:
+    """The family of a decision (or of a record: ``state`` may be ``skipped``).
+
+    ``fail`` is ``rejected`` and ``incomplete`` is ``unavailable`` whatever the reason;
+    a ``needs_human`` is ``config`` or ``coverage`` by its reason, else ``needs_human``.
+    An unknown state raises: a family is never guessed for something that is not a decision.
+    """
+    if state == "pass":
+        return Family.PASS
+    if state == "fail":
+        return Family.REJECTED
+    if state == "incomplete":
+        return Family.UNAVAILABLE
+    if state not in ("needs_human", "skipped"):
+        raise ValueError(f"no family for the state {state!r}")
+    if reason.startswith("config_") or reason in CONFIG_REASONS:
+        return Family.CONFIG
+    if reason in COVERAGE_REASONS or state == "skipped":
+        return Family.COVERAGE
+    return Family.NEEDS_HUMAN
+
+
 class Status(StrEnum):
     SUCCESS = "success"
     FAILURE = "failure"
@@ -72,9 +127,14 @@ class Decision:
     source: str = "none"  # "envelope" | "repaired" | "none"
     envelope_sha256: str | None = None
 
+    @property
+    def family(self) -> Family:
+        return family_of(str(self.state), self.reason)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "state": str(self.state),
+            "family": str(self.family),
             "reason": self.reason,
             "status": str(self.status),
             "description": self.description,
@@ -98,6 +158,19 @@ def describe(prefix: str, cause: str) -> str:
     if len(text) > MAX_DESCRIPTION:
         text = text[: MAX_DESCRIPTION - 3].rstrip() + "..."
     return text
+
+
+def status_description(decision: Decision) -> str:
+    """The commit status description: the decision's own, led by its family when it blocks.
+
+    ``unavailable`` and ``config`` say they are not about the code, so nobody reads an
+    outage as a rejection. At most 140 characters (the family is never the part cut).
+    """
+    family = decision.family
+    if family is Family.PASS or decision.description.startswith(str(family)):
+        return decision.description
+    lead = str(family) if family.about_the_code else f"{family}, not about the code"
+    return describe(lead, decision.description)
 
 
 def blocked(state: State, reason: str, detail: str, *, status: Status = Status.ERROR) -> Decision:

@@ -90,9 +90,7 @@ def from_certificate(data: bytes, name: str) -> Recorded:
     """The recorded decision of a certificate (``review-gate.certificate/1``)."""
     cert = strictjson.loads(data, what=f"the certificate {name}", error=ReplayError)
     if not isinstance(cert, dict) or cert.get("schema") != "review-gate.certificate/1":
-        raise ReplayError(
-            f"{name} is not a review-gate certificate (review-gate.certificate/1)"
-        )
+        raise ReplayError(f"{name} is not a review-gate certificate (review-gate.certificate/1)")
     binding, decision = cert.get("binding"), cert.get("decision")
     context = _obj(cert.get("context"))
     inputs = _obj(cert.get("inputs"))

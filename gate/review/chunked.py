@@ -34,6 +34,7 @@ not fit one request (or a file in it is ``too_large``). The steps:
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -47,15 +48,13 @@ from gate.decide.chunk_table import aggregate
 from gate.decide.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, split_diff
 from gate.review.budget import (
-    chunk_budget,
     chunk_prompt,
     chunk_setup,
     input_window,
     request_size,
-    scope_text,
     too_many,
 )
-from gate.review.chunks import Chunk, FileEntry, Plan, file_list, halve
+from gate.review.chunks import Chunk, FileEntry, Plan, halve
 from gate.review.cost import fits
 from gate.review.prompt import Prompt
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
@@ -277,29 +276,45 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
 
 
 def redecide(
-    record: Mapping[str, Any], diff: bytes, *, policy_version: str, min_confidence: float
+    record: Mapping[str, Any],
+    diff: bytes,
+    *,
+    policy_version: str,
+    min_confidence: float,
+    coverage: Mapping[str, Any] | None = None,
+    allow_gaps: bool = False,
 ) -> Decision:
     """Decide a chunked certificate again, offline, from ``diff`` (the selected bytes).
 
-    The diff is cut again with the recorded ``max_chunk_bytes`` (and the recorded
-    halvings), so each chunk's digest is recomputed from ``diff``, never read from the
-    record; each recorded envelope is decided against its recomputed chunk's binding,
-    then :func:`gate.decide.chunk_table.aggregate`. A record that does not match is incomplete.
+    Only the bytes the record names are accepted. The diff is planned again with the
+    recorded ``max_chunk_bytes`` (and the recorded halvings), and that plan must be the
+    recorded one: its manifest (every chunk's digest, size and files, in order) equal to
+    ``record["manifest"]``, every file it leaves out (``too_large``) named so in the
+    recorded ``coverage``, and the bytes it sends the recorded ``coverage["diff_sha"]``;
+    anything else is ``incomplete`` (``certificate_mismatch``), naming what differs.
+    Each chunk's digest is recomputed from ``diff``, never read from the record; each
+    recorded envelope is decided against its recomputed chunk's binding, then
+    :func:`gate.decide.chunk_table.aggregate`. A pass over a plan that leaves files out
+    stands only when ``allow_gaps`` (the run itself passed with those gaps: the caller
+    checks the recorded decision), else it is ``needs_human`` (``partial_coverage``).
     """
+    from gate.diff import Coverage
     from gate.review.certificate import envelope_bytes
+    from gate.review.chunks import plan
 
     limit = record.get("max_chunk_bytes")
     reviews = record.get("reviews")
     if not isinstance(limit, int) or limit < 1 or not isinstance(reviews, list):
         return blocked(State.INCOMPLETE, "certificate_invalid", "the chunk record is malformed")
     sections = split_diff(diff)
-    coverage = Coverage(
+    whole = Coverage(
         reviewed=tuple(s.path for s in sections if s.path),
         skipped=(),
         diff_bytes=len(diff),
         diff_sha=hashlib.sha256(diff).hexdigest(),
     )
-    chunks = {c.name: c for c in plan_chunks(diff, coverage, limit, sections)}
+    cut = plan(diff, whole, max_chunk_bytes=limit, sections=sections)
+    chunks = {c.name: c for c in cut.chunks}
     rows: list[tuple[str, Decision | None]] = []
     split = {str(r.get("chunk")) for r in reviews if isinstance(r, dict) and r.get("split")}
     for name in sorted(split, key=_order):
@@ -312,6 +327,23 @@ def redecide(
             continue
         for half in halves:
             chunks[half.name] = half
+    leaves = sorted(
+        (c for c in chunks.values() if c.name not in split), key=lambda c: _order(c.name)
+    )
+    replanned = Plan(
+        chunks=tuple(leaves),
+        coverage=cut.coverage,
+        too_large=cut.too_large,
+        max_chunk_bytes=limit,
+    )
+    mismatch = plan_mismatch(replanned, record.get("manifest"), coverage)
+    if mismatch is not None:
+        return blocked(
+            State.INCOMPLETE,
+            "certificate_mismatch",
+            f"the diff given is not what the certificate names: {mismatch}; give the diff "
+            "the run reviewed (its selected bytes), or re-run the review",
+        )
     for review in reviews:
         if not isinstance(review, dict) or review.get("split"):
             continue
@@ -332,32 +364,65 @@ def redecide(
             for one in sealed
         ]
         rows.append((name, agree(decisions)))
-    leaves = {name for name, _ in rows}
-    rows += [(c.name, None) for c in chunks.values() if c.name not in leaves | split]
+    answered = {name for name, _ in rows}
+    rows += [(c.name, None) for c in chunks.values() if c.name not in answered | split]
     rows.sort(key=lambda row: _order(row[0]))
-    whole = Binding(diff_sha=coverage.diff_sha, policy_version=policy_version)
-    return aggregate(rows, binding=whole)
+    decision = aggregate(rows, binding=Binding(whole.diff_sha, policy_version))
+    if decision.state is State.PASS and cut.too_large and not allow_gaps:
+        names = ", ".join(json.dumps(s.path) for s in cut.too_large)
+        return blocked(
+            State.NEEDS_HUMAN,
+            "partial_coverage",
+            f"every chunk passes, but the plan leaves out {names} (too_large) and the "
+            "recorded decision did not allow partial coverage",
+        )
+    return decision
 
 
-def plan_chunks(
-    diff: bytes, coverage: Any, limit: int, sections: Sequence[Any]
-) -> tuple[Chunk, ...]:
-    from gate.review.chunks import plan
+def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | None) -> str | None:
+    """How ``replanned`` differs from the recorded ``manifest`` and ``coverage``, or None.
 
-    return plan(diff, coverage, max_chunk_bytes=limit, sections=sections).chunks
+    Every chunk (digest, size, files, order) must be the recorded one, and every file the
+    plan leaves out must be recorded as left out for that reason (path and bytes), so a
+    file added to the diff can never slip out of the review unnamed.
+    """
+    if not isinstance(manifest, dict):
+        return "the certificate records no chunk manifest"
+    again = replanned.manifest()
+    if manifest.get("sha256") != again["sha256"] or manifest.get("chunks") != again["chunks"]:
+        recorded = manifest.get("chunks")
+        count = len(recorded) if isinstance(recorded, list) else "no"
+        return (
+            f"its chunks ({len(again['chunks'])}, manifest {again['sha256'][:12]}) are not "
+            f"the recorded ones ({count}, manifest {str(manifest.get('sha256'))[:12]})"
+        )
+    skipped = coverage.get("skipped") if isinstance(coverage, Mapping) else None
+    named = {
+        (item.get("path"), item.get("why"), item.get("bytes"))
+        for item in (skipped if isinstance(skipped, list) else [])
+        if isinstance(item, dict)
+    }
+    for item in replanned.too_large:
+        if (item.path, str(item.why), item.size) not in named:
+            return (
+                f"{json.dumps(item.path)} ({item.size} bytes) is left out as {item.why}, "
+                "which the certificate's coverage does not name"
+            )
+    sent = coverage.get("diff_sha") if isinstance(coverage, Mapping) else None
+    if sent != replanned.coverage.diff_sha:
+        return (
+            f"the bytes it sends (sha256 {replanned.coverage.diff_sha[:12]}) are not the "
+            f"recorded coverage's ({str(sent)[:12]})"
+        )
+    return None
 
 
 __all__ = [
     "MAX_SPLIT_DEPTH",
-    "ChunkReview",
-    "chunk_budget",
-    "chunk_prompt",
     "chunk_rows",
-    "file_list",
-    "input_window",
     "manifest_json",
+    "plan_mismatch",
     "redecide",
+    "review_chunks",
     "run_chunks",
-    "scope_text",
-    "too_many",
 ]

@@ -5,9 +5,15 @@
   cache counts/``output_tokens``, Gemini ``promptTokenCount``/``candidatesTokenCount``
   plus ``thoughtsTokenCount``). An attempt without a complete record (cut, refused,
   simulated without usage) has unknown tokens.
-- :func:`cost_of` prices every attempt with the config's ``pricing`` for the reviewer's
-  model (per million tokens). A total is given only when every attempt is known: a
-  partial sum would read as the whole cost. Unknown is empty, never zero.
+- :func:`cost_of` prices every paid request (each retry, each of the ``agreement``
+  answers, each chunk and each half of a chunk that overflowed:
+  :meth:`gate.review.pipeline.ReviewResult.paid_attempts`) with the config's ``pricing`` for the
+  reviewer's model, else the dated table in :mod:`gate.prices` (per million tokens). A
+  total is given only when every attempt is known: a partial sum would read as the
+  whole cost. Unknown is empty, never zero.
+- :func:`preflight` is what every run prints before it asks: the bound ``max_cost`` is
+  held to, and a likely figure (input at :data:`gate.review.chunks.BYTES_PER_TOKEN` bytes a
+  token, one attempt per answer), labelled as such.
 - :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is,
   over every request the review makes (one, or one per chunk:
   :func:`gate.review.budget.chunk_setup`, the same cut the review makes),
@@ -32,7 +38,9 @@ from gate.config import Config, ModelPrice
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage
+from gate.prices import listed_price
 from gate.review.budget import chunk_setup, request_size, too_many
+from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens
 from gate.review.prompt import build_prompt
 
 PER = 1_000_000
@@ -73,12 +81,15 @@ class CostReport:
     input_tokens: int | None
     output_tokens: int | None
     cost: float | None
+    #: where the price came from: the config's ``pricing``, a dated row of the table, or ""
+    price_source: str = ""
 
     def to_json(self) -> dict[str, Any]:
         price = {"input": self.price.input, "output": self.price.output} if self.price else None
         return {
             "model": self.model,
             "price_per_million": price,
+            "price_source": self.price_source,
             "attempts": [u.to_json() for u in self.attempts],
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -99,8 +110,23 @@ def money(value: float | None) -> str:
 
 
 def price_for(config: Config) -> ModelPrice | None:
+    """The model's price: the config's ``pricing`` first, else the dated table's row."""
     model = config.reviewer.model
-    return next((p for p in config.pricing if p.model == model), None)
+    own = next((p for p in config.pricing if p.model == model), None)
+    if own is not None:
+        return own
+    row = listed_price(model)
+    return None if row is None else ModelPrice(model, row.input, row.output)
+
+
+def price_source(config: Config) -> str:
+    """Where :func:`price_for`'s price comes from, for people: ``config pricing``, the
+    table's page and date, or "" when there is none."""
+    model = config.reviewer.model
+    if any(p.model == model for p in config.pricing):
+        return "config pricing"
+    row = listed_price(model)
+    return "" if row is None else f"review-gate's price table: {row.source} as of {row.date}"
 
 
 def _count(usage: Mapping[str, int], keys: Sequence[str], extra: Sequence[str]) -> int | None:
@@ -123,11 +149,13 @@ def price(tokens_in: int, tokens_out: int, rate: ModelPrice) -> float:
 def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
     rate = price_for(config)
     rows = []
-    for attempt in attempts:
+    # numbered by request paid for, in order: attempt numbers restart for each answer
+    # and each chunk, so theirs would repeat
+    for number, attempt in enumerate(attempts, start=1):
         tokens_in, tokens_out = usage_of(attempt)
         known = tokens_in is not None and tokens_out is not None and rate is not None
         cost = price(tokens_in or 0, tokens_out or 0, rate) if known and rate else None
-        rows.append(Usage(attempt.number, tokens_in, tokens_out, cost))
+        rows.append(Usage(number, tokens_in, tokens_out, cost))
     every = bool(rows)
     total_in = sum(u.input_tokens or 0 for u in rows)
     total_out = sum(u.output_tokens or 0 for u in rows)
@@ -142,6 +170,7 @@ def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
         cost=sum(u.cost or 0.0 for u in rows)
         if every and all(u.cost is not None for u in rows)
         else None,
+        price_source=price_source(config),
     )
 
 
@@ -202,6 +231,84 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
         f"{_asks(len(sizes), config)}, for {model}); the reviewer was not asked: "
         "raise max_cost, lower max_tokens, attempts or agreement, or review by hand",
         status=Status.FAILURE,
+    )
+
+
+#: the answer size the likely figure assumes: a verdict with a handful of reasons
+LIKELY_ANSWER_TOKENS = 1_000
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What a review will cost, known before any request: the bound ``max_cost`` is held
+    to (every attempt, every token a byte, answers at ``max_tokens``) and a likely figure
+    (one attempt per answer, ~3 bytes a token, answers of ~1,000 tokens). Costs are None
+    when the model has no price."""
+
+    model: str
+    requests: int
+    answers: int
+    bound_tokens: tuple[int, int]
+    bound: float | None
+    likely_tokens: tuple[int, int]
+    likely: float | None
+    price_source: str
+
+    def line(self) -> str:
+        """One line for the CLI, the job summary and the log."""
+        if self.requests == 0:
+            return "cost estimate: no request will be made"
+        ask = f"{self.requests} request{'s' if self.requests > 1 else ''}"
+        if self.answers > 1:
+            ask += f" x {self.answers} answers"
+        bound_in, bound_out = self.bound_tokens
+        likely_in, likely_out = self.likely_tokens
+        unpriced = f"no price for {self.model or '(no model)'}"
+        return (
+            f"cost estimate for {ask}: at most "
+            f"{money(self.bound) if self.bound is not None else unpriced} "
+            f"({bound_in:,} input + {bound_out:,} output tokens, every attempt, "
+            f"the bound max_cost holds); likely about "
+            f"{money(self.likely) if self.likely is not None else unpriced} "
+            f"(estimated at ~{BYTES_PER_TOKEN} bytes a token: {likely_in:,} input + "
+            f"{likely_out:,} output tokens, one attempt per answer)"
+        )
+
+    def outputs(self) -> dict[str, str]:
+        """The step outputs ``cost-bound`` and ``cost-likely`` (empty when unpriced)."""
+        return {"cost-bound": money(self.bound), "cost-likely": money(self.likely)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "requests": self.requests,
+            "answers": self.answers,
+            "bound": {"input_tokens": self.bound_tokens[0],
+                      "output_tokens": self.bound_tokens[1], "cost": self.bound},
+            "likely": {"input_tokens": self.likely_tokens[0],
+                       "output_tokens": self.likely_tokens[1], "cost": self.likely,
+                       "bytes_per_token": BYTES_PER_TOKEN},
+            "price_source": self.price_source,
+        }  # fmt: skip
+
+
+def preflight(diff: bytes, config: Config, coverage: Coverage | None = None) -> Preflight:
+    """The estimate every run prints before it asks (:class:`Preflight`)."""
+    sizes = request_bytes(diff, config, coverage)
+    bound_in, bound_out, bound = _estimate(sizes, config)
+    answers = config.agreement
+    likely_in = answers * sum(estimate_tokens(size) + TOKEN_OVERHEAD for size in sizes)
+    likely_out = answers * len(sizes) * min(config.reviewer.max_tokens, LIKELY_ANSWER_TOKENS)
+    rate = price_for(config)
+    return Preflight(
+        model=config.reviewer.model,
+        requests=len(sizes),
+        answers=answers,
+        bound_tokens=(bound_in, bound_out),
+        bound=bound,
+        likely_tokens=(likely_in, likely_out),
+        likely=price(likely_in, likely_out, rate) if rate else None,
+        price_source=price_source(config),
     )
 
 

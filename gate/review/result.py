@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gate.config import Config
 from gate.decide.agreement import Answer, answers_json
 from gate.decide.agreement import summary as agreement_summary
-from gate.decide.attempt import ReviewOutcome
+from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Decision, binding_for
 from gate.diff import Coverage
 from gate.review import certificate
@@ -118,6 +118,17 @@ class ReviewResult:
     chunks: tuple[ChunkReview, ...] = ()
     #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
     answers: tuple[Answer, ...] = ()
+
+    def paid_attempts(self) -> tuple[Attempt, ...]:
+        """Every request the review paid for, in order: each attempt of each of the
+        ``agreement`` answers (``outcome`` holds only the first answer's), and in a
+        chunked review each chunk's, halves and overflowed chunks included. The cost
+        is counted over these."""
+        if self.chunks:
+            return tuple(a for review in self.chunks for a in review.outcome.attempts)
+        if len(self.answers) > 1:
+            return tuple(a for answer in self.answers for a in answer.attempts)
+        return self.outcome.attempts
 
     def agreement(self) -> str | None:
         """``3/3 agree: pass`` (for the summary), or None with a single answer."""

@@ -97,6 +97,8 @@ class Stream(SSEStream):
             block = data.get("content_block")
             if isinstance(block, dict) and block.get("type") == "text":
                 self._text(block.get("text", ""))
+            elif isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
+                self.note_tool_call(block.get("name"))  # tool_use, server_tool_use, mcp_...
         elif kind == "content_block_delta":
             delta = data.get("delta")
             if not isinstance(delta, dict):

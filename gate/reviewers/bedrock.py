@@ -181,8 +181,15 @@ class Stream(SSEStream):
         if self.metadata:
             self.note_malformed(f"malformed event: {one_line(name, secret, 40)} after metadata")
             return
-        if name == "contentBlockDelta":
+        if name == "contentBlockStart":
+            start = data.get("start")
+            use = start.get("toolUse") if isinstance(start, dict) else None
+            if use is not None:
+                self.note_tool_call(use.get("name") if isinstance(use, dict) else None)
+        elif name == "contentBlockDelta":
             delta = data.get("delta")
+            if isinstance(delta, dict) and "toolUse" in delta:
+                self.note_tool_call(None)
             text = delta.get("text") if isinstance(delta, dict) else None
             if text is not None:
                 if not isinstance(text, str):

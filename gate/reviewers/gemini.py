@@ -103,6 +103,10 @@ class Stream(SSEStream):
         for part in parts if isinstance(parts, list) else []:
             if not isinstance(part, dict) or part.get("thought") is True:
                 continue
+            for tool in ("functionCall", "executableCode"):
+                if tool in part:
+                    call = part[tool]
+                    self.note_tool_call(call.get("name") if isinstance(call, dict) else tool)
             text = part.get("text")
             if text is None:
                 continue

@@ -23,7 +23,7 @@ import json
 
 from gate.decide.attempt import FinishReason
 from gate.providers import Provider
-from gate.reviewers.base import HttpRequest
+from gate.reviewers.base import HttpRequest, one_line
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import Frame, SSEStream, int_fields
 
@@ -95,15 +95,15 @@ class Stream(SSEStream):
         if not isinstance(delta, dict):
             self.note_malformed("malformed event: delta is not an object")
             return
-        text = delta.get("content")
-        if text is not None:
-            if not isinstance(text, str):
-                self.note_malformed("malformed event: delta.content is not a string")
-                return
-            if text and self.finish is not None:
-                self.note_malformed("malformed event: content after finish_reason")
-                return
-            self.parts.append(text)
+        text = self._content(delta.get("content"))
+        if text is None:
+            return
+        if text and self.finish is not None:
+            self.note_malformed("malformed event: content after finish_reason")
+            return
+        self.parts.append(text)
+        for key in ("tool_calls", "function_call"):
+            self._tools(delta.get(key))
         refusal = delta.get("refusal")
         if isinstance(refusal, str):
             self.refusal_text += refusal
@@ -113,6 +113,41 @@ class Stream(SSEStream):
                 self.note_malformed("malformed event: finish_reason is not a string")
                 return
             self.note_finish(reason)
+
+    def _content(self, content: object) -> str | None:
+        """``delta.content``: a string, or (Mistral) an array of content parts, whose
+        ``text`` parts are read in order; any other part type is noted and blocks
+        (``unsupported_content``). None when the delta is malformed."""
+        if content is None or isinstance(content, str):
+            return content or ""
+        if not isinstance(content, list):
+            self.note_malformed("malformed event: delta.content is not a string or a list")
+            return None
+        texts: list[str] = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if not isinstance(part, dict) or not isinstance(kind, str):
+                self.note_malformed("malformed event: a content part is not a typed object")
+                return None
+            if kind != "text":
+                shown = one_line(kind, self.settings.api_key, limit=40)
+                self.note_unread(f"the answer holds a content part of type {shown!r}")
+                continue
+            text = part.get("text")
+            if not isinstance(text, str):
+                self.note_malformed("malformed event: a text content part without its text")
+                return None
+            texts.append(text)
+        return "".join(texts)
+
+    def _tools(self, calls: object) -> None:
+        """``delta.tool_calls`` (a list) or the older ``delta.function_call`` (an object)."""
+        for call in calls if isinstance(calls, list) else [calls] if calls is not None else []:
+            name: object = None
+            if isinstance(call, dict):
+                function = call.get("function")
+                name = function.get("name") if isinstance(function, dict) else call.get("name")
+            self.note_tool_call(name)
 
     def normalize(self, verbatim: str) -> FinishReason:
         if self.refusal_text and verbatim == "stop":

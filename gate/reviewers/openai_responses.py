@@ -17,8 +17,15 @@ other event types are not content), ..., then one terminal event:
   ``error`` event, which the precedence rule of :mod:`~gate.reviewers.stream`
   already catches.
 
-There is no ``[DONE]``: nothing may follow the terminal event, and a stream
-without one was cut.
+OpenAI sends no ``[DONE]``; OpenRouter's Responses endpoint sends exactly one
+``data: [DONE]`` (no event name, no other bytes) right after the terminal event,
+and that one marker is accepted there. Nothing else may follow the terminal
+event (a second marker, or one before it, is ``malformed_event``), and a
+stream without a terminal event was cut.
+
+The gate sends no tools: an output item that is neither a ``message`` nor
+``reasoning`` (``function_call`` and every other ``*_call``) makes the answer
+``unexpected_finish``, even when the response says ``completed``.
 
 The text comes several times: as deltas, then whole in ``output_text.done``,
 ``content_part.done``, ``output_item.done`` and the terminal event's
@@ -50,6 +57,9 @@ _FINISH = {
     "content_filter": FinishReason.REFUSAL,
 }
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+_TEXT_ITEMS = ("message", "reasoning")  # every other output item type is a tool call
+#: what OpenRouter sends after the terminal event (https://openrouter.ai/docs/api-reference/responses)
+DONE = "[DONE]"
 
 
 def request_body(settings: ReviewerSettings, *, system: str, user: str) -> dict[str, object]:
@@ -106,6 +116,7 @@ class Stream(SSEStream):
     def __init__(self, settings: ReviewerSettings) -> None:
         super().__init__(settings)
         self.texts: dict[tuple[str, int], list[str]] = {}
+        self.done = False  # OpenRouter's data: [DONE] seen after the terminal event
 
     def _same(self, copy: object, key: tuple[str, int], where: str) -> None:
         """A whole copy of one text part must equal its deltas."""
@@ -116,6 +127,9 @@ class Stream(SSEStream):
             )
 
     def on_event(self, frame: Frame) -> None:
+        if frame.data == DONE and not frame.name:
+            self._done()
+            return
         data = frame.object()
         kind = data.get("type")
         secret = self.settings.api_key
@@ -140,8 +154,11 @@ class Stream(SSEStream):
             part = data.get("part")
             if isinstance(part, dict) and part.get("type") == "output_text":
                 self._same(part.get("text"), _key(data), kind)
+        elif kind == "response.output_item.added":
+            self._tool(data.get("item"))
         elif kind == "response.output_item.done":
             item = data.get("item")
+            self._tool(item)
             for index, text in _message_texts(item) or []:
                 item_id = item.get("id") if isinstance(item, dict) else None
                 self._same(text, (item_id if isinstance(item_id, str) else "", index), kind)
@@ -155,6 +172,21 @@ class Stream(SSEStream):
             self._record(data.get("response"))
         # other event types (in_progress, output_item.*, content_part.*, reasoning, ...)
         # carry no content
+
+    def _done(self) -> None:
+        """OpenRouter's ``data: [DONE]``: accepted once, right after the terminal event."""
+        if not self.end_marker:
+            self.note_malformed("malformed event: data: [DONE] before the terminal event")
+        elif self.done:
+            self.note_malformed("malformed event: a second data: [DONE]")
+        self.done = True
+
+    def _tool(self, item: object) -> None:
+        """An output item that is neither a message nor reasoning (``function_call``,
+        ``custom_tool_call``, ``web_search_call``, ...) is a tool call."""
+        if isinstance(item, dict) and item.get("type") not in _TEXT_ITEMS:
+            name = item.get("name")
+            self.note_tool_call(name if isinstance(name, str) else item.get("type"))
 
     def _text(self, text: object, key: tuple[str, int]) -> None:
         if not isinstance(text, str):
@@ -192,6 +224,8 @@ class Stream(SSEStream):
         if not isinstance(output, list):
             self.note_malformed(f"malformed event: {kind} without its output list")
             return
+        for item in output:
+            self._tool(item)
         whole = "".join(
             text if isinstance(text, str) else "\0"
             for item in output

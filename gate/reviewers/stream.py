@@ -154,6 +154,8 @@ class SSEStream:
         self.response_id: str | None = None
         self.refusal_text = ""
         self.events = 0
+        self.tool_calls: list[str] = []  # what the model called (the gate sends no tools)
+        self.unread: str | None = None  # content of a kind the gate does not read as text
 
     # subclass hooks
     def on_event(self, frame: Frame) -> None:
@@ -225,6 +227,24 @@ class SSEStream:
         if self.error is None:
             self.error = error
 
+    def note_tool_call(self, name: object) -> None:
+        """The model called a tool: never a complete verdict, whatever the finish says.
+
+        The gate sends no tools, so a tool call is a model that did not answer in text
+        (with empty text, or a preamble that is not the verdict). One rule for every
+        dialect: :meth:`judge_finish` blocks it as ``unexpected_finish``.
+        """
+        shown = one_line(name, self.settings.api_key, limit=60) if isinstance(name, str) else ""
+        if shown or not self.tool_calls:  # a call's later deltas carry no name again
+            self.tool_calls.append(shown or "(unnamed)")
+
+    def note_unread(self, detail: str) -> None:
+        """Content the gate cannot read as review text (the first one wins): blocks with
+        ``unsupported_content`` rather than being skipped, so no text is sealed with a
+        part left out."""
+        if self.unread is None:
+            self.unread = detail
+
     @property
     def content(self) -> str:
         return "".join(self.parts)
@@ -286,6 +306,13 @@ class SSEStream:
                 f"{self.malformed}; the provider's stream broke its own format; not retryable",
                 EndReason.TRAILER,
             )
+        if self.unread is not None:
+            return reply(
+                "unsupported_content",
+                f"{self.unread}; the gate reads only text parts, so it cannot tell what this "
+                "answer says; use a model or endpoint that answers in plain text; not retryable",
+                EndReason.TRAILER,
+            )
         kind = exchange.headers.get("content-type", "")
         if self.events == 0 and "text/event-stream" not in kind:
             return reply(
@@ -315,6 +342,15 @@ class SSEStream:
 
     def judge_finish(self, finish: FinishReason, reply: Callable[..., Reply]) -> Reply:
         verbatim = self.finish
+        if self.tool_calls:  # before every finish reason: one rule for every dialect
+            called = ", ".join(sorted(set(self.tool_calls))[:3])
+            return reply(
+                "unexpected_finish",
+                f"the model called a tool ({called}) instead of answering in text "
+                f"(finish reason {verbatim!r}); the gate sends no tools, so a tool call is "
+                "never a complete verdict; not retryable",
+                EndReason.TRAILER,
+            )
         if finish is FinishReason.NONE:
             return reply(
                 "missing_finish_reason",

@@ -118,7 +118,12 @@ def test_one_deviating_answer_of_k_never_passes(
     assert result.decision.state is not State.PASS, (k, chunk, number, how)
     assert result.chunks[chunk].state != "pass"
     record = result.extra["chunks"]
+    assert result.coverage is not None
     again = redecide(
-        record, DIFF, policy_version=config.policy_version, min_confidence=config.min_confidence
+        record,
+        DIFF,
+        policy_version=config.policy_version,
+        min_confidence=config.min_confidence,
+        coverage=result.coverage.to_json(),
     )
     assert again.state is not State.PASS

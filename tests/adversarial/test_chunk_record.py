@@ -57,10 +57,11 @@ def _record() -> dict[str, Any]:
                 },
             }
         )
-    return {"max_chunk_bytes": SECTION, "reviews": reviews}
+    return {"max_chunk_bytes": SECTION, "reviews": reviews, "manifest": cut.manifest()}
 
 
 RECORD = _record()
+COVERAGE = select(split_diff(DIFF)).coverage.to_json()
 
 
 def _variants() -> list[tuple[str, dict[str, Any]]]:
@@ -87,7 +88,9 @@ VARIANTS = _variants()
 
 
 def _decide(record: dict[str, Any]) -> State:
-    return redecide(record, DIFF, policy_version=POLICY, min_confidence=0.5).state
+    return redecide(
+        record, DIFF, policy_version=POLICY, min_confidence=0.5, coverage=COVERAGE
+    ).state
 
 
 def test_the_untouched_record_passes() -> None:

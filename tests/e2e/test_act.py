@@ -468,8 +468,9 @@ def test_cut_review_posts_pending_then_error_with_the_reason(
     statuses = _check_common(run, world)
     assert [s["state"] for s in statuses] == ["pending", "error"], run.explain()
     description = statuses[-1]["description"]
-    assert description.startswith("incomplete"), description
+    assert description.startswith("unavailable, not about the code: incomplete"), description
     assert "2 attempts" in description
+    assert run.outputs["family"] == "unavailable"
     assert run.outputs["state"] == "incomplete"
     assert run.outputs["verdict"] == ""
     assert run.exit_code == 3

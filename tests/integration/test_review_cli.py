@@ -243,6 +243,9 @@ def test_unreachable_endpoint_names_the_setting(
     assert out.rstrip().endswith("check base_url and that the reviewer is running")
     assert "..." not in out
     lines = err.splitlines()
+    # the estimate before any request (no price for the model m), then each attempt
+    assert lines[0].startswith("cost estimate for 1 request: at most no price for m ")
+    lines = lines[1:]
     assert [line.split(":")[0] for line in lines[:2]] == [
         "attempt 1/2 openai",
         "attempt 2/2 openai",
@@ -601,7 +604,7 @@ def test_max_cost_blocks_before_the_call_and_the_cost_is_reported(
     with ReviewerSimulator("openai", model("openai")) as sim:
         code, out, err = review(capsys, sim, diff_file, "--config", str(config))
         assert (code, sim.count) == (0, 1), err
-        assert re.search(r"^cost: \d+ input \+ \d+ output tokens over 1 attempts, 0\.\d{6}$",
+        assert re.search(r"^cost: \d+ input \+ \d+ output tokens over 1 paid requests, 0\.\d{6}$",
                          err, re.MULTILINE), err  # fmt: skip
         code, out, err = review(capsys, sim, diff_file, "--config", str(config), "--json")
         spent = json.loads(out)["cost"]
@@ -614,8 +617,9 @@ def test_max_cost_blocks_before_the_call_and_the_cost_is_reported(
         assert sim.count == 2  # the third run asked nobody
         assert code == 3
         assert json.loads(out)["reason"] == "over_budget"
-        # no price for the model: an unknown cost is not under a limit
+        # no price for the model: a config error when read (exit 2), nobody asked
         code, out, err = review(capsys, sim, diff_file, "--max-cost", "100")
-        assert (code, sim.count) == (3, 2)
-        assert "no price for the model" in out + err
+        assert (code, sim.count) == (2, 2)
+        assert f"nothing gives a price for the model {MODEL}" in err
+        assert "under pricing" in err
     assert SECRET not in out + err

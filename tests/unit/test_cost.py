@@ -94,8 +94,21 @@ def test_max_cost_blocks_before_the_call_when_the_estimate_exceeds_it():
     assert "exceeds max_cost" in decision.detail
 
 
-def test_max_cost_without_a_price_blocks():
-    cfg = parse_config("reviewer:\n  model: other\nmax_cost: 100\n", source="t")
+def test_max_cost_without_a_price_is_a_config_error_and_still_blocks_if_built_around():
+    """Refused when the config is read (naming the model and the fix); a Config built
+    around the check (in code) still never reaches the reviewer unpriced."""
+    from dataclasses import replace
+
+    from gate.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        parse_config("reviewer:\n  model: other\nmax_cost: 100\n", source="t")
+    assert caught.value.reason == "config_unpriced_max_cost"
+    assert caught.value.line == 3
+    assert caught.value.key == "max_cost"
+    assert "model other" in caught.value.message
+    assert "pricing" in caught.value.fix
+    cfg = replace(parse_config("reviewer:\n  model: other\n", source="t"), max_cost=100.0)
     decision = over_budget(DIFF, cfg)
     assert decision is not None
     assert decision.reason == "over_budget"

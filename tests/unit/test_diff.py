@@ -229,13 +229,16 @@ def test_unlisted_files_are_a_gap():
     ]
 
 
-def test_invalid_utf8_path_is_named_with_a_replacement_character():
+def test_invalid_utf8_path_is_read_exactly_and_never_reviewed():
     raw = A.replace(b"src/a.py", b"src/\xff.py")
     (section,) = split_diff(raw)
-    assert section.path == "src/\ufffd.py"
+    assert section.path == "src/\udcff.py"  # the byte itself (surrogateescape), no guess
     assert section.data == raw  # the bytes sent are untouched
     quoted = b'diff --git "a/\\377.txt" "b/\\377.txt"\n--- "a/\\377.txt"\n+++ "b/\\377.txt"\n'
-    assert split_diff(quoted)[0].path == "\ufffd.txt"
+    assert split_diff(quoted)[0].path == "\udcff.txt"
+    # not strict UTF-8: undecodable before any filter, named as git quotes it
+    skipped = select(split_diff(raw), exclude=["src/**"]).coverage.skipped
+    assert [(s.path, s.why) for s in skipped] == [('"src/\\377.py"', SkipWhy.UNDECODABLE)]
 
 
 # --- C1: only "\n" ends a line, and a header counts only outside a hunk ------------------

@@ -62,7 +62,9 @@ def test_a_rejected_diff_stays_rejected_on_a_repush_without_a_model_call(
     assert sim.count == 1  # no new call
     final = fake.status_list(NEW_HEAD)[-1]
     assert final["state"] == "failure"
-    assert final["description"].startswith(f"fail stands: the same diff was rejected at {rec.time}")
+    assert final["description"].startswith(
+        f"rejected: fail stands: the same diff was rejected at {rec.time}"
+    )
     recs = history(fake)
     assert [r.source for r in recs] == ["model", "cached"]
     assert recs[-1].head_sha == NEW_HEAD

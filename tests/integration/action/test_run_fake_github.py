@@ -225,8 +225,11 @@ def test_cut_response_posts_error_with_the_reason(tmp_path, fake, sim_factory):
     assert result.code == 3
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "error"]
-    assert statuses[-1]["description"].startswith("incomplete after 1 attempt")
+    assert statuses[-1]["description"].startswith(
+        "unavailable, not about the code: incomplete after 1 attempt"
+    )
     assert result.outputs["state"] == "incomplete"
+    assert result.outputs["family"] == "unavailable"
     assert result.certificate["decision"]["state"] == "incomplete"
     assert result.certificate["attempts"][0]["complete"] is False
     assert "::error title=review-gate%3A incomplete::" in result.stdout
@@ -403,7 +406,9 @@ def test_a_base_change_during_the_review_is_superseded_not_success(tmp_path, fak
     result = run_gate(tmp_path, fake, sim, pr_payload())
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "error"]
-    assert statuses[-1]["description"].startswith("incomplete: superseded: the base moved")
+    assert statuses[-1]["description"].startswith(
+        "unavailable, not about the code: incomplete: superseded: the base moved"
+    )
     assert result.outputs["reason"] == "superseded"
     assert result.code == 3
     cert = result.certificate
@@ -518,8 +523,9 @@ def test_fork_without_credentials_is_an_error_not_a_crash(tmp_path, fake, sim_fa
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "error"]
     assert statuses[-1]["description"].startswith(
-        "needs_human: fork PR without reviewer credentials"
+        "config, not about the code: needs_human: fork PR without reviewer credentials"
     )
+    assert result.outputs["family"] == "config"
     assert result.outputs["reason"] == "fork_no_credentials"
     assert result.code == 3
     assert sim.count == 0

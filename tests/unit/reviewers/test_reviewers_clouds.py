@@ -295,7 +295,9 @@ def _event(kind: str, **fields: Any) -> bytes:
     ("extra", "reason"),
     [
         (_event("response.output_text.delta", delta="more"), "malformed_event"),
-        (b"data: [DONE]\n\n", "malformed_event"),
+        (b"data: [DONE]\n\ndata: [DONE]\n\n", "malformed_event"),  # one marker, not two
+        (b"data: [DONE] \n\n", "malformed_event"),  # exactly the marker (issue 23)
+        (b"event: done\ndata: [DONE]\n\n", "malformed_event"),
         (_event("response.failed", response={"status": "failed", "error": None}), "error_frame"),
         (_event("error", code="server_error", message="boom"), "error_frame"),
     ],
