@@ -118,10 +118,57 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     return parser
 
 
+def _child(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    """The sub-command's own parser (for its usage line in an error), or None."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(name or "")
+            return found if isinstance(found, argparse.ArgumentParser) else None
+    return None
+
+
+def unknown_option(child: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """The first ``--option`` in ``words`` that ``child`` does not know (nor abbreviates),
+    with the option it most likely meant; None when every one is known.
+
+    Checked before parsing, so ``review --diff-file x`` names ``--diff-file`` instead of
+    reporting the missing ``--diff`` it was meant to be.
+    """
+    import difflib
+
+    known = [opt for opt in child._option_string_actions if opt.startswith("--")]
+    for word in words:
+        if word == "--":
+            return None
+        name = word.partition("=")[0]
+        if not name.startswith("--") or any(opt.startswith(name) for opt in known):
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        return f"unrecognized argument: {name}{meant}"
+    return None
+
+
+def parse(parser: argparse.ArgumentParser, words: Sequence[str]) -> argparse.Namespace:
+    """Parse ``words``; an unknown option is reported with the sub-command's usage line
+    (argparse would show the top-level one), naming the option. Exits 2 as argparse does."""
+    command = chosen_command(words)
+    child = _child(parser, command)
+    if child is not None and command is not None:
+        rest = list(words)[list(words).index(command) + 1 :]
+        problem = unknown_option(child, rest)
+        if problem is not None:
+            child.error(problem)
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        (child or parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=chosen_command(words))
-    args = parser.parse_args(words)  # --version and --help end here, having imported nothing
+    args = parse(parser, words)  # --version and --help end here, having imported nothing
     from gate.safe import redact
 
     with redact.scope():  # a command registers the secrets it reads (gate.safe.redact.remember)

@@ -112,10 +112,17 @@ class Config:
     #: None: the model's window from gate.review.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144
-    max_chunks: int = 40
+    #: 64, not 40: content-defined chunks are about 70% full (gate/review/chunks/__init__.py),
+    #: so 64 of them hold max_diff_bytes
+    max_chunks: int = 64
     concurrency: int = 4
     run_deadline: float = 3600.0
     agreement: int = 1
+    #: incremental review (docs/design.md, "Incremental review"): ``auto`` carries bound
+    #: chunk passes for a diff reviewed in chunks and reviews a diff that fits one request
+    #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
+    #: carries (every chunk is sent)
+    incremental: str = "auto"
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -81,11 +81,27 @@ class FileSection:
     unparseable: bool = False
 
 
+#: What to do about each kind of skipped file, naming the setting that decides it.
+SKIP_FIX: dict[SkipWhy, str] = {
+    SkipWhy.FILTERED: "check include/exclude in the config",
+    SkipWhy.BINARY: "a binary change is never sent to the reviewer; a person must review it",
+    SkipWhy.NO_PATCH: "GitHub sent no patch for it; a person must review it",
+    SkipWhy.OVER_BYTE_LIMIT: "raise max_diff_bytes in the config, or split the change",
+    SkipWhy.UNPARSEABLE: "a hunk header's line counts cannot be read; make the diff with git diff",
+    SkipWhy.UNDECODABLE: "it is not UTF-8 text, so it is not sent; a person must review it",
+    SkipWhy.TOO_LARGE: "raise max_chunk_bytes in the config, or split the change",
+}
+
+
 @dataclass(frozen=True)
 class SkippedFile:
+    """A file not reviewed, why, and its size; ``detail`` says more for a message (e.g.
+    a ``too_large`` file's largest hunk) and is not part of the record."""
+
     path: str
     why: SkipWhy
     size: int = 0
+    detail: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "why": str(self.why), "bytes": self.size}
@@ -123,6 +139,21 @@ class Coverage:
         if counts:
             text += " (" + ", ".join(f"{n} {why}" for why, n in sorted(counts.items())) + ")"
         return text
+
+    def advice(self) -> str:
+        """What to do about the files left out, each kind named with the setting that
+        decides it, e.g. ``a.py: its largest hunk is 70000 bytes, over max_chunk_bytes
+        65536; raise max_chunk_bytes in the config, or split the change``."""
+        said: list[str] = []
+        for why in SkipWhy:
+            kind = [item for item in self.skipped if item.why is why]
+            if not kind:
+                continue
+            first = kind[0]
+            more = f" (and {len(kind) - 1} more)" if len(kind) > 1 else ""
+            cause = f": {first.detail}" if first.detail else f" ({why})"
+            said.append(f"{first.path}{more}{cause}; {SKIP_FIX[why]}")
+        return "; ".join(said)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -544,6 +575,44 @@ def decodable(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip-compressed data (gunzip it first)"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"\x89PNG", "a PNG image"),
+    (b"%PDF", "a PDF document"),
+    (b"MC1 ", "an MC1 envelope (a saved reviewer response, not the diff it reviewed)"),
+)
+
+
+def not_a_diff(data: bytes) -> str | None:
+    """What ``data`` looks like when it is not a git unified diff, else None.
+
+    A diff has a line starting ``diff --git`` (an empty input is an empty diff, not
+    this error). Sniffed from the first bytes: compressed or binary data, JSON (a
+    review-gate certificate named as such), ``diff -u`` output without git's headers,
+    or text, shown by its first line.
+    """
+    if not data.strip() or data.startswith(b"diff --git ") or b"\ndiff --git " in data:
+        return None
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return what
+    head = data[:8192]
+    if b"\0" in head or not decodable(head[: len(head) - 3] if len(head) == 8192 else head):
+        return f"binary data ({len(data)} bytes, not UTF-8 text)"
+    text = head.decode("utf-8", "replace").lstrip()
+    if text.startswith(("{", "[")):
+        if "review-gate.certificate" in text:
+            return "a review-gate certificate (JSON)"
+        return "JSON, not a diff"
+    lines = text.splitlines()
+    if any(ln.startswith("--- ") for ln in lines) and any(ln.startswith("@@ ") for ln in lines):
+        return "a unified diff without git's 'diff --git' headers (diff -u output)"
+    first = lines[0] if lines else ""
+    shown = first if len(first) <= 60 else first[:57] + "..."
+    return f"text whose first line is {shown!r}"
 
 
 def file_count(sections: Sequence[FileSection]) -> int:

@@ -65,3 +65,15 @@ def git_repo(tmp_path: Path) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the end-to-end tests on one xdist worker (``--dist loadgroup``).
+
+    They share one built image, one act cache and the local registry, so under
+    ``pytest -n 2`` (as ``.ci/run`` runs the suite) they run in order on one worker while
+    the other worker takes the rest. Without xdist the marker is inert.
+    """
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.xdist_group("e2e"))

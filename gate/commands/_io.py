@@ -9,6 +9,7 @@ prints holds the reviewer's words, a provider's error text or file names.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,3 +69,25 @@ def write_output(name: str | None, data: bytes) -> None:
     from gate.safe.atomic import atomic_write
 
     atomic_write(name, data)
+
+
+def check_output_path(option: str, name: str | None) -> None:
+    """Refuse an output path that cannot be written, before any work is done.
+
+    Every command that writes a file calls this first, so an unwritable path is a
+    usage error (exit 2) everywhere, never a blocking error found after the work.
+    ``-`` (standard output) and None (not asked for) are always fine.
+    """
+    if name is None or name == "-":
+        return
+    path = Path(name)
+    folder = path.parent
+    problem = None
+    if path.is_dir():
+        problem = "is a directory; name a file in it"
+    elif not folder.is_dir():
+        problem = f"cannot be written: the folder {str(folder)!r} does not exist"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"cannot be written: no permission to write in {str(folder)!r}"
+    if problem is not None:
+        raise UsageError(f"{option} {name!r} {problem}", reason="bad_output_path")

@@ -23,8 +23,9 @@ certificate and the raw response go to the certificate-dir input (action.yml
 default: review-gate-certificate, relative to the workspace), else RUNNER_TEMP.
 
 Supported events: pull_request and pull_request_target (opened, synchronize,
-reopened, ready_for_review, labeled), merge_group, workflow_dispatch (with the
-pr-number input).
+reopened, ready_for_review, labeled, and edited when the base branch changed),
+merge_group (checks_requested), workflow_dispatch (with the pr-number input), and
+issue_comment (created, holding the comment command /review-gate review).
 
 exit codes: 0 pass, or any decision with fail-job: false; 1 fail; 2 usage error
 (unsupported event, missing environment, invalid fail-job; also with fail-job:

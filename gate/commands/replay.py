@@ -63,13 +63,25 @@ def _diff_for(args: argparse.Namespace, diff_sha: str) -> bytes | None:
     return read_input(str(path), what="diff", limit=MAX_DIFF_FILE_BYTES)
 
 
+def missing_diff(looked: Path) -> str:
+    """The note for a certificate whose diff is not in ``--diff-dir``."""
+    others = sorted(p.name for p in looked.parent.glob("*.diff"))[:3]
+    there = f" (the folder holds {', '.join(others)})" if others else " (the folder holds no .diff)"
+    return (
+        f"diff missing: no file {str(looked)!r}{there}; name each diff <diff_sha>.diff, "
+        "the full SHA-256 the certificate records"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from gate.commands._io import read_input, say
+    from gate.commands._options import with_hints
     from gate.commands.review import api_key_for, usage_from
     from gate.config import default_config, load_config
     from gate.errors import ConfigError, UsageError
     from gate.memory import replay
 
+    with_hints(lambda: None, provider=args.provider, base_url=args.base_url)
     if args.diff is not None and len(args.certificates) != 1:
         raise UsageError("--diff FILE takes one certificate; use --diff-dir DIR for several")
     if args.diff_dir is not None and not Path(args.diff_dir).is_dir():
@@ -96,7 +108,15 @@ def run(args: argparse.Namespace) -> int:
             api_key = api_key_for(config, explicit_env=args.api_key_env is not None)
         except ConfigError as err:
             raise usage_from(err) from err
-        rows.append(replay.replay_one(recorded, _diff_for(args, recorded.diff_sha), config,
-                                      api_key=api_key))  # fmt: skip
+        diff = _diff_for(args, recorded.diff_sha)
+        if diff is None:  # --diff-dir without <diff_sha>.diff: name the file looked for
+            looked = Path(args.diff_dir) / f"{recorded.diff_sha}.diff"
+            was = recorded.verdict or recorded.state
+            note = missing_diff(looked)
+            rows.append(
+                replay.Row(name, recorded.diff_sha, was, "-", replay.Outcome.UNREPLAYABLE, note)
+            )
+            continue
+        rows.append(replay.replay_one(recorded, diff, config, api_key=api_key))
     say(replay.table(rows))
     return replay.exit_code(rows)

@@ -28,7 +28,7 @@ pass), and max_cost (--max-cost) is checked before any request. The answer must 
 (provider end marker, finish reason stop, sealed into an MC1 envelope), hold
 exactly one ```json verdict, repeat the SHA-256 of the bytes sent and the policy
 version, and be a confident pass. Settings come from
---config (default: built-in defaults), then the options below. The API key is
+--config (else the built-in settings), then the options below. The API key is
 read from the environment variable the provider uses (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, REVIEW_GATE_API_KEY) or --api-key-env.
 
@@ -92,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         metavar="PATH",
-        help="a review-gate YAML config file (default: none, the built-in defaults)",
+        help="a review-gate YAML config file (default: none: the built-in settings)",
     )
     parser.add_argument(
         "--provider",
@@ -116,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "provider's, e.g. OPENAI_API_KEY)",
     )
     for option, metavar, text in _CLOUD_OPTIONS:
-        parser.add_argument(option, metavar=metavar, help=f"{text} (default: from --config)")
+        parser.add_argument(option, metavar=metavar, help=f"{text}; from --config when given")
     parser.add_argument(
         "--max-tokens",
         metavar="N",
@@ -204,25 +204,19 @@ def check_base_url(config: Config, args: argparse.Namespace) -> None:
     )
 
 
-def check_output_path(option: str, name: str | None) -> None:
-    """Refuse an output path that cannot be written, before any token is spent."""
-    from pathlib import Path
-
+def check_is_diff(name: str, data: bytes) -> None:
+    """A ``--diff`` that is no git diff is a usage error saying what it looks like."""
+    from gate.diff import not_a_diff
     from gate.errors import UsageError
 
-    if name is None:
-        return
-    path = Path(name)
-    folder = path.parent
-    problem = None
-    if path.is_dir():
-        problem = "is a directory; name a file in it"
-    elif not folder.is_dir():
-        problem = f"cannot be written: the folder {str(folder)!r} does not exist"
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        problem = f"cannot be written: no permission to write in {str(folder)!r}"
-    if problem is not None:
-        raise UsageError(f"{option} {name!r} {problem}", reason="bad_output_path")
+    looks = not_a_diff(data)
+    if looks is not None:
+        shown = "standard input" if name == "-" else repr(name)
+        raise UsageError(
+            f"--diff {shown} is not a unified diff: it looks like {looks}; make one with "
+            "git diff, e.g. git diff main...HEAD > change.diff",
+            reason="not_a_diff",
+        )
 
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
@@ -324,21 +318,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from gate.commands._io import read_input, say, say_json
+    from gate.commands._io import check_output_path, read_input, say, say_json
+    from gate.commands._options import endpoint_problems, with_hints
     from gate.decide.attempt import Attempt
     from gate.decide.decision import exit_code
+    from gate.errors import UsageError
     from gate.review import certificate, cost
     from gate.review.pipeline import review_diff
     from gate.review.scope import nothing_reviewed, select_diff
     from gate.reviewers.transport import attempt_line
     from gate.safe import untrusted
 
-    config = load(args)
+    config = with_hints(lambda: load(args), provider=args.provider, base_url=args.base_url)
     check_base_url(config, args)
+    problems = endpoint_problems(config)
+    if problems:
+        raise UsageError("\n".join(problems), reason="config_base_url_missing")
     check_output_path("--certificate", args.certificate)
     check_output_path("--save-response", args.save_response)
     # the whole file: max_diff_bytes chooses files to send, as in the action
     diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
+    check_is_diff(args.diff, diff)
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)

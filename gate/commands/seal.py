@@ -28,10 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gate.commands._io import read_input, write_output
+    from gate.commands._io import check_output_path, read_input, write_output
     from gate.decide.envelope import seal
     from gate.errors import ExitCode
 
+    check_output_path("--output", args.output)
     content = read_input(args.file, what="content")
     write_output(args.output, seal(content))
     return ExitCode.PASS

@@ -190,10 +190,34 @@ def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and reviews else None
 
 
+def refuse_certificate_as_response(name: str, raw: bytes) -> None:
+    """A review-gate certificate given as RESPONSE is a usage error, not an incomplete
+    answer: it is no MC1 envelope, and --from-certificate is what reads it."""
+    import json
+
+    from gate.errors import UsageError
+
+    if raw.lstrip()[:1] != b"{":
+        return
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    schema = value.get("schema") if isinstance(value, dict) else None
+    if isinstance(schema, str) and schema.startswith("review-gate.certificate/"):
+        shown = "standard input" if name == "-" else repr(name)
+        again = "-" if name == "-" else name
+        raise UsageError(
+            f"RESPONSE {shown} is a review-gate certificate ({schema}), not an MC1 "
+            f"response; did you mean --from-certificate {again}?",
+            reason="certificate_as_response",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
-    from gate.commands._io import read_input, say, say_json
+    from gate.commands._io import check_output_path, read_input, say, say_json
     from gate.decide.decision import decide, exit_code
     from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
@@ -204,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
     if args.max_size < 1:
         raise UsageError("--max-size must be at least 1")
+    check_output_path("--certificate", args.certificate)
     binding, inputs = binding_from(args)
     if args.from_certificate is not None:
         cert = strictjson.loads(
@@ -223,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         raw = read_input(
             args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
         )
+        refuse_certificate_as_response(args.response, raw)
     if raw is not None:
         inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -412,21 +413,41 @@ def arrived(outcome: Outcome) -> str:
     return f"{last.bytes_received} B, end {last.end_reason}, finish {finish}"
 
 
-WHY_WIDTH = 96
+#: the narrowest the why column is cut to; below it every line is cut at the width instead
+WHY_MIN = 16
+
+
+def terminal_width() -> int:
+    """The terminal's width (``COLUMNS`` when set, else the terminal's, else 160: a log)."""
+    import shutil
+
+    return shutil.get_terminal_size(fallback=(160, 24)).columns
+
+
+def cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 3)] + "..."
 
 
 def why(outcome: Outcome) -> str:
-    """The reason code and the cause, without the state prefix, bounded in width."""
+    """The reason code and the cause, without the state prefix (in full)."""
     decision = outcome.result.decision
     tail = decision.description
     for prefix in (f"{decision.state}: ", f"{decision.reason}: "):
         tail = tail.removeprefix(prefix)
     tail = re.sub(r"^incomplete after \d+ attempts?: ", "", tail)
-    text = f"{decision.reason}: {tail}"
-    return text if len(text) <= WHY_WIDTH else text[: WHY_WIDTH - 3] + "..."
+    return f"{decision.reason}: {tail}"
 
 
-def table(outcomes: Sequence[Outcome]) -> str:
+#: the columns left out, in this order, when the terminal is too narrow for all of them
+#: (arrived, on the wire, tries); case, decision and why always stay
+_DROP_ORDER = (3, 1, 2)
+
+
+def table(outcomes: Sequence[Outcome], width: int | None = None) -> str:
+    """The cases as a table no wider than ``width`` (default: the terminal's): the why
+    column gets what the others leave, cut with ``...``; on a terminal too narrow even
+    for that, every line is cut at the width."""
+    width = terminal_width() if width is None else width
     rows = [("case", "on the wire", "tries", "arrived (body, last try)", "decision", "why")]
     for o in outcomes:
         state = str(o.result.decision.state)
@@ -434,14 +455,22 @@ def table(outcomes: Sequence[Outcome]) -> str:
         tries = str(len(o.result.outcome.attempts))
         seen = f"{arrived(o)} *" if o.case.note else arrived(o)
         rows.append((o.case.name, o.case.sent, tries, seen, mark, why(o)))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    keep = [0, 1, 2, 3, 4]
+    widths = {i: max(len(row[i]) for row in rows) for i in keep}
+    for drop in _DROP_ORDER:  # too narrow: leave out the columns a reader needs least
+        if sum(widths[i] + 2 for i in keep) + WHY_MIN <= width:
+            break
+        keep.remove(drop)
+    room = max(WHY_MIN, width - sum(widths[i] + 2 for i in keep))
     lines = []
     for row in rows:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:5])]
-        lines.append("  ".join([*cells, row[5]]).rstrip())
+        cells = [row[i].ljust(widths[i]) for i in keep]
+        lines.append(cut("  ".join([*cells, cut(row[5], room)]).rstrip(), width))
     for o in outcomes:
-        if o.case.note:
-            lines.append(f"* {o.case.name}: {o.case.note}")
+        if o.case.note:  # a footnote is wrapped to the width, never cut
+            lines += textwrap.wrap(
+                f"* {o.case.name}: {o.case.note}", max(width, WHY_MIN), subsequent_indent="  "
+            )
     return "\n".join(lines)
 
 
@@ -529,6 +558,7 @@ def text_report(run: DemoRun) -> list[str]:
         f" (the large cases: {out / LARGE})",
         f"re-verify one offline: review-gate verify --from-certificate {out / 'healthy.json'} "
         f"--diff {sample} --policy-version {POLICY_VERSION}",
-        f"the why column is cut at {WHY_WIDTH} characters: --json prints every detail in full",
+        "the why column is cut to the terminal's width (COLUMNS): --json prints every detail "
+        "in full",
         f"{good}/{len(outcomes)} as expected in {run.elapsed:.1f} s: {verdict}",
     ]

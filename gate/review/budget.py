@@ -71,11 +71,18 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
-def request_size(chunk: Chunk, overhead: int) -> int:
-    """A chunk's request in prompt bytes, before its prompt is built: its diff and the
-    prompt around it (``overhead`` tokens at :data:`BYTES_PER_TOKEN` bytes, at least the
-    bytes measured by :func:`chunk_budget`). ``max_cost`` approves the plan with it."""
-    return chunk.size + overhead * BYTES_PER_TOKEN
+def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
+    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
+    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
+    plan and every overflow half with it, and :func:`fits_window` checks the window."""
+    return chunk_prompt(chunk, total, files, config).size
+
+
+def fits_window(size: int, config: Config) -> bool:
+    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
+    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
+    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
 
 
 def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:

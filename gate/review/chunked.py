@@ -50,11 +50,12 @@ from gate.diff import Coverage, split_diff
 from gate.review.budget import (
     chunk_prompt,
     chunk_setup,
+    fits_window,
     input_window,
     request_size,
     too_many,
 )
-from gate.review.chunks import Chunk, FileEntry, Plan, halve
+from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
 from gate.review.cost import fits
 from gate.review.prompt import Prompt
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
@@ -100,25 +101,25 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
-    overhead: int = 0,
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
-    ``overhead``: the prompt's tokens around each chunk, as :func:`gate.review.cost.request_bytes`
-    counted them when ``max_cost`` approved the plan. A chunk that overflows the window
-    is split only while the estimate with its halves' requests added still fits under
-    ``max_cost``: the halves are requests the approval never
-    counted. Otherwise it stays whole and blocks (``context_overflow``).
+    Every request is sized from the prompt that is really sent (:func:`request_size`),
+    as :func:`gate.review.cost.request_bytes` sized them when ``max_cost`` approved the
+    plan. A chunk whose real prompt does not fit the window (:func:`fits_window`: a long
+    backtick run makes its fence long) is split before it is sent, as one the model
+    answered with a context overflow is. A chunk is split only while the estimate with
+    its halves' requests added still fits under ``max_cost``: the halves are requests
+    the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
     # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, overhead) for chunk in plan.chunks]
+    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
-
-        more = [chunk_prompt(half, total, files, config).size for half in halves]
+        more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)
@@ -130,6 +131,10 @@ def run_chunks(
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
         answers: list[PacedOutcome] = []
+        if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
+            # never sent: it cannot fit, so it is split as an overflow would split it
+            empty = ReviewOutcome(attempts=(), envelope=None)
+            return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
         # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
         # needs k passes); a context overflow ends the asking (the chunk is split)
         for _ in range(config.agreement):
@@ -184,6 +189,17 @@ def run_chunks(
                     for paced in asked
                 )
                 decision = agree([answer.decision for answer in answers])
+                if overflow and not outcome.attempts:
+                    decision = blocked(
+                        State.INCOMPLETE,
+                        "context_overflow",
+                        f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+                        f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
+                        f"{config.reviewer.max_tokens}) does not fit the model's window of "
+                        f"{input_window(config)} tokens and was not sent: it cannot be split "
+                        "further within max_cost; raise max_input_tokens or max_cost, or "
+                        "split the change",
+                    )
                 done[chunk.name] = ChunkReview(
                     chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
@@ -230,7 +246,7 @@ def review_chunks(
         )
     else:
         review_decision, reviews = run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt, overhead=overhead
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt
         )
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
@@ -273,6 +289,21 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
         "max_chunk_bytes": plan.max_chunk_bytes,
         "reviews": [r.to_json() for r in reviews],
     }
+
+
+def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
+    """The attempts one chunk's answer records (none when the record is malformed): a
+    re-decision without an envelope names the recorded cause (``connection_cut``), not
+    ``no_response``. Attempts never turn a missing envelope into anything but incomplete."""
+    from gate.errors import UsageError
+    from gate.review.certificate import attempts_from
+
+    if not isinstance(answer, dict) or not isinstance(answer.get("attempts"), list):
+        return ()
+    try:
+        return attempts_from(answer)
+    except UsageError:
+        return ()
 
 
 def redecide(
@@ -354,14 +385,15 @@ def redecide(
             continue
         binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
         recorded = review.get("answers")
-        sealed = (
-            [a.get("envelope") if isinstance(a, dict) else None for a in recorded]
-            if isinstance(recorded, list) and recorded
-            else [review.get("envelope")]
-        )
+        answers = recorded if isinstance(recorded, list) and recorded else [review]
         decisions = [
-            decide(envelope_bytes(one), binding=binding, min_confidence=min_confidence)
-            for one in sealed
+            decide(
+                envelope_bytes(one.get("envelope") if isinstance(one, dict) else None),
+                binding=binding,
+                min_confidence=min_confidence,
+                attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
+            )
+            for one in answers
         ]
         rows.append((name, agree(decisions)))
     answered = {name for name, _ in rows}

@@ -11,7 +11,31 @@ chunk is bound to exactly its own bytes (its ``diff_sha``). :func:`plan` owns th
    a valid one-file diff on its own;
 3. a section whose header plus any single hunk is over ``max_chunk_bytes`` cannot be cut
    and is not sent: it is recorded as unreviewed (``too_large``), so coverage is partial;
-4. pieces are packed in diff order, greedily, into chunks of at most ``max_chunk_bytes``.
+4. the pieces are cut into *segments* at content-defined anchors, and each segment into
+   chunks of at most ``max_chunk_bytes`` at content-defined cuts (a diff that fits one
+   chunk is one chunk).
+
+Stable boundaries (content-defined chunking). Greedy packing in diff order would move
+every later boundary when one file is added near the top, and every chunk would be new.
+Here no cut depends on a byte offset from the diff's start:
+
+- a piece ends a segment (an *anchor*) when a hash of its identity (its path and, for a
+  part of a cut file, its part number: never its position, its neighbours or its bytes;
+  :func:`anchor_draw`) falls under ``size / (SEGMENT_CHUNKS * max_chunk_bytes)`` of the
+  hash space (:func:`is_anchor`), so a segment holds about :data:`SEGMENT_CHUNKS`
+  chunks' worth of diff, and no chunk crosses an anchor;
+- inside a segment (:func:`window_cut`) each chunk ends after the piece with the least
+  hash among those that leave the chunk between half full and full, so chunks are at
+  least half full and, after an edit, the cuts fall back on the old ones within a chunk
+  or two (the least hash of a window stays put when the window shifts a little).
+
+So a push that edits, adds or removes one file changes only chunks of the segment
+holding it (and of its neighbour, when the file's own anchor appears or goes with its
+size); every other chunk keeps its exact bytes, and so its digest, and a pass given to
+it can be carried (docs/design.md, "Incremental review"). The price is fill: chunks are
+less full than greedy packing makes them (measured by ``bench/incremental.py``), so a
+chunked review takes somewhat more requests; ``max_chunks`` and the cost estimate count
+the plan as it is cut.
 
 What is proved (``tests/unit/chunks/test_plan.py``, Hypothesis): let ``sections`` be
 ``split_diff(selected)`` and ``kept`` those not ``too_large``. Then
@@ -24,7 +48,10 @@ What is proved (``tests/unit/chunks/test_plan.py``, Hypothesis): let ``sections`
 - **placement**: each kept section's parts are in one chunk, or in consecutive chunks, in
   order; each chunk's bytes are the concatenation of its pieces, at most
   ``max_chunk_bytes`` long;
-- **binding**: a chunk's ``sha`` is SHA-256 of its bytes, which are what its prompt shows.
+- **binding**: a chunk's ``sha`` is SHA-256 of its bytes, which are what its prompt shows;
+- **locality** (``tests/unit/chunks/test_stable.py``): editing one file's hunks changes
+  no chunk outside the segments that hold the file, and when every segment fits one
+  chunk, at most two chunk digests of the plan are new.
 
 Token estimate. Tokens are estimated from bytes at :data:`BYTES_PER_TOKEN` = 3 bytes per
 token, rounded up. BPE tokenizers (OpenAI's o200k/cl100k, Anthropic's, Gemini's) average
@@ -54,6 +81,13 @@ from gate.diff import (
     hunk_content,
     split_diff,
 )
+
+#: the domain of the anchor hash (a new scheme gets a new name, so old plans never match)
+ANCHOR_DOMAIN = b"review-gate.anchor/1\0"
+
+#: a segment (between two anchors) holds about this many chunks' worth of diff: more
+#: fills chunks better, fewer bounds how far one file's change can reach
+SEGMENT_CHUNKS = 4
 
 #: bytes per token assumed by :func:`estimate_tokens` (conservative; see the module docstring)
 BYTES_PER_TOKEN = 3
@@ -254,6 +288,81 @@ def cut_section(section: FileSection, max_bytes: int) -> list[Piece] | None:
     ]
 
 
+def oversize(section: FileSection, max_bytes: int) -> str:
+    """Why ``section`` cannot be cut into pieces of ``max_bytes``: its largest hunk."""
+    header, hunks = section_header(section.data)
+    largest = max((len(hunk) for hunk in hunks), default=0)
+    return (
+        f"its largest hunk is {len(header) + largest} bytes with the file's header, "
+        f"over max_chunk_bytes {max_bytes}"
+    )
+
+
+def anchor_draw(piece: Piece) -> int:
+    """SHA-256 of the piece's identity (its path and part number: never its position,
+    its neighbours or its bytes), read as a 64-bit number."""
+    key = ANCHOR_DOMAIN + piece.path.encode("utf-8", "surrogatepass") + b"\0%d" % piece.part
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+
+
+def is_anchor(piece: Piece, max_bytes: int) -> bool:
+    """Whether ``piece`` ends a segment: its :func:`anchor_draw`, as a fraction of the
+    hash space, is under ``len(piece.data) / (SEGMENT_CHUNKS * max_bytes)``, so a segment
+    holds about :data:`SEGMENT_CHUNKS` chunks' worth of diff. Inserting or removing
+    another file moves no anchor."""
+    return anchor_draw(piece) * SEGMENT_CHUNKS * max_bytes < len(piece.data) << 64
+
+
+def segments(pieces: Sequence[Piece], max_bytes: int) -> list[list[Piece]]:
+    """``pieces`` in order, cut after every anchor (:func:`is_anchor`); the last segment
+    ends with the last piece whether or not it is an anchor."""
+    out: list[list[Piece]] = [[]]
+    for piece in pieces:
+        out[-1].append(piece)
+        if is_anchor(piece, max_bytes):
+            out.append([])
+    return [segment for segment in out if segment]
+
+
+def window_cut(segment: Sequence[Piece], max_bytes: int) -> list[list[Piece]]:
+    """A segment cut into groups of at most ``max_bytes``: from each group's start, the
+    group ends after the piece of least :func:`anchor_draw` among those that would leave
+    it between half full and full (after the last piece that fits when none does); what
+    is left once it fits is the last group. The least draw in a window is the same piece
+    when the window shifts a little, so after an edit the cuts fall back on the old ones
+    within a group or two (winnowing); the segment's anchors bound how far a change can
+    reach. Bounded: every group takes at least one piece."""
+    out: list[list[Piece]] = []
+    start, count = 0, len(segment)
+    half = max_bytes // 2
+    while start < count:
+        size, end, best = 0, start, -1
+        best_draw = 1 << 64
+        while end < count and (end == start or size + len(segment[end].data) <= max_bytes):
+            size += len(segment[end].data)
+            if size >= half and (draw := anchor_draw(segment[end])) < best_draw:
+                best, best_draw = end, draw
+            end += 1
+        if end == count:
+            out.append(list(segment[start:]))
+            break
+        cut = best if best >= 0 else end - 1
+        out.append(list(segment[start : cut + 1]))
+        start = cut + 1
+    return out
+
+
+def stable_pack(pieces: Sequence[Piece], max_bytes: int) -> list[Chunk]:
+    """The pieces cut into segments at anchors and each segment into groups by
+    :func:`window_cut`, one chunk per group: every cut is chosen by the pieces'
+    identities within a window, never at a byte offset from the diff's start. A diff
+    that fits one chunk is one chunk."""
+    if sum(len(piece.data) for piece in pieces) <= max_bytes:
+        return pack(pieces, max_bytes)
+    groups = [g for seg in segments(pieces, max_bytes) for g in window_cut(seg, max_bytes)]
+    return [Chunk(number=i + 1, pieces=tuple(group)) for i, group in enumerate(groups)]
+
+
 def pack(pieces: Sequence[Piece], max_bytes: int, *, first: int = 1) -> list[Chunk]:
     """Pieces in order, greedily, into chunks of at most ``max_bytes`` (numbered from ``first``)."""
     groups: list[list[Piece]] = []
@@ -288,11 +397,18 @@ def plan(
     for section in split_diff(data) if sections is None else sections:
         cut = cut_section(section, max_chunk_bytes)
         if cut is None:
-            too_large.append(SkippedFile(section.path, SkipWhy.TOO_LARGE, len(section.data)))
+            too_large.append(
+                SkippedFile(
+                    section.path,
+                    SkipWhy.TOO_LARGE,
+                    len(section.data),
+                    detail=oversize(section, max_chunk_bytes),
+                )
+            )
             continue
         pieces += cut
         kept.append(section.data)
-    chunks = tuple(pack(pieces, max_chunk_bytes))
+    chunks = tuple(stable_pack(pieces, max_chunk_bytes))
     if too_large:
         names = {item.path for item in too_large}
         sent = b"".join(kept)

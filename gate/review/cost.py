@@ -190,8 +190,8 @@ def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | N
 
 
 def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None) -> list[int]:
-    """The prompt bytes of each request the review of ``diff`` makes (each chunk's diff
-    plus its prompt, at :data:`gate.review.chunks.BYTES_PER_TOKEN` bytes per estimated token);
+    """The prompt bytes of each request the review of ``diff`` makes (each chunk's prompt
+    as it will really be sent: :func:`gate.review.budget.request_size`);
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
     selection's (its skipped files are listed in every chunk's prompt too)."""
@@ -202,7 +202,8 @@ def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None)
         return [prompt.size]
     if setup.limit < 1 or too_many(setup.plan, config, setup.overhead) is not None:
         return []
-    return [request_size(chunk, setup.overhead) for chunk in setup.plan.chunks]
+    total = len(setup.plan.chunks)
+    return [request_size(chunk, total, setup.files, config) for chunk in setup.plan.chunks]
 
 
 def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -> Decision | None:

@@ -49,7 +49,7 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
             "headers: make it with git diff)"
         )
     else:
-        cause = f"{coverage.summary()}; check include/exclude and max_diff_bytes in the config"
+        cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
 
 

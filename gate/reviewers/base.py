@@ -40,13 +40,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 
 from gate import USER_AGENT
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError
-from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.limits import classify
+from gate.reviewers.settings import ReviewerSettings, shown_url
 from gate.safe.redact import redact
 
 #: How much of a non-2xx body is read to find the provider's error message.
@@ -221,8 +223,10 @@ class Failure(StrEnum):
     CONNECT_ERROR = "connect_error"
     CONNECTION_CUT = "connection_cut"
     BAD_BASE_URL = "bad_base_url"
+    PLAIN_HTTP = "plain_http"
     NETWORK_ERROR = "network_error"
     DEADLINE = "deadline"
+    QUOTA = "quota_exhausted"  # a billing or quota stop (gate.reviewers.limits): not retried
 
 
 @dataclass(frozen=True)
@@ -439,6 +443,28 @@ def _status_advice(status: int) -> str:
     return "unexpected HTTP status; check base_url"
 
 
+def _not_found_advice(url: str, settings: ReviewerSettings) -> str:
+    """A 404/405 names the URL requested and, where the path shows it, the mistake."""
+    shown = one_line(shown_url(url), settings.api_key, limit=160)
+    path = urlsplit(url).path
+    advice = f"nothing at the requested URL {shown}"
+    doubled = next((p for p in _ENDPOINT_PATHS if path.count(p) > 1), None)
+    if doubled or "/v1/v1/" in path:
+        what = doubled or "/v1"
+        return f"{advice}: {what} is in it twice; set base_url without it (the gate adds it)"
+    if settings.provider in _V1_PROVIDERS and "/v1" not in path:
+        return (
+            f"{advice}: OpenAI-compatible servers serve under /v1; try base_url "
+            f"{one_line(shown_url(settings.base_url.rstrip('/')), settings.api_key, 120)}/v1"
+        )
+    return f"{advice}; check base_url and the model name"
+
+
+#: the paths the dialects add to base_url (a base_url that already ends in one doubles it)
+_ENDPOINT_PATHS = ("/chat/completions", "/responses", "/messages", "/converse-stream")
+_V1_PROVIDERS = ("openai", "openai-responses")
+
+
 def retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
 
@@ -508,13 +534,23 @@ def _read_error_body(
             break
     status = response.status_code
     message = one_line(_error_message(bytes(raw)), settings.api_key, limit=200)
+    said = f"HTTP {status} {response.reason_phrase}" + (f" ({message})" if message else "")
+    refusal = classify(settings.provider, status, response.headers, bytes(raw))
+    if refusal is None:
+        advice = _status_advice(status)
+        if status in (404, 405):  # a wrong path: show the URL that was requested
+            advice = _not_found_advice(str(response.request.url), settings)
+        return Problem(
+            Failure.HTTP_STATUS,
+            f"{said}; {advice}",
+            EndReason.HTTP_ERROR,
+            retryable=retryable_status(status),
+        )
     return Problem(
-        Failure.HTTP_STATUS,
-        f"HTTP {status} {response.reason_phrase}"
-        + (f" ({message})" if message else "")
-        + f"; {_status_advice(status)}",
+        Failure.HTTP_STATUS if refusal.retryable else Failure.QUOTA,
+        f"{said}; {refusal.advice(settings.provider)}",
         EndReason.HTTP_ERROR,
-        retryable=retryable_status(status),
+        retryable=refusal.retryable,
     )
 
 
@@ -686,10 +722,38 @@ _TRANSPORT_RULES = (
 )
 
 
+#: OpenSSL's reasons for a handshake answered by something that is not TLS (a plain-HTTP
+#: server answers "HTTP/1.1 400 ...": its first bytes are no TLS record header)
+_NOT_TLS = frozenset(
+    {"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"}
+)
+
+
+def _plain_http(err: BaseException) -> bool:
+    """Whether ``err`` (or what it wraps) is a TLS handshake that got a plain-HTTP answer."""
+    seen: BaseException | None = err
+    for _ in range(5):  # bounded: the wrapping chain is short
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError) and str(seen.reason) in _NOT_TLS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _transport_problem(
     err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: _Watchdog
 ) -> Problem | None:
     """The problem a transport exception stands for; None when the deadline explains it."""
+    if progress.status is None and _plain_http(err):
+        plain = one_line(shown_url("http" + settings.base_url.removeprefix("https")), None, 120)
+        return Problem(
+            Failure.PLAIN_HTTP,
+            f"the server speaks plain http: the TLS handshake with {settings.base_url} got a "
+            f"plain-HTTP answer; use base_url {plain}, not retryable",
+            EndReason.SOCKET_CLOSE,
+            retryable=False,
+        )
     rule = next(rule for rule in _TRANSPORT_RULES if isinstance(err, rule.errors))
     if watchdog.fired or (rule.failure is Failure.TIMEOUT and progress.expired()):
         progress.timed_out = True  # the watchdog shut the socket: that is the cause

@@ -86,7 +86,9 @@ def test_an_unknown_state_has_no_family(state: str) -> None:
 
 
 def _setup_reasons() -> set[str]:
-    """Every reason code the tree gives a ConfigError or a UsageError (keyword or class)."""
+    """Every reason code the tree gives a ConfigError or a UsageError (keyword or class)
+    where one can become a decision: the command line's own refusals (``commands/``,
+    ``lab/``) exit 2 and are never a decision, so they are not scanned."""
     import ast
     from pathlib import Path
 
@@ -94,7 +96,10 @@ def _setup_reasons() -> set[str]:
     from gate import errors
 
     found = {errors.ConfigError.reason, errors.UsageError.reason}
-    for path in Path(gate.__file__).parent.rglob("*.py"):
+    root = Path(gate.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.relative_to(root).parts[0] in ("commands", "lab"):
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue

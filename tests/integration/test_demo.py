@@ -33,8 +33,9 @@ EXPECTED = {
 
 
 def test_demo_table_certificates_and_no_thread_left(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "220")  # every column (narrower: test_newcomer_cli.py)
     before = {thread.ident for thread in threading.enumerate()}
     out_dir = tmp_path / "demo"
     code = main(["demo", "--out", str(out_dir)])

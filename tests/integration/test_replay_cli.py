@@ -81,7 +81,10 @@ def test_a_missing_diff_and_an_unreachable_reviewer_are_unreplayable(
     empty.mkdir()
     capsys.readouterr()
     assert replay(str(cert), "--diff-dir", str(empty)) == 3
-    assert rows(capsys.readouterr().out)[0][5] == "diff missing"
+    note = rows(capsys.readouterr().out)[0][5]
+    assert note.startswith(
+        f"diff missing: no file '{empty / hashlib.sha256(DIFF).hexdigest()}.diff'"
+    )
     sim.stop()
     assert replay(str(cert), "--diff", str(tmp_path / "x.diff")) == 3
     assert rows(capsys.readouterr().out)[0][5].startswith("reviewer:")
