@@ -104,6 +104,8 @@ class Config:
     skip_drafts: bool = True
     sticky_comment: bool = True
     review_comments: bool = False
+    #: the findings also as SARIF 2.1.0 beside the certificate (gate.export.sarif)
+    sarif: bool = False
     report: str = "status"  # status | check-run | both (gate.action.checks)
     #: price per million tokens by model name (gate.review.cost)
     pricing: tuple[ModelPrice, ...] = ()
@@ -173,6 +175,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "comment": ("sticky_comment",),
     "max-cost": ("max_cost",),
     "review-comments": ("review_comments",),
+    "sarif": ("sarif",),
     "report": ("report",),
     "agreement": ("agreement",),
 }

@@ -29,6 +29,8 @@ cause and, where there is one, the fix::
     │   └── ReviewerUnreachable    could not connect / HTTP error after budget
     ├── GitHubError                a GitHub API call failed
     ├── AtomicWriteError           a verified atomic write could not be proven
+    ├── StatementError             an in-toto statement cannot be built, or is foreign
+    │   └── StatementMismatch      a statement names another certificate, diff or decision
     └── ApplyError                 an agent write could not be applied
 
 Verification functions raise; they never return booleans.
@@ -258,3 +260,21 @@ class ApplyError(GateError):
     """An agent write could not be applied."""
 
     reason = "apply"
+
+
+class StatementError(GateError):
+    """An in-toto statement of a decision cannot be built from a certificate, or a given
+    statement is malformed or not review-gate's (``--statement``)."""
+
+    reason = "statement_invalid"
+
+
+class StatementMismatch(StatementError):
+    """A statement that names another certificate, diff or decision than the one given;
+    ``field`` is the first field that differs (``predicate.diff_sha``, ...)."""
+
+    reason = "statement_mismatch"
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field

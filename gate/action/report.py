@@ -236,6 +236,10 @@ def outputs_for(report: Report) -> dict[str, str]:
         "status": report.status,
         "sha": report.sha,
         "diff-sha": report.digests.get("diff_sha", ""),
+        # the files beside the certificate; the run fills them in (gate.export)
+        "statement": "",
+        "predicate": "",
+        "sarif": "",
         # what the review cost; the run fills them in when a review ran (gate.review.cost)
         "input-tokens": "",
         "output-tokens": "",

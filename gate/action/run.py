@@ -63,6 +63,7 @@ from gate.decide.decision import (
 )
 from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
+from gate.export import sarif, statement
 from gate.findings import Finding
 from gate.review import certificate, cost
 from gate.review.chunked import chunk_rows
@@ -482,7 +483,43 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
     # secrets shorter than 8 characters would match by chance (and are no real keys)
     real = [s for s in run.secrets if len(s) >= 8]
     digests["certificate"] = certificate.write(path, cert, secrets=real)
-    return Artifacts(str(path), digests)
+    files = _write_exports(run, decision, path, binding)
+    return Artifacts(str(path), digests, files)
+
+
+def _write_exports(
+    run: RunState, decision: Decision, cert_path: Path, binding: Binding
+) -> dict[str, str]:
+    """The statement and its predicate (always) and the SARIF log (``sarif: true``),
+    beside the certificate. Neither can change the decision: one that cannot be written
+    is a note in the summary, and its output stays empty."""
+    files: dict[str, str] = {}
+    try:
+        made, predicate = statement.write_beside(cert_path)
+        files.update(statement=str(made), predicate=str(predicate))
+    except (GateError, OSError) as err:
+        run.notes.append(f"no in-toto statement was written: {_cause(err)}")
+    if run.config is None or not run.config.sarif:
+        return files
+    target = cert_path.with_name(cert_path.name.removesuffix(".certificate.json") + sarif.SUFFIX)
+    try:
+        log = sarif.build(
+            findings_report.findings_of(decision, run.reviewed_diff, _chunks(run)),
+            state=str(decision.state),
+            reason=decision.reason,
+            policy_version=binding.policy_version,
+            diff_sha=binding.diff_sha,
+            commit=run.head or None,
+        )
+        sarif.write(target, log)
+        files["sarif"] = str(target)
+    except (GateError, OSError) as err:
+        run.notes.append(f"no SARIF file was written: {_cause(err)}")
+    return files
+
+
+def _cause(err: Exception) -> str:
+    return err.message if isinstance(err, GateError) else f"{type(err).__name__}: {err}"
 
 
 def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) -> int:
@@ -521,6 +558,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             spent = cost.cost_of(run.result.paid_attempts(), run.config)
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
+        outputs.update(artifacts.files)
         summary = report.summary_markdown(rep) + "\n".join(extra)
         _publish_check(run, rep.description, summary, findings, failed=state == "fail")
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)

@@ -99,6 +99,8 @@ class Artifacts:
 
     certificate_path: str | None
     digests: Mapping[str, str]
+    #: the files written beside the certificate, by output name (statement, predicate, sarif)
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass

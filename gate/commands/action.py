@@ -14,13 +14,15 @@ the config file from the pull request's BASE commit, fetches the diff of exactly
 base_sha...head_sha, asks the reviewer, and posts a commit status on the reviewed
 head SHA: pending first, then success / failure / error.
 
-Writes the job summary (GITHUB_STEP_SUMMARY) and fourteen step outputs
+Writes the job summary (GITHUB_STEP_SUMMARY) and seventeen step outputs
 (GITHUB_OUTPUT): state, verdict, description, certificate, reason, family
 (rejected, needs_human, coverage; unavailable or config: not about the
 code), status (none when no status was posted), sha, diff-sha, input-tokens,
-output-tokens, cost, cost-bound, cost-likely (empty when unknown). The
-certificate and the raw response go to the certificate-dir input (action.yml
-default: review-gate-certificate, relative to the workspace), else RUNNER_TEMP.
+output-tokens, cost, cost-bound, cost-likely (empty when unknown), statement,
+predicate and sarif (paths; empty when not written). The certificate, the raw
+response, the in-toto statement of the decision with its predicate and, with
+sarif: true, the SARIF log go to the certificate-dir input (action.yml default:
+review-gate-certificate, relative to the workspace), else RUNNER_TEMP.
 
 Supported events: pull_request and pull_request_target (opened, synchronize,
 reopened, ready_for_review, labeled, and edited when the base branch changed),

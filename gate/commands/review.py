@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,7 +16,7 @@ if TYPE_CHECKING:
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
     from gate.review.cost import CostReport
-    from gate.review.result import ReviewResult
+    from gate.review.result import ChunkReview, ReviewResult
 
 NAME = "review"
 ORDER = 30
@@ -42,6 +46,8 @@ examples:
   review-gate review --diff change.diff --provider anthropic --model claude-sonnet-4-5 --json
   review-gate review --diff change.diff --base-url http://127.0.0.1:11434/v1 --model llama3.1 \\
       --certificate cert.json --save-response raw.bin
+  review-gate review --diff change.diff --model gpt-4o-mini --commit $(git rev-parse HEAD) \\
+      --certificate cert.json --statement cert.statement.json --sarif findings.sarif
 """
 
 #: The largest diff file read; max_diff_bytes (the config) decides what is sent.
@@ -161,6 +167,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--certificate",
         metavar="PATH",
         help="write the audit certificate here (checked before the reviewer is called)",
+    )
+    parser.add_argument(
+        "--statement",
+        metavar="PATH",
+        help="also write the in-toto statement of the decision here, built from the written "
+        "certificate (needs --certificate; sign it with actions/attest, see docs/security.md)",
+    )
+    parser.add_argument(
+        "--commit",
+        metavar="SHA",
+        help="the head commit the diff is of: recorded in the certificate and named as the "
+        "statement's subject (default: none; the statement then names the diff only)",
+    )
+    parser.add_argument(
+        "--sarif",
+        metavar="FILE",
+        help="also write the findings as SARIF 2.1.0 here (for code scanning); a file that "
+        "cannot be written is reported and leaves the decision unchanged",
     )
     parser.add_argument(
         "--save-response",
@@ -336,6 +360,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("\n".join(problems), reason="config_base_url_missing")
     check_output_path("--certificate", args.certificate)
     check_output_path("--save-response", args.save_response)
+    check_exports(args)
     # the whole file: max_diff_bytes chooses files to send, as in the action
     diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
     check_is_diff(args.diff, diff)
@@ -359,7 +384,7 @@ def _run(args: argparse.Namespace) -> int:
         selected.data,
         config,
         api_key=api_key,
-        extra_cert={"command": "review"},
+        extra_cert=cert_context(args),
         coverage=selected.coverage,
         on_attempt=report_attempt,
     )
@@ -370,6 +395,7 @@ def _run(args: argparse.Namespace) -> int:
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
+    written = write_exports(args, decision, selected.data, config, result.chunks)
     hint = unreachable_hint(result, result.reviewer.base_url)
     spent = cost.cost_of(result.paid_attempts(), config)
     if args.json:
@@ -382,7 +408,7 @@ def _run(args: argparse.Namespace) -> int:
         if result.chunks:
             say("\n".join(chunk_lines(result)))
         say(cost_line(spent), err=True)
-    for note in result.notes:
+    for note in (*result.notes, *written):
         say(f"note: {untrusted.line(note)}", err=True)
     if hint:  # the last line, where the eye lands after the attempts
         say(f"review-gate review: hint: {hint}", err=True)
@@ -441,13 +467,93 @@ def _blocked_before_call(
     from gate.decide.decision import exit_code
     from gate.review import certificate
     from gate.review.result import blocked_certificate
+    from gate.safe import untrusted
 
     cert = blocked_certificate(
-        decision, data, config, coverage=coverage, extra_cert={"command": "review"}
+        decision, data, config, coverage=coverage, extra_cert=cert_context(args)
     )
     cert_sha = certificate.write(args.certificate, cert) if args.certificate else None
+    written = write_exports(args, decision, data, config, ())
     if args.json:
         say_json(summary_json(None, cert_sha, decision=decision, cert=cert, coverage=coverage))
     else:
         say("\n".join(decision_lines(decision)))
+    for note in written:
+        say(f"note: {untrusted.line(note)}", err=True)
     return exit_code(decision)
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def check_exports(args: argparse.Namespace) -> None:
+    """--statement, --sarif and --commit: refused before any token is spent."""
+    from gate.commands._io import check_output_path
+    from gate.errors import UsageError
+
+    if args.statement is not None and not args.certificate:
+        raise UsageError(
+            "--statement needs --certificate: the statement names the certificate's "
+            "SHA-256; pass --certificate PATH too",
+            reason="statement_without_certificate",
+        )
+    if args.commit is not None and not _COMMIT.fullmatch(args.commit):
+        raise UsageError(
+            f"--commit {args.commit[:80]!r} is not a full commit id (40 or 64 lowercase hex "
+            "digits); pass e.g. --commit $(git rev-parse HEAD)",
+            reason="bad_commit",
+        )
+    check_output_path("--statement", args.statement)
+    check_output_path("--sarif", args.sarif)
+
+
+def cert_context(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's part of the certificate's context (the commit, when given)."""
+    context: dict[str, Any] = {"command": "review"}
+    if args.commit is not None:
+        context["commit"] = args.commit
+    return context
+
+
+def write_exports(
+    args: argparse.Namespace,
+    decision: Decision,
+    data: bytes,
+    config: Config,
+    chunks: Sequence[ChunkReview],
+) -> list[str]:
+    """The statement (from the certificate as written) and the SARIF log, when asked.
+
+    Neither can change the decision: a file that cannot be written is a note on
+    standard error, and the exit code stays the decision's."""
+    from gate.action.findings_report import findings_of
+    from gate.errors import GateError
+    from gate.export import sarif, statement
+
+    notes: list[str] = []
+    if args.statement:
+        try:
+            built = statement.build(Path(args.certificate).read_bytes())
+            statement.write(args.statement, built)
+        except (GateError, OSError) as err:
+            notes.append(f"no statement written to {args.statement}: {_cause(err)}")
+    if args.sarif:
+        try:
+            log = sarif.build(
+                findings_of(decision, data, chunks),
+                state=str(decision.state),
+                reason=decision.reason,
+                policy_version=config.policy_version,
+                diff_sha=hashlib.sha256(data).hexdigest(),
+                commit=args.commit,
+            )
+            sarif.write(args.sarif, log)
+        except (GateError, OSError) as err:
+            notes.append(f"no SARIF written to {args.sarif}: {_cause(err)}")
+    return notes
+
+
+def _cause(err: Exception) -> str:
+    from gate.errors import GateError
+
+    return err.message if isinstance(err, GateError) else f"{type(err).__name__}: {err}"

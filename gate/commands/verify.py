@@ -28,6 +28,8 @@ examples:
   review-gate verify response.mc1 --diff change.diff --policy-version 1
   curl -s $URL | review-gate verify - --diff-sha $SHA --policy-version 1 --json
   review-gate verify --from-certificate cert.json --diff change.diff --policy-version 1
+  review-gate verify --statement review-gate.statement.json --from-certificate cert.json \\
+      --diff change.diff
 """
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -52,7 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     binding.add_argument("--diff-sha", metavar="HEX", help="expected diff_sha (64 lowercase hex)")
     parser.add_argument(
-        "--policy-version", required=True, metavar="V", help="expected policy_version"
+        "--policy-version",
+        metavar="V",
+        help="expected policy_version (required, except with --statement: then the "
+        "certificate's, which the statement must name)",
+    )
+    parser.add_argument(
+        "--statement",
+        metavar="FILE",
+        help="with --from-certificate and --diff: first check that this in-toto statement "
+        "(review-gate.statement.json) names this certificate, this diff and the same "
+        "decision; a mismatch is needs_human (statement_mismatch) naming the field. The "
+        "signature is not checked here: use gh attestation verify (docs/security.md)",
     )
     parser.add_argument(
         "--min-confidence",
@@ -217,27 +230,39 @@ def refuse_certificate_as_response(name: str, raw: bytes) -> None:
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
-    from gate.commands._io import check_output_path, read_input, say, say_json
-    from gate.decide.decision import decide, exit_code
+    from gate.commands._io import check_output_path, read_input
+    from gate.decide.decision import decide
     from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
     from gate.review.certificate import attempts_from, build, envelope_from, write
-    from gate.safe import strictjson, untrusted
+    from gate.safe import strictjson
 
     if (args.response is None) == (args.from_certificate is None):
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
     if args.max_size < 1:
         raise UsageError("--max-size must be at least 1")
     check_output_path("--certificate", args.certificate)
-    binding, inputs = binding_from(args)
+    if args.statement is not None and args.from_certificate is None:
+        raise UsageError(
+            "--statement needs --from-certificate CERT: the statement is checked against "
+            "the certificate it names"
+        )
+    if args.statement is None and args.policy_version is None:
+        raise UsageError("--policy-version is required (e.g. --policy-version 1)")
+    cert_bytes = b""
     if args.from_certificate is not None:
+        cert_bytes = read_input(args.from_certificate, what="certificate")
         cert = strictjson.loads(
-            read_input(args.from_certificate, what="certificate"),
-            what=f"the certificate {args.from_certificate!r}",
-            error=UsageError,
+            cert_bytes, what=f"the certificate {args.from_certificate!r}", error=UsageError
         )
         if not isinstance(cert, dict):
             raise UsageError(f"{args.from_certificate} is not a certificate object")
+    if args.statement is not None:
+        mismatch = statement_check(args, cert_bytes, cert)
+        if mismatch is not None:
+            return _report(args, mismatch, None)
+    binding, inputs = binding_from(args)
+    if args.from_certificate is not None:
         attempts = attempts_from(cert)
         raw = envelope_from(cert) if cert.get("envelope") is not None else None
         chunked = chunk_record(cert)
@@ -288,9 +313,23 @@ def run(args: argparse.Namespace) -> int:
             extra={"command": "verify", "min_confidence": args.min_confidence},
         )
         write(args.certificate, cert_out)
+    return _report(args, decision, binding)
+
+
+def _report(args: argparse.Namespace, decision: Decision, binding: Binding | None) -> int:
+    from gate.commands._io import say, say_json
+    from gate.decide.decision import exit_code
+    from gate.safe import untrusted
+
     if args.json:
         out = decision.to_json()
-        out["binding"] = {"diff_sha": binding.diff_sha, "policy_version": binding.policy_version}
+        if binding is not None:
+            out["binding"] = {
+                "diff_sha": binding.diff_sha,
+                "policy_version": binding.policy_version,
+            }
+        if args.statement is not None:
+            out["statement"] = "matches" if decision.reason != "statement_mismatch" else "differs"
         out["exit_code"] = exit_code(decision)
         say_json(out)
     else:
@@ -298,3 +337,44 @@ def run(args: argparse.Namespace) -> int:
         if decision.detail and decision.detail not in decision.description:
             say(f"  {untrusted.line(decision.detail)}", err=True)
     return exit_code(decision)
+
+
+def statement_check(
+    args: argparse.Namespace, cert_bytes: bytes, cert: dict[str, Any]
+) -> Decision | None:
+    """``--statement``: None when it names this certificate, this diff and the same
+    decision (then the certificate is re-decided as usual, under its own policy unless
+    --policy-version is given); a mismatch is ``needs_human`` naming the field. A
+    statement that is malformed or not review-gate's is refused (a usage error)."""
+    import hashlib
+
+    from gate.commands._io import read_input, say
+    from gate.decide.decision import State, blocked
+    from gate.errors import StatementError, StatementMismatch, UsageError
+    from gate.export import statement
+
+    if args.diff is not None:
+        diff_sha = hashlib.sha256(read_input(args.diff, what="diff")).hexdigest()
+    else:
+        diff_sha = args.diff_sha or ""
+    data = read_input(args.statement, what="statement", limit=statement.MAX_STATEMENT_BYTES)
+    try:
+        statement.check(data, certificate=cert_bytes, diff_sha=diff_sha)
+    except StatementMismatch as err:
+        return blocked(
+            State.NEEDS_HUMAN,
+            err.reason,
+            f"the statement does not match: {err.field}: {err.message}; it was made for "
+            "another certificate, diff or decision",
+        )
+    except StatementError as err:
+        raise UsageError(f"--statement {args.statement}: {err.message}", reason=err.reason) from err
+    binding = cert.get("binding")
+    recorded = binding.get("policy_version") if isinstance(binding, dict) else None
+    if args.policy_version is None:
+        args.policy_version = recorded if isinstance(recorded, str) else ""
+    say(
+        f"statement: {args.statement} names this certificate, this diff and its decision",
+        err=True,
+    )
+    return None

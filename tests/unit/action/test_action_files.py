@@ -189,7 +189,8 @@ def test_example_workflow_is_complete_and_minimal() -> None:
         "labeled",
         "edited",
     }
-    assert workflow["permissions"] == {
+    assert workflow["permissions"] == {}
+    assert workflow["jobs"]["review"]["permissions"] == {
         "contents": "read",
         "pull-requests": "write",
         "statuses": "write",
@@ -202,9 +203,27 @@ def test_example_workflow_is_complete_and_minimal() -> None:
     assert set(gate[0]["with"]) <= set(ACTION_INPUTS)
     assert not Path(gate[0]["with"]["certificate-dir"]).is_absolute()
     upload = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
-    assert len(upload) == 1
+    assert len(upload) == 2
     assert upload[0]["if"] == "always()"
     assert upload[0]["with"]["path"] == "${{ steps.gate.outputs.certificate }}"
+
+
+def test_example_workflow_signs_and_uploads_in_jobs_of_their_own() -> None:
+    """The optional jobs hold the only extra permissions, each the one it needs."""
+    from gate.export.statement import PREDICATE_TYPE
+
+    workflow = _yaml(ROOT / "examples" / "review-gate.yml")
+    jobs = workflow["jobs"]
+    assert jobs["attest"]["permissions"] == {"id-token": "write", "attestations": "write"}
+    assert jobs["code-scanning"]["permissions"] == {"security-events": "write"}
+    [attest] = [s for s in jobs["attest"]["steps"] if "actions/attest@" in s.get("uses", "")]
+    assert attest["with"]["predicate-type"] == PREDICATE_TYPE
+    assert attest["with"]["predicate-path"] == "${{ needs.review.outputs.predicate }}"
+    assert attest["with"]["subject-path"] == "${{ needs.review.outputs.certificate }}"
+    [upload] = [s for s in jobs["code-scanning"]["steps"] if "upload-sarif@" in s.get("uses", "")]
+    assert upload["with"]["sarif_file"] == "${{ needs.review.outputs.sarif }}"
+    assert "needs.review.outputs.state == 'pass'" in jobs["code-scanning"]["if"]
+    assert jobs["review"]["outputs"]["predicate"] == "${{ steps.gate.outputs.predicate }}"
 
 
 def test_e2e_workflow_uses_the_local_action_with_declared_inputs() -> None:

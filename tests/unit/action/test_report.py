@@ -213,7 +213,7 @@ def test_every_output_is_declared_in_action_yml_and_listed_by_action_help():
     declared = yaml.safe_load((root / "action.yml").read_text("utf-8"))["outputs"]
     written = report.outputs_for(make_report())
     assert set(declared) == set(written)
-    assert len(written) == 14
+    assert len(written) == 17
     help_text = " ".join(action.DESCRIPTION.split())
     for name in written:
         assert re.search(rf"\b{re.escape(name)}\b", help_text), name
