@@ -114,7 +114,7 @@ class Config:
     #: None: the model's window from gate.review.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144
-    #: 64, not 40: content-defined chunks are about 70% full (gate/review/chunks/__init__.py),
+    #: 64, not 40: content-defined chunks are about 70% full (gate/review/chunks.py),
     #: so 64 of them hold max_diff_bytes
     max_chunks: int = 64
     concurrency: int = 4

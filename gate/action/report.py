@@ -318,14 +318,16 @@ def _verdict_md(decision: Decision) -> list[str]:
 
 
 def _chunks_md(rows: Sequence[Mapping[str, Any]], limit: int = MAX_LISTED_FILES) -> list[str]:
-    """The per-chunk table: chunk, files, bytes, state, reason (a missing chunk never passes)."""
+    """The per-chunk table: chunk, files, bytes, state, reason (a missing chunk never
+    passes), and for a carried chunk the run its answers came from (no call was made)."""
     if not rows:
         return []
+    carried = sum(1 for row in rows if row.get("carried"))
     lines = [
-        f"### Chunks: {len(rows)}",
+        f"### Chunks: {len(rows)}" + (f" ({carried} carried, not sent again)" if carried else ""),
         "",
-        "| chunk | files | bytes | state | reason |",
-        "|---|---|---|---|---|",
+        "| chunk | files | bytes | state | reason | carried from |",
+        "|---|---|---|---|---|---|",
     ]
     # every chunk that did not pass is shown first (up to the limit); passing chunks fill
     # the rest, so a blocking chunk is never hidden behind "more"
@@ -335,13 +337,14 @@ def _chunks_md(rows: Sequence[Mapping[str, Any]], limit: int = MAX_LISTED_FILES)
     for row in (rows[i] for i in shown):
         lines.append(
             f"| {md(str(row['chunk']))}/{row['of']} | {row['files']} | {row['bytes']} "
-            f"| {code(str(row['state']))} | {code(str(row['reason']))} |"
+            f"| {code(str(row['state']))} | {code(str(row['reason']))} "
+            f"| {md(str(row['carried'])) if row.get('carried') else '—'} |"
         )
     hidden = [rows[i] for i in order[limit:]]
     if hidden:
         passed = all(row["state"] in ("pass", "split") for row in hidden)
         what = "all `pass` or split" if passed else "the certificate lists every chunk"
-        lines.append(f"| … {len(hidden)} more ({what}) | | | | |")
+        lines.append(f"| … {len(hidden)} more ({what}) | | | | | |")
     lines.append("")
     return lines
 

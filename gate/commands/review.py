@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from gate.decide.decision import Decision
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
+    from gate.review.carry import Book
     from gate.review.cost import CostReport
     from gate.review.result import ChunkReview, ReviewResult
 
@@ -161,6 +162,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "attempts x agreement at the full prompt and max_tokens, priced by the config's "
         "pricing for the model); above it, or with no price, needs_human (over_budget) and "
         "the model is not called (default: from --config, else no limit)",
+    )
+    parser.add_argument(
+        "--carry",
+        action="append",
+        default=[],
+        metavar="CERT",
+        help="incremental review: the certificate of an earlier review in chunks of this "
+        "change (repeatable); a chunk whose exact bytes and question (policy, config, model, "
+        "prompt template) it answered with a bound pass is carried, not sent again, and a "
+        "bound fail stands; every other chunk is sent. Without it every chunk is sent "
+        "(default: none; ignored with incremental: off)",
     )
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
@@ -376,6 +388,7 @@ def _run(args: argparse.Namespace) -> int:
         return _blocked_before_call(args, costly, selected.data, config, selected.coverage)
     say(untrusted.line(cost.preflight(selected.data, config, selected.coverage).line()), err=True)
     total = config.reviewer.attempts
+    carry = carry_book(args.carry)
 
     def report_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
         say(attempt_line(attempt, total), err=True)
@@ -387,6 +400,7 @@ def _run(args: argparse.Namespace) -> int:
         extra_cert=cert_context(args),
         coverage=selected.coverage,
         on_attempt=report_attempt,
+        carry=carry,
     )
     if args.save_response:
         certificate.write_response(args.save_response, result.outcome.raw)
@@ -432,13 +446,36 @@ def cost_line(spent: CostReport) -> str:
     )
 
 
+def carry_book(paths: list[str]) -> Book | None:
+    """The chunk answers of the certificates named by ``--carry`` (None when none is
+    named); a file that is no certificate of a review in chunks is a usage error that
+    says which and why."""
+    if not paths:
+        return None
+    from gate.commands._io import read_input
+    from gate.errors import UsageError
+    from gate.review.carry import Book, CarryError, from_certificate
+
+    items = []
+    for path in paths:
+        data = read_input(path, what="--carry certificate", limit=MAX_DIFF_FILE_BYTES)
+        try:
+            items += list(from_certificate(data, run=os.path.basename(path)).entries.values())
+        except CarryError as err:
+            raise UsageError(f"--carry {path}: {err.message}") from err
+    return Book.of(items)
+
+
 def chunk_lines(result: ReviewResult) -> list[str]:
-    """One line per chunk when the diff was reviewed in chunks (none otherwise)."""
+    """One line per chunk when the diff was reviewed in chunks (none otherwise); a carried
+    chunk names the run its answers came from (made inert: it is read from a record)."""
     from gate.review.chunked import chunk_rows
+    from gate.safe import untrusted
 
     return [
         f"  chunk {row['chunk']}/{row['of']}: {row['files']} files, {row['bytes']} bytes, "
         f"{row['state']} ({row['reason']})"
+        + (f", carried from {untrusted.line(str(row['carried']))}" if row["carried"] else "")
         for row in chunk_rows(result.chunks)
     ]
 

@@ -9,6 +9,7 @@ Read top-down, in the order the modules depend on each other:
 * :mod:`~gate.review.cost`: tokens, prices and the ``max_cost`` estimate;
 * :mod:`~gate.review.certificate` and :mod:`~gate.review.result`: the audit record and
   what one review produced;
+* :mod:`~gate.review.carry`: earlier chunk answers carried by question and digest;
 * :mod:`~gate.review.chunked`: a review in chunks (the pool, splits, the chunk table);
 * :mod:`~gate.review.pipeline`: ``review_diff``, the stretch both front ends share.
 

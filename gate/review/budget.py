@@ -10,6 +10,7 @@ Dependencies point one way: this module, then :mod:`gate.review.cost`, then
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,6 +63,34 @@ def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: C
         instructions=config.instructions,
         scope=scope_text(chunk, total, files),
     )
+
+
+#: the schema of a chunk's question (a new shape gets a new name: old records never match)
+QUESTION_SCHEMA = "review-gate.chunk-question/1"
+
+
+def chunk_question(config: Config, config_sha: str) -> str:
+    """The question a chunk's answer is bound to, besides the chunk's own bytes: the
+    policy, the config digest (which holds the reviewer, the instructions, the bar and
+    every other setting), the provider and model, and the digest of the chunk prompt's
+    template (the prompt around an empty chunk with no file list: the system prompt and
+    the scope's wording). A carried answer must be of exactly this question
+    (:mod:`gate.review.carry`); any change of config, model or prompt carries nothing."""
+    template = chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
+    canonical = json.dumps(
+        {
+            "schema": QUESTION_SCHEMA,
+            "policy_version": config.policy_version,
+            "config_sha": config_sha,
+            "provider": config.reviewer.provider,
+            "model": config.reviewer.model,
+            "template_sha": template,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 def input_window(config: Config) -> int:
@@ -127,8 +156,9 @@ class ChunkSetup:
 
 
 def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
-    """The chunks ``diff`` is reviewed in, or None when it fits one request whole. The
-    one place the cut is made: :func:`gate.review.chunked.review_chunks` and the cost estimate
+    """The chunks ``diff`` is reviewed in, or None when it fits one request whole (and
+    ``incremental`` is not ``always``, which chunks even then). The one place the cut is
+    made: :func:`gate.review.chunked.review_chunks` and the cost estimate
     (:func:`gate.review.cost.estimate`) both ask here."""
     sections = split_diff(diff)
     cov = coverage or Coverage(
@@ -139,7 +169,7 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
     )
     files = file_list(diff, cov, sections)
     limit, overhead = chunk_budget(config, files)
-    if limit >= len(diff):
+    if limit >= len(diff) and config.incremental != "always":
         return None
     cut = plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
     return ChunkSetup(cut, tuple(files), limit, overhead)

@@ -49,12 +49,14 @@ from gate.decide.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, split_diff
 from gate.review.budget import (
     chunk_prompt,
+    chunk_question,
     chunk_setup,
     fits_window,
     input_window,
     request_size,
     too_many,
 )
+from gate.review.carry import Ledger, settle
 from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
 from gate.review.cost import fits
 from gate.review.prompt import Prompt
@@ -80,6 +82,7 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
             "state": r.state,
             "reason": r.reason,
             "attempts": len(r.outcome.attempts),
+            "carried": None if r.carried is None else r.carried.run,
         }
         for r in reviews
     ]
@@ -93,6 +96,41 @@ def _order(name: str) -> tuple[int, ...]:
     return tuple(int(part) for part in parts)
 
 
+def carried_reviews(
+    plan: Plan, config: Config, carry: Ledger | None, question: str
+) -> dict[str, ChunkReview]:
+    """The chunks of ``plan`` whose earlier answers are carried, by chunk name: looked up
+    by ``question`` and the chunk's own digest, decided again against the chunk's binding
+    (:func:`gate.review.carry.settle`); only a pass or a fail is carried."""
+    out: dict[str, ChunkReview] = {}
+    if carry is None or not question:
+        return out
+    total = len(plan.chunks)
+    for chunk in plan.chunks:
+        found = carry.find(question, chunk.sha)
+        if found is None:
+            continue
+        decision = settle(
+            found,
+            chunk,
+            policy_version=config.policy_version,
+            min_confidence=config.min_confidence,
+            agreement=config.agreement,
+        )
+        if decision is None:
+            continue
+        binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+        answers = tuple(
+            Answer(decide(env, binding=binding, min_confidence=config.min_confidence), (), env)
+            for env in found.envelopes
+        )
+        outcome = ReviewOutcome(attempts=(), envelope=found.envelopes[0])
+        out[chunk.name] = ChunkReview(
+            chunk, total, "", outcome, decision, answers=answers, carried=found
+        )
+    return out
+
+
 def run_chunks(
     plan: Plan,
     files: Sequence[FileEntry],
@@ -101,8 +139,14 @@ def run_chunks(
     *,
     sleep: Callable[[float], None] = time.sleep,
     on_attempt: Callable[[Attempt], None] | None = None,
+    carry: Ledger | None = None,
+    question: str = "",
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
+
+    ``carry``: earlier answers, looked up by ``question`` (:func:`chunk_question`) and each
+    chunk's digest; a chunk whose carried answers decide again to a pass or a fail
+    (:func:`carried_reviews`) is not sent, every other chunk is.
 
     Every request is sized from the prompt that is really sent (:func:`request_size`),
     as :func:`gate.review.cost.request_bytes` sized them when ``max_cost`` approved the
@@ -126,7 +170,7 @@ def run_chunks(
         return True
 
     pacer = Pacer(config.run_deadline, sleep=sleep)
-    done: dict[str, ChunkReview] = {}
+    done = carried_reviews(plan, config, carry, question)
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
@@ -153,7 +197,7 @@ def run_chunks(
 
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="chunk") as pool:
         pending: set[Future[tuple[Chunk, int, Prompt, list[PacedOutcome]]]] = {
-            pool.submit(one, chunk, 0) for chunk in plan.chunks
+            pool.submit(one, chunk, 0) for chunk in plan.chunks if chunk.name not in done
         }
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -221,6 +265,7 @@ def review_chunks(
     extra_cert: Mapping[str, Any] | None,
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
+    carry: Ledger | None = None,
 ) -> ReviewResult | None:
     """The review in chunks, or None when the diff fits one request
     whole (then :func:`review_diff` asks exactly as it always has)."""
@@ -228,6 +273,7 @@ def review_chunks(
     if setup is None:
         return None
     plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
+    question = chunk_question(config, config_sha256(config))
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
@@ -246,8 +292,9 @@ def review_chunks(
         )
     else:
         review_decision, reviews = run_chunks(
-            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt
-        )
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,
+            carry=carry, question=question,
+        )  # fmt: skip
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
         )
@@ -256,7 +303,15 @@ def review_chunks(
     )
     first = reviews[0].prompt_sha256 if reviews else ""
     context = dict(extra_cert or {})
-    context["chunks"] = manifest_json(plan, reviews)
+    context["chunks"] = manifest_json(plan, reviews, question)
+    carried = sum(1 for r in reviews if r.carried is not None)
+    notes = () if note is None else (note,)
+    if carried:
+        notes = (
+            f"{carried} of {len(plan.chunks)} chunks carried: their exact bytes passed (or "
+            "failed) the same question in an earlier run, so they were not sent again",
+            *notes,
+        )
     return ReviewResult(
         decision=decision,
         outcome=outcome,
@@ -269,14 +324,16 @@ def review_chunks(
         min_confidence=config.min_confidence,
         coverage=plan.coverage,
         review_decision=review_decision,
-        notes=() if note is None else (note,),
+        notes=notes,
         extra=context,
         chunks=reviews,
     )
 
 
-def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
-    """The certificate's record: the manifest of the chunks as reviewed, and each review."""
+def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = "") -> dict[str, Any]:
+    """The certificate's record: the manifest of the chunks as reviewed, each review, the
+    chunks' question (:func:`chunk_question`, what a later run carries by) and how many
+    chunks were carried instead of sent."""
     leaves = [r.chunk for r in reviews if not r.split] or list(plan.chunks)
     reviewed = Plan(
         chunks=tuple(leaves),
@@ -287,6 +344,8 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview]) -> dict[str, Any]:
     return {
         "manifest": reviewed.manifest(),
         "max_chunk_bytes": plan.max_chunk_bytes,
+        "question": question,
+        "carried": sum(1 for r in reviews if r.carried is not None),
         "reviews": [r.to_json() for r in reviews],
     }
 
@@ -451,6 +510,7 @@ def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | 
 
 __all__ = [
     "MAX_SPLIT_DEPTH",
+    "carried_reviews",
     "chunk_rows",
     "manifest_json",
     "plan_mismatch",

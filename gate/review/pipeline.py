@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.config import Config
 from gate.decide.agreement import Answer, aggregate
@@ -33,6 +33,9 @@ from gate.review.prompt import build_prompt
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import guard_coverage
 from gate.reviewers.settings import ReviewerSettings, validate
+
+if TYPE_CHECKING:
+    from gate.review.carry import Ledger
 
 
 def prompt_sha256(diff: bytes, config: Config) -> str:
@@ -51,6 +54,7 @@ def review_diff(
     sleep: Callable[[float], None] = time.sleep,
     coverage: Coverage | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
+    carry: Ledger | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -65,6 +69,8 @@ def review_diff(
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
     With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
     connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes).
+    ``carry``: earlier chunk answers (:mod:`gate.review.carry`) for a review in chunks;
+    ignored with ``incremental: off`` and for a diff reviewed in one request.
     """
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
@@ -85,6 +91,7 @@ def review_diff(
         extra_cert=extra_cert,
         sleep=sleep,
         on_attempt=on_attempt,
+        carry=None if config.incremental == "off" else carry,
     )
     if chunked is not None:
         return chunked

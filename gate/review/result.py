@@ -26,6 +26,7 @@ from gate.diff import Coverage
 from gate.review import certificate
 
 if TYPE_CHECKING:
+    from gate.review.carry import Carried
     from gate.review.chunks import Chunk
     from gate.reviewers.settings import ReviewerSettings
 
@@ -46,6 +47,8 @@ class ChunkReview:
     split: bool = False
     #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
     answers: tuple[Answer, ...] = ()
+    #: where the chunk's answers were carried from (no call was made for it), if carried
+    carried: Carried | None = None
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -66,6 +69,7 @@ class ChunkReview:
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
             **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
+            **({"carried": self.carried.to_json()} if self.carried is not None else {}),
         }
 
     @property

@@ -1,4 +1,4 @@
-"""Stable chunk boundaries (gate/review/chunks/__init__.py, ``is_anchor``/``stable_pack``).
+"""Stable chunk boundaries (gate/review/chunks.py, ``is_anchor``/``stable_pack``).
 
 Hypothesis generates pull requests of many files and a second push that edits, adds or
 removes one file, and proves what incremental review relies on:
