@@ -98,6 +98,9 @@ class Config:
     #: what max_chunks chunks of max_chunk_bytes hold (issue 10: raised from 1,000,000)
     max_diff_bytes: int = 40 * 262_144
     allow_partial_coverage: bool = False
+    #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
+    #: records them as not reviewable without blocking; "block" makes them partial coverage
+    binary_assets: str = "allow"
     status_context: str = "review-gate"
     instructions: str = ""
     override_label: str = "review-gate:override"

@@ -11,14 +11,17 @@ Why a file is not reviewed (:class:`SkipWhy`):
 - ``filtered``: excluded by the ``include``/``exclude`` globs (intentional;
   does not make coverage partial);
 - ``binary``: a binary change the reviewer cannot read;
+- ``binary_asset``: an image, font, audio or video file, known by its name and its
+  first bytes (:mod:`gate.assets`): not reviewable, and not blocking unless the config
+  says ``binary_assets: block`` (then it is ``binary``);
 - ``no_patch``: GitHub sent no patch for it (too large, or binary);
 - ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
 - ``unparseable``: a hunk header whose line counts cannot be read (fail closed);
 - ``undecodable``: the section is not strict UTF-8 (see below);
 - ``too_large``: one hunk is larger than a chunk can hold (:mod:`gate.review.chunks`).
 
-All but ``filtered`` make coverage partial, which blocks unless the configuration
-allows partial coverage.
+All but ``filtered`` and ``binary_asset`` make coverage partial, which blocks unless the
+configuration allows partial coverage.
 
 The reviewer must be shown the bytes ``diff_sha`` names, so a file section that is
 not strict UTF-8 (a GBK, Shift-JIS or Latin-1 file, a lone continuation byte, an
@@ -45,6 +48,7 @@ from typing import Any
 class SkipWhy(StrEnum):
     FILTERED = "filtered"
     BINARY = "binary"
+    BINARY_ASSET = "binary_asset"
     NO_PATCH = "no_patch"
     OVER_BYTE_LIMIT = "over_byte_limit"
     UNPARSEABLE = "unparseable"
@@ -65,6 +69,25 @@ PARTIAL_REASONS = frozenset(
 )
 
 
+#: how a skip reason reads for people where the code alone would not say enough
+SKIP_WORDS = {SkipWhy.BINARY_ASSET: "not reviewable (binary asset)"}
+
+
+#: what would cover a file skipped for each reason (the blocked author's next step)
+COVER_HINT = {
+    SkipWhy.BINARY: "a binary file no reviewer can read: review it by hand (an image, font, "
+    "audio or video file whose first bytes match its name is a binary asset and does not block)",
+    SkipWhy.BINARY_ASSET: "a binary asset: not reviewable, and not blocking",
+    SkipWhy.NO_PATCH: "GitHub sent no patch for it (too large): split the change or review "
+    "it by hand",
+    SkipWhy.OVER_BYTE_LIMIT: "over max_diff_bytes: raise max_diff_bytes in the base config or "
+    "split the change",
+    SkipWhy.UNPARSEABLE: "a hunk header that cannot be read: regenerate the diff with git",
+    SkipWhy.UNDECODABLE: "not UTF-8: save it as UTF-8, or review it by hand",
+    SkipWhy.TOO_LARGE: "one hunk larger than a chunk: split the change, or raise max_chunk_bytes",
+}
+
+
 @dataclass(frozen=True)
 class FileSection:
     """One file's part of a diff: its path and its exact bytes.
@@ -79,6 +102,9 @@ class FileSection:
     no_patch: bool = False
     old_path: str = ""
     unparseable: bool = False
+    #: for a binary section: the asset kind (``image``, ``font``, ...) its name and its
+    #: first bytes, read from the blob, agree on (:func:`gate.assets.asset_kind`); else ""
+    asset: str = ""
 
 
 #: What to do about each kind of skipped file, naming the setting that decides it.
@@ -134,7 +160,8 @@ class Coverage:
         """One short phrase, e.g. ``3 of 5 files reviewed (1 binary, 1 no_patch)``."""
         counts: dict[str, int] = {}
         for item in self.skipped:
-            counts[str(item.why)] = counts.get(str(item.why), 0) + 1
+            why = SKIP_WORDS.get(item.why, str(item.why))
+            counts[why] = counts.get(why, 0) + 1
         text = f"{len(self.reviewed)} of {self.total} files reviewed"
         if counts:
             text += " (" + ", ".join(f"{n} {why}" for why, n in sorted(counts.items())) + ")"
@@ -774,6 +801,7 @@ def select(
     max_bytes: int = 1_000_000,
     source: str = "diff",
     original: bytes | None = None,
+    assets: bool = True,
 ) -> SelectedDiff:
     """Choose what the reviewer sees; record every file it does not see and why.
 
@@ -781,7 +809,8 @@ def select(
     ``max_bytes`` is skipped (``over_byte_limit``) and later, smaller files
     may still fit. ``original`` is the diff ``sections`` were split from: when every
     section is kept, the selected bytes are that very object (the sections concatenate
-    to it), so a large diff is not held twice.
+    to it), so a large diff is not held twice. ``assets``: a binary section whose bytes
+    were found to be a listed asset is ``binary_asset`` (False: ``binary``, as any other).
     """
     kept: list[bytes] = []
     reviewed: list[str] = []
@@ -810,6 +839,8 @@ def select(
             skipped.append(SkippedFile(sec.path, SkipWhy.FILTERED, len(sec.data)))
         elif sec.no_patch:
             skipped.append(SkippedFile(sec.path, SkipWhy.NO_PATCH, 0))
+        elif sec.binary and sec.asset and assets:
+            skipped.append(SkippedFile(sec.path, SkipWhy.BINARY_ASSET, len(sec.data)))
         elif sec.binary:
             skipped.append(SkippedFile(sec.path, SkipWhy.BINARY, len(sec.data)))
         elif not decodable(sec.data):

@@ -18,7 +18,8 @@ nothing is lost to the reviewer, and a section too large for the budget is left 
 by the selection like any other.
 
 A blob that looks binary (a NUL byte in its first 8,000 bytes, git's own test) gives a
-``binary`` section, and a blob over the limit is not fetched (``no_patch``): both stay
+``binary`` section (an asset when its name and first bytes say so: :mod:`gate.assets`),
+and a blob over the limit is not fetched (``no_patch``): both stay
 unreviewed and are named in the coverage manifest. ``tests/unit/action/test_blobdiff.py`` checks
 the sections against ``git apply`` (the result of applying one to the base blob is the
 head blob, byte for byte).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 
+from gate.assets import asset_kind
 from gate.diff import FileSection, git_label, git_quote
 
 #: git's binary test reads this many bytes for a NUL
@@ -184,7 +186,10 @@ def section_from_blobs(
     if (old is not None and looks_binary(old)) or (new is not None and looks_binary(new)):
         names = f"{src.rstrip(chr(9))} and {dst.rstrip(chr(9))}"
         data = (head + f"Binary files {names} differ\n").encode()
-        return FileSection(path=path, data=data, binary=True, old_path=other)
+        # an image, font, audio or video file by its name and its bytes (the head's, or
+        # the base's for a deletion): gate.assets; the bytes are the blobs' own, verified
+        asset = asset_kind(path, new if new is not None else old)
+        return FileSection(path=path, data=data, binary=True, old_path=other, asset=asset)
     if old == new:
         return FileSection(path=path, data=head.encode(), old_path=other)
     text = (head + f"--- {src}\n+++ {dst}\n").encode()

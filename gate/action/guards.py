@@ -21,7 +21,7 @@ from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, block
 from gate.diff import Coverage
 from gate.errors import ConfigError
 from gate.memory import Question, earlier, recall, record, status_confirms_pass
-from gate.review.scope import nothing_reviewed
+from gate.review.scope import coverage_before_call, nothing_reviewed
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -171,9 +171,12 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
     return None
 
 
-def coverage(selected: Coverage) -> Decision | None:
-    """Nothing left to review after the selection: never ask the model about nothing."""
-    return nothing_reviewed(selected)
+def coverage(selected: Coverage, config: Config) -> Decision | None:
+    """Nothing left to review after the selection (never ask the model about nothing), or
+    files left out that block on coverage (never pay for a review that will block)."""
+    return nothing_reviewed(selected) or coverage_before_call(
+        selected, allow_partial=config.allow_partial_coverage
+    )
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate.decide.attempt import Attempt
-from gate.decide.decision import Decision, Family, State
-from gate.diff import Coverage
+from gate.decide.decision import MAX_DESCRIPTION, Decision, Family, State
+from gate.diff import Coverage, SkipWhy
 from gate.safe import redact, untrusted
 
 MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters
@@ -244,6 +244,7 @@ def outputs_for(report: Report) -> dict[str, str]:
         "input-tokens": "",
         "output-tokens": "",
         "cost": "",
+        # the estimate before any request (gate.review.cost.preflight), filled in when made
         "cost-bound": "",
         "cost-likely": "",
     }
@@ -260,6 +261,15 @@ def _coverage_md(coverage: Coverage) -> list[str]:
         lines += [
             "**Partial coverage**: some changed files were not reviewed "
             "(binary, no patch from GitHub, over the byte limit, or unparseable).",
+            "",
+        ]
+    assets = [s.path for s in coverage.skipped if s.why is SkipWhy.BINARY_ASSET]
+    if assets:
+        lines += [
+            f"{len(assets)} binary asset(s) (image, font, audio, video: by name and first "
+            "bytes) are not reviewable and do not block (`binary_assets: block` would): "
+            + ", ".join(code(p) for p in assets[:MAX_LISTED_FILES])
+            + (" …" if len(assets) > MAX_LISTED_FILES else ""),
             "",
         ]
     if coverage.reviewed:
@@ -384,6 +394,25 @@ def summary_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+#: binary assets the comment names (the summary names more)
+MAX_NAMED_ASSETS = 10
+
+
+def with_assets(description: str, coverage: Coverage | None) -> str:
+    """The status description with the binary assets left unreviewed counted at its end
+    (``· 2 binary assets not reviewable``), within GitHub's 140 characters: a pass that
+    did not look at an image says so where branch protection shows it."""
+    count = (
+        0 if coverage is None else sum(1 for s in coverage.skipped if s.why is SkipWhy.BINARY_ASSET)
+    )
+    if not count:
+        return description
+    tail = f" · {count} binary asset{'s' if count > 1 else ''} not reviewable"
+    room = MAX_DESCRIPTION - len(tail)
+    head = description if len(description) <= room else description[: room - 3].rstrip() + "..."
+    return head + tail
+
+
 def comment_marker(context: str) -> str:
     """The hidden marker that identifies the sticky comment (one per status context)."""
     safe = "".join(ch for ch in context if ch.isalnum() or ch in "-_.:/")
@@ -407,6 +436,15 @@ def comment_body(report: Report) -> str:
     ]
     if report.coverage is not None:
         lines.append(f"Coverage: {md(report.coverage.summary())}")
+        assets = [s.path for s in report.coverage.skipped if s.why is SkipWhy.BINARY_ASSET]
+        if assets:
+            listed = ", ".join(code(p) for p in assets[:MAX_NAMED_ASSETS])
+            more = (
+                f" and {len(assets) - MAX_NAMED_ASSETS} more"
+                if len(assets) > MAX_NAMED_ASSETS
+                else ""
+            )
+            lines.append(f"Not reviewable (binary asset): {listed}{more}")
     lines.append("")
     for note in report.notes:
         lines += [f"> {md(note)}", ""]

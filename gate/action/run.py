@@ -46,6 +46,7 @@ from gate.action import (
     reviews,
 )
 from gate.action import replay as replay_mode
+from gate.action.assets import mark_assets
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -194,6 +195,8 @@ def _review(
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
     sections = list(fetch.sections)
+    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
+        sections = mark_assets(gh, sections, base=run.base, head=run.head)
     expected = run.pull.changed_files if run.pull is not None else None
     if expected is not None and file_count(sections) < expected:
         # GitHub lists at most 3000 files; whatever it did not list was not reviewed
@@ -205,8 +208,8 @@ def _review(
     selected = select_diff(sections, config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    if (empty := guards.coverage(coverage)) is not None:
-        return _post_final(run, empty)
+    if (empty := guards.coverage(coverage, config)) is not None:
+        return _post_final(run, empty)  # nothing to review, or partial: before any request
     run.estimate = cost.preflight(selected.data, config, coverage)
     report.emit([untrusted.line(run.estimate.line())], run.out)
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
@@ -362,6 +365,7 @@ def _post_final(
                 f"the head moved to {now.head_sha[:12]} during the review; this status is on "
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
+    description = report.with_assets(description, run.evidence.coverage)
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gate.config import Config
+    from gate.decide.attempt import Attempt
     from gate.decide.decision import Decision
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
@@ -356,12 +357,11 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from gate.commands._io import check_output_path, read_input, say, say_json
     from gate.commands._options import endpoint_problems, with_hints
-    from gate.decide.attempt import Attempt
     from gate.decide.decision import exit_code
-    from gate.errors import UsageError
+    from gate.errors import Interrupted, UsageError
     from gate.review import certificate, cost
     from gate.review.pipeline import review_diff
-    from gate.review.scope import nothing_reviewed, select_diff
+    from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
     from gate.reviewers.transport import attempt_line
     from gate.safe import untrusted
 
@@ -379,7 +379,10 @@ def _run(args: argparse.Namespace) -> int:
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
-    empty = nothing_reviewed(selected.coverage)
+    # nothing to review, or files left out that block: decided before any request
+    empty = nothing_reviewed(selected.coverage) or coverage_before_call(
+        selected.coverage, allow_partial=config.allow_partial_coverage
+    )
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
     # max_cost: decided before any request
@@ -390,18 +393,25 @@ def _run(args: argparse.Namespace) -> int:
     total = config.reviewer.attempts
     carry = carry_book(args.carry)
 
+    ended: list[Attempt] = []
+
     def report_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
+        ended.append(attempt)
         say(attempt_line(attempt, total), err=True)
 
-    result = review_diff(
-        selected.data,
-        config,
-        api_key=api_key,
-        extra_cert=cert_context(args),
-        coverage=selected.coverage,
-        on_attempt=report_attempt,
-        carry=carry,
-    )
+    try:
+        result = review_diff(
+            selected.data,
+            config,
+            api_key=api_key,
+            extra_cert=cert_context(args),
+            coverage=selected.coverage,
+            on_attempt=report_attempt,
+            carry=carry,
+        )
+    except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
+        raw = err.raw if isinstance(err, Interrupted) else b""
+        return _interrupted(args, selected.data, config, selected.coverage, ended, raw, api_key)
     if args.save_response:
         certificate.write_response(args.save_response, result.outcome.raw)
     cert_sha = None
@@ -494,6 +504,51 @@ def decision_lines(decision: Decision) -> list[str]:
     if description.endswith("..."):  # the status text was cut: show the whole cause instead
         return [f"{decision.state} ({decision.reason}): {detail}"]
     return [description, f"  {detail}"]
+
+
+def _interrupted(
+    args: argparse.Namespace,
+    data: bytes,
+    config: Config,
+    coverage: Coverage,
+    ended: list[Attempt],
+    raw: bytes,
+    api_key: str | None,
+) -> int:
+    """Ctrl-C during the review: the certificate (marked ``interrupted``, with the attempts
+    that had ended) and ``--save-response`` (the bytes of the attempt under way) are
+    written, and the exit code is 130. Nothing was decided, so the state is incomplete."""
+    import hashlib
+
+    from gate.commands._io import say
+    from gate.decide.decision import State, blocked
+    from gate.errors import ExitCode
+    from gate.review import certificate
+    from gate.review.result import blocked_certificate
+
+    decision = blocked(
+        State.INCOMPLETE,
+        "interrupted",
+        f"interrupted (Ctrl-C) after {len(ended)} ended attempts and {len(raw)} bytes of the "
+        "next; nothing was decided: run the review again",
+    )
+    context = {
+        **cert_context(args),
+        "interrupted": True,
+        "attempts_ended": [a.to_json() for a in ended],
+        "response_bytes": len(raw),
+        "response_sha256": hashlib.sha256(raw).hexdigest(),
+    }
+    cert = blocked_certificate(decision, data, config, coverage=coverage, extra_cert=context)
+    secrets = [api_key] if api_key else []
+    if args.save_response:
+        certificate.write_response(args.save_response, raw, secrets=secrets)
+        say(f"saved the {len(raw)} bytes that had arrived to {args.save_response}", err=True)
+    if args.certificate:
+        certificate.write(args.certificate, cert, secrets=secrets)
+        say(f"wrote the certificate (interrupted) to {args.certificate}", err=True)
+    say(f"review-gate review: {decision.description}", err=True)
+    return ExitCode.INTERRUPTED
 
 
 def _blocked_before_call(

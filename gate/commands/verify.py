@@ -247,6 +247,11 @@ def run(args: argparse.Namespace) -> int:
             "--statement needs --from-certificate CERT: the statement is checked against "
             "the certificate it names"
         )
+    if args.statement is not None and args.diff == "-":
+        raise UsageError(
+            "--statement reads --diff twice (for the statement, then the re-decision): "
+            "give the diff as a file, not standard input"
+        )
     if args.statement is None and args.policy_version is None:
         raise UsageError("--policy-version is required (e.g. --policy-version 1)")
     cert_bytes = b""

@@ -559,13 +559,19 @@ class ReviewerSimulator:
         *,
         script: Sequence[SimResponse] = (),
         tls: ssl.SSLContext | None = None,
+        chooser: Callable[[dict[str, Any]], SimResponse] | None = None,
+        port: int = 0,
     ) -> None:
+        """``chooser`` picks each answer from the request's body once ``script`` is spent
+        (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port."""
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.dialect = dialect
         self.responder = responder or _default_responder
         self._tls = tls
         self._script = list(script)
+        self._chooser = chooser
+        self._port = port
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._requests: list[SimRequest] = []
@@ -591,7 +597,7 @@ class ReviewerSimulator:
     def start(self) -> None:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", 0))
+        listener.bind(("127.0.0.1", self._port))
         listener.listen(64)
         listener.settimeout(0.05)
         self._listener = listener
@@ -692,7 +698,12 @@ class ReviewerSimulator:
                 return
             with self._lock:
                 self._requests.append(request)
-                response = self._script.pop(0) if self._script else SimResponse()
+                if self._script:
+                    response = self._script.pop(0)
+                elif self._chooser is not None:
+                    response = self._chooser(request.body)
+                else:
+                    response = SimResponse()
             if not self._path_ok(request):
                 wire = wire_for(
                     self.dialect,

@@ -61,7 +61,7 @@ from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
 from gate.review.cost import fits
 from gate.review.prompt import Prompt
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
-from gate.review.scope import guard_coverage, nothing_reviewed
+from gate.review.scope import coverage_before_call, guard_coverage, nothing_reviewed
 from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
 from gate.reviewers.settings import ReviewerSettings
 
@@ -290,6 +290,8 @@ def review_chunks(
         review_decision = nothing_reviewed(plan.coverage) or blocked(
             State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
         )
+    elif gap := coverage_before_call(plan.coverage, allow_partial=config.allow_partial_coverage):
+        review_decision = gap  # a too_large file: the chunks would be paid for, then block
     else:
         review_decision, reviews = run_chunks(
             plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,

@@ -31,7 +31,7 @@ from gate.diff import Coverage
 from gate.errors import GateError
 from gate.review.prompt import build_prompt
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
-from gate.review.scope import guard_coverage
+from gate.review.scope import coverage_before_call, guard_coverage
 from gate.reviewers.settings import ReviewerSettings, validate
 
 if TYPE_CHECKING:
@@ -81,6 +81,20 @@ def review_diff(
         )
     settings = ReviewerSettings.from_config(config.reviewer, api_key)
     validate(settings)  # a UsageError naming the setting, before anything else
+    allow = config.allow_partial_coverage
+    if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
+        return ReviewResult(  # never pay for a review that will block on coverage
+            decision=gap,
+            outcome=ReviewOutcome(attempts=(), envelope=None),
+            binding=binding,
+            prompt_sha256=prompt_sha256(diff, config),
+            config_sha256=config_sha256(config),
+            reviewer=reviewer_of(settings),
+            min_confidence=config.min_confidence,
+            coverage=coverage,
+            review_decision=gap,
+            extra=dict(extra_cert or {}),
+        )
     from gate.review.chunked import review_chunks
 
     chunked = review_chunks(

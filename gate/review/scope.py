@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from gate.config import Config
 from gate.decide.decision import Decision, State, blocked
-from gate.diff import Coverage, FileSection, SelectedDiff, select, split_diff
+from gate.diff import COVER_HINT, Coverage, FileSection, SelectedDiff, select, split_diff
 
 
 def select_diff(
@@ -33,6 +33,7 @@ def select_diff(
         max_bytes=config.max_diff_bytes,
         source=source,
         original=diff if isinstance(diff, bytes) else None,
+        assets=config.binary_assets == "allow",
     )
 
 
@@ -51,6 +52,30 @@ def nothing_reviewed(coverage: Coverage) -> Decision | None:
     else:
         cause = f"{coverage.summary()}: {coverage.advice()}"
     return blocked(State.NEEDS_HUMAN, "nothing_reviewed", f"nothing to review: {cause}")
+
+
+#: the files a partial-coverage block names (the manifest has them all)
+NAMED_GAPS = 5
+
+
+def coverage_before_call(coverage: Coverage, *, allow_partial: bool) -> Decision | None:
+    """``needs_human`` (``partial_coverage``) when files the review needs were left out and
+    partial coverage is not allowed: decided before any request, so a review that would
+    block on coverage is never paid for. Names the files and what would cover each."""
+    if coverage.complete or allow_partial:
+        return None
+    gaps = coverage.gaps
+    named = "; ".join(
+        f"{item.path} ({COVER_HINT.get(item.why, str(item.why))})" for item in gaps[:NAMED_GAPS]
+    )
+    more = f"; and {len(gaps) - NAMED_GAPS} more" if len(gaps) > NAMED_GAPS else ""
+    return blocked(
+        State.NEEDS_HUMAN,
+        "partial_coverage",
+        f"partial coverage: {coverage.summary()}; the reviewer was not asked. Not reviewed: "
+        f"{named}{more}. Cover those files, or a maintainer sets allow_partial_coverage: true "
+        "in the base config",
+    )
 
 
 def guard_coverage(

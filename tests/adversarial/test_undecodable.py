@@ -131,20 +131,22 @@ def check_run(
     before = len(answer.prompts)
     result = review_diff(selected.data, cfg, api_key=None, coverage=selected.coverage)
     shown = answer.prompts[before:]
-    assert len(shown) == 1
-    # the reviewer saw exactly the bytes diff_sha names, and no replacement character
-    assert result.binding.diff_sha == hashlib.sha256(selected.data).hexdigest()
-    assert selected.data.decode("utf-8") in shown[0]
-    assert "\ufffd" not in shown[0]
     # never a complete-coverage pass over bytes the reviewer did not see
     assert result.certificate["context"]["coverage"]["complete"] is False
-    if allow_partial:
-        assert result.decision.state is State.PASS
-    else:
+    assert result.binding.diff_sha == hashlib.sha256(selected.data).hexdigest()
+    if not allow_partial:
+        # partial coverage that blocks is decided before any request (issue 20)
+        assert shown == []
         assert (result.decision.state, result.decision.reason) == (
             State.NEEDS_HUMAN,
             "partial_coverage",
         )
+        return
+    assert len(shown) == 1
+    # the reviewer saw exactly the bytes diff_sha names, and no replacement character
+    assert selected.data.decode("utf-8") in shown[0]
+    assert "\ufffd" not in shown[0]
+    assert result.decision.state is State.PASS
 
 
 @settings(

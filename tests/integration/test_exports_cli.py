@@ -263,3 +263,38 @@ def test_a_statement_path_that_cannot_be_written_leaves_the_decision(
     assert f"note: no statement written to {target}" in err
     assert f"note: no SARIF written to {target}" in err
     assert statement.build(cert.read_bytes())["predicate"]["decision"]["state"] == "pass"
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"{not json", "the statement"),
+        (b'{"_type": "https://in-toto.io/Statement/v0.1"}', "not an in-toto Statement v1"),
+        (
+            b'{"_type": "https://in-toto.io/Statement/v1", "predicateType": '
+            b'"https://slsa.dev/provenance/v1"}',
+            "not a review-gate decision",
+        ),
+        (b"[]", "not a JSON object"),
+    ],
+)
+def test_a_malformed_or_foreign_statement_is_refused_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, said: str
+) -> None:
+    done = run_review(tmp_path, CASES[0], capsys)
+    bad = done.folder / "bad.json"
+    bad.write_bytes(content)
+    argv = ["verify", "--statement", str(bad), "--from-certificate", str(done.cert)]
+    assert main([*argv, "--diff", str(done.diff)]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_statement_needs_a_certificate_and_a_diff_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = run_review(tmp_path, CASES[0], capsys)
+    given = ["verify", "--statement", str(done.statement)]
+    assert main([*given, "--diff", str(done.diff), "--policy-version", "1", "x.mc1"]) == 2
+    assert "--statement needs --from-certificate" in capsys.readouterr().err
+    assert main([*given, "--from-certificate", str(done.cert), "--diff", "-"]) == 2
+    assert "give the diff as a file" in capsys.readouterr().err

@@ -415,9 +415,11 @@ def test_nothing_reviewed_blocks_without_calling_the_model(
     assert cause in out
 
 
-def test_partial_coverage_turns_a_pass_into_needs_human(
+def test_partial_coverage_is_needs_human_before_any_request(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """Issue 20: a review that would block on coverage is never paid for; the block names
+    each file left out and what would cover it."""
     path = tmp_path / "change.diff"
     path.write_bytes(DIFF + SECOND)  # the second file does not fit max_diff_bytes
     config = tmp_path / "review-gate.yml"
@@ -427,36 +429,46 @@ def test_partial_coverage_turns_a_pass_into_needs_human(
         code, out, _ = review(
             capsys, sim, path, "--config", str(config), "--json", "--certificate", str(cert_path)
         )
-        user = extract_prompt("openai", sim.requests[0])[1]
+        asked = sim.count
     summary = json.loads(out)
     assert code == 3
+    assert asked == 0  # nobody was asked, nothing was paid
     assert (summary["state"], summary["reason"]) == ("needs_human", "partial_coverage")
     assert "1 of 2 files reviewed (1 over_byte_limit)" in summary["detail"]
+    assert "docs/notes.md (over max_diff_bytes" in summary["detail"]
+    assert "the reviewer was not asked" in summary["detail"]
     assert summary["coverage"]["reviewed"] == ["app.py"]
-    assert summary["binding"]["diff_sha"] == hashlib.sha256(DIFF).hexdigest()  # what was sent
-    assert "docs/notes.md" not in user
     cert = json.loads(cert_path.read_text())
     assert cert["decision"]["reason"] == "partial_coverage"
-    assert cert["context"]["review_decision"]["reason"] == "reviewer_pass"
+    assert cert["attempts"] == []
 
     config.write_text(f"max_diff_bytes: {len(DIFF) + 10}\nallow_partial_coverage: true\n")
     with ReviewerSimulator("openai", model("openai")) as sim:
         code, out, _ = review(capsys, sim, path, "--config", str(config), "--json")
+        user = extract_prompt("openai", sim.requests[0])[1]
     assert code == 0
     assert json.loads(out)["reason"] == "reviewer_pass"
+    assert "docs/notes.md" not in user
 
 
-def test_partial_coverage_keeps_a_fail_and_notes_the_gap(
+def test_partial_coverage_allowed_keeps_a_fail_and_notes_the_gap(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "change.diff"
     binary = b"diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"
     path.write_bytes(DIFF + binary)
     with ReviewerSimulator("openai", model("openai", "fail")) as sim:
-        code, out, err = review(capsys, sim, path)
+        code, out, _ = review(capsys, sim, path)
+        assert sim.count == 0
+    # no bytes to read on the command line: the .png is no asset, it blocks as a binary
+    assert code == 3
+    assert "logo.png (a binary file no reviewer can read" in out
+    config = tmp_path / "review-gate.yml"
+    config.write_text("allow_partial_coverage: true\n")
+    with ReviewerSimulator("openai", model("openai", "fail")) as sim:
+        code, out, _ = review(capsys, sim, path, "--config", str(config))
     assert code == 1
     assert out.startswith("fail: ")
-    assert "note: partial coverage: 1 of 2 files reviewed (1 binary)" in err
 
 
 @pytest.mark.parametrize(

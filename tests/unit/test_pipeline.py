@@ -165,24 +165,37 @@ def test_guard_coverage_blocks_a_pass_only_when_partial_is_not_allowed() -> None
     assert note == "partial coverage: 1 of 2 files reviewed (1 binary)"
 
 
-def test_review_diff_with_coverage_certifies_the_final_decision() -> None:
+def test_review_diff_with_partial_coverage_blocks_before_any_request() -> None:
+    """Issue 20: coverage is decided before the reviewer is asked (and paid); with partial
+    coverage allowed the review runs and the certificate records the manifest."""
+    from dataclasses import replace
+
     selected = select_diff(APP + PNG, Config())
     with ReviewerSimulator("openai", answer) as sim:
         cfg = config(sim.base_url)
         result = review_diff(selected.data, cfg, api_key=None, coverage=selected.coverage)
+        assert sim.count == 0
         with pytest.raises(GateError) as err:  # a manifest for other bytes is a bug
             review_diff(APP + b"+", cfg, api_key=None, coverage=selected.coverage)
         assert err.value.reason == "internal_error"
+        allowed = review_diff(
+            selected.data,
+            replace(cfg, allow_partial_coverage=True),
+            api_key=None,
+            coverage=selected.coverage,
+        )
+        assert sim.count == 1
     assert (result.decision.state, result.decision.reason) == (
         State.NEEDS_HUMAN,
         "partial_coverage",
     )
-    assert result.review_decision is not None
-    assert result.review_decision.reason == "reviewer_pass"
+    assert result.outcome.attempts == ()
     cert = result.certificate
     assert cert["decision"]["reason"] == "partial_coverage"
-    assert cert["context"]["review_decision"]["reason"] == "reviewer_pass"
+    assert cert["attempts"] == []
     assert cert["context"]["coverage"]["skipped"][0]["why"] == "binary"
+    assert allowed.decision.reason == "reviewer_pass"
+    assert allowed.certificate["context"]["coverage"]["complete"] is False
 
 
 def test_blocked_certificate_has_no_attempts_and_no_envelope() -> None:

@@ -104,11 +104,12 @@ def test_files_without_a_patch_are_rebuilt_from_blobs(
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
     coverage = result.certificate["context"]["coverage"]
     assert coverage["reviewed"] == ["big/config.py"]
-    assert [(s["path"], s["why"]) for s in coverage["skipped"]] == [("logo.png", "binary")]
+    # a PNG by name and by its blob's bytes: a binary asset (issue 20)
+    assert [(s["path"], s["why"]) for s in coverage["skipped"]] == [("logo.png", "binary_asset")]
     sent = request_text(sim.requests[0])
     assert "+LIMIT = 3" in sent
     assert "+extra = True" in sent
     assert "-LIMIT = 2" in sent
-    # the binary file stays unreviewed and named: partial coverage blocks
-    assert result.outputs["state"] == "needs_human"
+    # the asset stays unreviewed and named, and does not block
+    assert result.outputs["state"] == "pass"
     assert any(r.operation == "git/get-blob" for r in fake_github.requests)

@@ -542,11 +542,12 @@ def test_diff_406_falls_back_to_files_and_lists_unreviewed(tmp_path, fake, sim_f
     assert coverage["source"] == "files"
     assert coverage["reviewed"] == ["src/calc.py"]
     assert coverage["skipped"] == [{"path": "logo.png", "why": "no_patch", "bytes": 0}]
-    # the reviewer passed the part it saw, but coverage is partial: a human decides
+    # coverage is partial: a human decides, and the reviewer is not asked (nor paid)
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "error"]
     assert result.outputs["reason"] == "partial_coverage"
-    assert result.certificate["context"]["review_decision"]["state"] == "pass"
+    assert sim.requests == []
+    assert "logo.png (GitHub sent no patch" in result.certificate["decision"]["detail"]
 
 
 def test_partial_coverage_allowed_by_config_passes(tmp_path, fake, sim_factory):
@@ -984,12 +985,15 @@ def test_a_run_that_posted_nothing_says_so_in_the_log(tmp_path, fake, sim_factor
 def test_a_refused_status_keeps_the_reviews_own_decision_in_the_certificate(
     tmp_path, fake, sim_factory
 ):
-    setup_pull(fake, diff=DIFF + BINARY)  # partial coverage: the pass becomes needs_human
-    fake.inject(r"^POST /repos/.*/statuses/", 500, count=50, body=r'"state":\s*"error"')
-    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    # (issue 20: partial coverage no longer reaches the reviewer; a reviewer's own
+    # blocking decision is refused instead)
+    setup_pull(fake, diff=DIFF)
+    fake.inject(r"^POST /repos/.*/statuses/", 500, count=50, body=r'"state":\s*"(error|failure)"')
+    sim = sim_factory(lambda req: verdict_text(req, "pass", confidence=0.5))
+    result = run_gate(tmp_path, fake, sim, pr_payload())
     assert fake.states(HEAD) == ["pending"]
     assert result.outputs["reason"] == "github_http_500"
     assert result.outputs["status"] == "none"
     cert = result.certificate
     assert cert["decision"]["reason"] == "github_http_500"
-    assert cert["context"]["review_decision"]["reason"] == "reviewer_pass"
+    assert cert["context"]["review_decision"]["reason"] == "low_confidence"
