@@ -22,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -128,6 +128,14 @@ class Config:
     #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
     #: carries (every chunk is sent)
     incremental: str = "auto"
+    #: reviewers asked, in order, only when the one before could not answer for an
+    #: ``unavailable`` reason (quota, rate limit, outage, timeout, cut) after its retries
+    fallbacks: tuple[ReviewerConfig, ...] = ()
+
+    def chain(self) -> tuple[Config, ...]:
+        """This config, then one per fallback (its reviewer in place, no fallbacks of its
+        own): every reviewer the review may ask, in order."""
+        return (self, *(replace(self, reviewer=fb, fallbacks=()) for fb in self.fallbacks))
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
@@ -136,6 +144,11 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif f.name == "fallbacks":
+                if value:  # absent when empty: a config without fallbacks keeps its digest
+                    out[f.name] = [
+                        {rf.name: getattr(fb, rf.name) for rf in fields(fb)} for fb in value
+                    ]
             elif isinstance(value, ReviewerConfig):
                 out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
             elif isinstance(value, tuple):
@@ -143,6 +156,30 @@ class Config:
             else:
                 out[f.name] = value
         return out
+
+
+def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
+    checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
+    naming the setting and the fix, before any reviewer is asked."""
+    from gate.safe.redact import first_key
+
+    keys = []
+    for index, fallback in enumerate(config.fallbacks):
+        env = fallback.key_env()
+        key = first_key((environ.get(env), f"the environment variable {env}"))
+        if not key:
+            who = f"{fallback.provider} {fallback.model}".strip()
+            raise ConfigError(
+                f"fallbacks[{index}] ({who}) has no API key: the environment variable {env} "
+                "is empty",
+                key=f"fallbacks.{index}.api_key_env",
+                fix=f"pass the secret to the step (env: {env}: ${{{{ secrets.{env} }}}}), "
+                f"or name the variable that holds it in fallbacks[{index}].api_key_env",
+                reason="config_fallback_key",
+            )
+        keys.append(key)
+    return tuple(keys)
 
 
 def default_config() -> Config:
@@ -371,11 +408,16 @@ def require_price(
     held to is a mistake in the config, said when it is read, never a blocked pull
     request. A config without a model yet (the model comes from an input) is checked
     again once the inputs are applied."""
-    model = config.reviewer.model
-    if config.max_cost is None or not model:
+    unpriced = [
+        c.reviewer.model
+        for c in config.chain()
+        if c.reviewer.model
+        and not any(p.model == c.reviewer.model for p in config.pricing)
+        and listed_price(c.reviewer.model) is None
+    ]
+    if config.max_cost is None or not unpriced:
         return config
-    if any(p.model == model for p in config.pricing) or listed_price(model) is not None:
-        return config
+    model = unpriced[0]
     raise ConfigError(
         f"max_cost is {config.max_cost:g} but nothing gives a price for the model {model} "
         "(neither pricing in the config nor review-gate's price table), so no review's "
@@ -869,14 +911,10 @@ def _did_you_mean(word: str, choices: Any) -> str:
 
 def _build(data: Mapping[str, Any]) -> Config:
     """Frozen Config from schema-valid data (types already checked by the schema)."""
-    reviewer_data = dict(data.get("reviewer") or {})
-    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
-        if name in reviewer_data:
-            reviewer_data[name] = float(reviewer_data[name])
-    for name in ("max_tokens", "max_response_bytes", "attempts"):
-        if name in reviewer_data:
-            reviewer_data[name] = int(reviewer_data[name])
+    reviewer = _reviewer(data.get("reviewer") or {})
     top = {k: v for k, v in data.items() if k != "reviewer"}
+    if "fallbacks" in top:
+        top["fallbacks"] = tuple(_reviewer(item) for item in top["fallbacks"])
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
     for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):
@@ -898,4 +936,16 @@ def _build(data: Mapping[str, Any]) -> Config:
             ModelPrice(model, float(price["input"]), float(price["output"]))
             for model, price in sorted(top["pricing"].items())
         )
-    return Config(reviewer=ReviewerConfig(**reviewer_data), **top)
+    return Config(reviewer=reviewer, **top)
+
+
+def _reviewer(data: Mapping[str, Any]) -> ReviewerConfig:
+    """A frozen ReviewerConfig from a schema-valid ``reviewer`` (or ``fallbacks`` item)."""
+    values = dict(data)
+    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
+        if name in values:
+            values[name] = float(values[name])
+    for name in ("max_tokens", "max_response_bytes", "attempts"):
+        if name in values:
+            values[name] = int(values[name])
+    return ReviewerConfig(**values)

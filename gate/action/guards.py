@@ -230,6 +230,7 @@ def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> De
         prompt_sha=run.prompt_sha,
         head_sha=run.head,
         config_sha=run.config_sha,
+        fallback_models=tuple(fb.model for fb in config.fallbacks),
     )
     found = earlier(run.history, question)
     confirmed = False

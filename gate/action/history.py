@@ -52,8 +52,13 @@ def record_for(
         diff_sha=coverage.diff_sha if coverage is not None else None,
         policy_version=_text(config.policy_version, 64) if config else "",
         config_sha=run.config_sha or None,
-        provider=_text(config.reviewer.provider, 40) if config else "",
-        model=_text(config.reviewer.model, 200) if config else "",
+        # who answered: a fallback's own name when the reviewer before it could not
+        provider=_text(result.reviewer.provider if result else config.reviewer.provider, 40)
+        if config
+        else "",
+        model=_text(result.reviewer.model if result else config.reviewer.model, 200)
+        if config
+        else "",
         prompt_sha=(result.prompt_sha256 if result is not None else run.prompt_sha) or None,
         state=state,
         status=posted.status if posted is not None else str(decision.status),

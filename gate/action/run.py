@@ -30,7 +30,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -51,7 +51,7 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.config import Config, apply_inputs, default_config, parse_config
+from gate.config import Config, apply_inputs, default_config, fallback_keys, parse_config
 from gate.decide.decision import (
     Binding,
     Decision,
@@ -220,8 +220,15 @@ def _review(
         return _post_final(run, kept)
 
     try:
+        keys = fallback_keys(config, run.env)
+        _mask(run, keys)
         run.result = result = review_diff(
-            selected.data, config, api_key=api_key, sleep=sleep, coverage=coverage
+            selected.data,
+            config,
+            api_key=api_key,
+            sleep=sleep,
+            coverage=coverage,
+            fallback_keys=keys,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
@@ -299,10 +306,16 @@ def _api_key(run: RunState, config: Config) -> str | None:
         (run.inputs.api_key, "the action input api-key"),
         (run.env.get(key_env), f"the environment variable {key_env}"),
     )
-    if api_key and api_key not in run.secrets:
-        run.secrets.append(api_key)
-        report.emit(report.mask_commands([api_key]), run.out)
+    _mask(run, (api_key,))
     return api_key
+
+
+def _mask(run: RunState, keys: Sequence[str | None]) -> None:
+    """Mask each key not masked yet (``::add-mask::``, and registered for redaction)."""
+    for key in keys:
+        if key and key not in run.secrets:
+            run.secrets.append(key)
+            report.emit(report.mask_commands([key]), run.out)
 
 
 # --- statuses, certificate, report ----------------------------------------------------

@@ -355,8 +355,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import os
+
     from gate.commands._io import check_output_path, read_input, say, say_json
     from gate.commands._options import endpoint_problems, with_hints
+    from gate.config import fallback_keys
     from gate.decide.decision import exit_code
     from gate.errors import Interrupted, UsageError
     from gate.review import certificate, cost
@@ -399,11 +402,13 @@ def _run(args: argparse.Namespace) -> int:
         ended.append(attempt)
         say(attempt_line(attempt, total), err=True)
 
+    keys = fallback_keys(config, os.environ)  # a missing one is named before any call
     try:
         result = review_diff(
             selected.data,
             config,
             api_key=api_key,
+            fallback_keys=keys,
             extra_cert=cert_context(args),
             coverage=selected.coverage,
             on_attempt=report_attempt,

@@ -45,6 +45,9 @@ class Question:
     prompt_sha: str
     head_sha: str
     config_sha: str
+    #: the fallbacks' models: a decision by any reviewer the config may ask answers the
+    #: same question (a fail by a fallback stands for the reviewer before it, and back)
+    fallback_models: tuple[str, ...] = ()
 
 
 def status_confirms_pass(states: Sequence[str]) -> bool:
@@ -60,11 +63,14 @@ def earlier(records: Sequence[Record], question: Question) -> Record | None:
     for record in reversed(records):
         if record.source not in DECISIVE_SOURCES or record.state not in ("pass", "fail"):
             continue
-        if record.same_review(
-            diff_sha=question.diff_sha,
-            policy_version=question.policy_version,
-            model=question.model,
-            prompt_sha=question.prompt_sha,
+        if any(
+            record.same_review(
+                diff_sha=question.diff_sha,
+                policy_version=question.policy_version,
+                model=model,
+                prompt_sha=question.prompt_sha,
+            )
+            for model in (question.model, *question.fallback_models)
         ):
             return record
     return None

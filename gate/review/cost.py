@@ -211,9 +211,15 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
     made; None when there is no limit or the review fits under it."""
     if config.max_cost is None:
         return None
+    # with fallbacks: the worst case, every reviewer of the list asked in full
+    chain = config.chain()
+    each = [_estimate(request_bytes(diff, c, coverage), c) for c in chain]
     sizes = request_bytes(diff, config, coverage)
-    tokens_in, tokens_out, cost = _estimate(sizes, config)
-    model = config.reviewer.model or "(no model)"
+    tokens_in = sum(e[0] for e in each)
+    tokens_out = sum(e[1] for e in each)
+    costs = [e[2] for e in each]
+    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    model = " then ".join(c.reviewer.model or "(no model)" for c in chain)
     if cost is None:
         return blocked(
             State.NEEDS_HUMAN,
@@ -229,8 +235,10 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
         "over_budget",
         f"estimated cost {money(cost)} exceeds max_cost {config.max_cost:g} "
         f"({tokens_in} input and {tokens_out} output tokens at most, over "
-        f"{_asks(len(sizes), config)}, for {model}); the reviewer was not asked: "
-        "raise max_cost, lower max_tokens, attempts or agreement, or review by hand",
+        f"{_asks(len(sizes), config)}, for {model}"
+        f"{', each fallback asked in full' if len(chain) > 1 else ''}); "
+        "the reviewer was not asked: raise max_cost, lower max_tokens, attempts or "
+        "agreement, or review by hand",
         status=Status.FAILURE,
     )
 

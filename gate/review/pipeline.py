@@ -19,14 +19,15 @@ both paths return a :class:`gate.review.result.ReviewResult`. Dependencies point
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gate.config import Config
 from gate.decide.agreement import Answer, aggregate
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
-from gate.decide.decision import Binding, binding_for, decide
+from gate.decide.decision import Binding, Family, State, binding_for, decide
 from gate.diff import Coverage
 from gate.errors import GateError
 from gate.review.prompt import build_prompt
@@ -55,8 +56,14 @@ def review_diff(
     coverage: Coverage | None = None,
     on_attempt: Callable[[Attempt], None] | None = None,
     carry: Ledger | None = None,
+    fallback_keys: Sequence[str | None] | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
+
+    With ``fallbacks:`` and ``fallback_keys`` (one key each, in order; None: only the
+    reviewer is asked, as replay does), each next reviewer is asked only when the one
+    before :func:`could_not_answer`; the result is the last one asked, with the earlier
+    ones in ``earlier`` (their attempts paid for and certified).
 
     Raises :class:`~gate.errors.UsageError` / :class:`~gate.errors.ConfigError`
     only for settings that cannot work (unknown provider, missing model or
@@ -72,6 +79,8 @@ def review_diff(
     ``carry``: earlier chunk answers (:mod:`gate.review.carry`) for a review in chunks;
     ignored with ``incremental: off`` and for a diff reviewed in one request.
     """
+    from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
+
     binding = binding_for(diff, config)
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
         raise GateError(
@@ -79,8 +88,20 @@ def review_diff(
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
-    settings = ReviewerSettings.from_config(config.reviewer, api_key)
-    validate(settings)  # a UsageError naming the setting, before anything else
+    chained = config.chain() if fallback_keys is not None else (config,)
+    keys = (api_key, *(fallback_keys or ()))
+    if len(keys) != len(chained):
+        raise GateError(
+            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
+            "fallbacks; this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    chain = [
+        (c, ReviewerSettings.from_config(c.reviewer, key))
+        for c, key in zip(chained, keys, strict=True)
+    ]
+    for _, settings in chain:
+        validate(settings)  # a UsageError naming the setting, before any request
     allow = config.allow_partial_coverage
     if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
         return ReviewResult(  # never pay for a review that will block on coverage
@@ -89,30 +110,67 @@ def review_diff(
             binding=binding,
             prompt_sha256=prompt_sha256(diff, config),
             config_sha256=config_sha256(config),
-            reviewer=reviewer_of(settings),
+            reviewer=reviewer_of(chain[0][1]),
             min_confidence=config.min_confidence,
             coverage=coverage,
             review_decision=gap,
             extra=dict(extra_cert or {}),
         )
-    from gate.review.chunked import review_chunks
-
-    chunked = review_chunks(
-        diff,
-        config,
-        settings,
-        coverage=coverage,
-        extra_cert=extra_cert,
-        sleep=sleep,
-        on_attempt=on_attempt,
-        carry=None if config.incremental == "off" else carry,
+    earlier: list[ReviewResult] = []
+    for position, (asked, settings) in enumerate(chain):
+        result = review_chunks(
+            diff,
+            asked,
+            settings,
+            coverage=coverage,
+            extra_cert=extra_cert,
+            sleep=sleep,
+            on_attempt=on_attempt,
+            carry=None if config.incremental == "off" else carry,
+        ) or _review_whole(
+            diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
+            sleep=sleep, on_attempt=on_attempt,
+        )  # fmt: skip
+        if position + 1 == len(chain) or not could_not_answer(result):
+            break
+        earlier.append(result)
+    if not earlier:
+        return result
+    return replace(
+        result,
+        config_sha256=config_sha256(config),
+        earlier=tuple(earlier),
+        notes=(*fallback_notes(result, earlier), *result.notes),
     )
-    if chunked is not None:
-        return chunked
-    return _review_whole(
-        diff, config, settings, binding, coverage=coverage, extra_cert=extra_cert,
-        sleep=sleep, on_attempt=on_attempt,
-    )  # fmt: skip
+
+
+def could_not_answer(result: ReviewResult) -> bool:
+    """Whether the next reviewer may be asked: the review is ``unavailable`` (the reviewer
+    could not answer: quota, rate limit, outage, timeout, cut) and no answer or chunk of
+    it decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
+    low-confidence answer, an unstable set): an outage is never a way to re-roll."""
+    decided = result.review_decision or result.decision
+    if decided.family is not Family.UNAVAILABLE:
+        return False
+    parts = [a.decision for a in result.answers] + [
+        c.decision for c in result.chunks if c.decision is not None and not c.split
+    ]
+    return not any(d.state in (State.FAIL, State.NEEDS_HUMAN) for d in parts)
+
+
+def _who(result: ReviewResult) -> str:
+    return f"{result.reviewer.provider} {result.reviewer.model or '(no model)'}"
+
+
+def fallback_notes(result: ReviewResult, earlier: Sequence[ReviewResult]) -> tuple[str, ...]:
+    """One line per reviewer that could not answer, then who answered (summary, comment)."""
+    lines = [
+        f"reviewer {n} of {len(earlier) + 1} ({_who(r)}) could not answer: "
+        f"{r.decision.reason} ({r.decision.detail[:160]})"
+        for n, r in enumerate(earlier, 1)
+    ]
+    lines.append(f"fallback reviewer {len(earlier) + 1} ({_who(result)}) was asked and decided")
+    return tuple(lines)
 
 
 def _review_whole(

@@ -122,17 +122,21 @@ class ReviewResult:
     chunks: tuple[ChunkReview, ...] = ()
     #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
     answers: tuple[Answer, ...] = ()
+    #: the reviewers asked before this one (``fallbacks:``), each of which could not
+    #: answer for an ``unavailable`` reason; ``reviewer`` is the one that answered
+    earlier: tuple[ReviewResult, ...] = ()
 
     def paid_attempts(self) -> tuple[Attempt, ...]:
         """Every request the review paid for, in order: each attempt of each of the
         ``agreement`` answers (``outcome`` holds only the first answer's), and in a
         chunked review each chunk's, halves and overflowed chunks included. The cost
         is counted over these."""
+        before = tuple(a for result in self.earlier for a in result.paid_attempts())
         if self.chunks:
-            return tuple(a for review in self.chunks for a in review.outcome.attempts)
+            return before + tuple(a for review in self.chunks for a in review.outcome.attempts)
         if len(self.answers) > 1:
-            return tuple(a for answer in self.answers for a in answer.attempts)
-        return self.outcome.attempts
+            return before + tuple(a for answer in self.answers for a in answer.attempts)
+        return before + self.outcome.attempts
 
     def agreement(self) -> str | None:
         """``3/3 agree: pass`` (for the summary), or None with a single answer."""
@@ -156,6 +160,8 @@ class ReviewResult:
                 "summary": agreement_summary(self.answers),
                 "answers": answers_json(self.answers),
             }
+        if self.earlier:
+            context["fallback"] = fallback_json(self)
         context.update(self.extra)
         context.update(extra or {})
         return certificate.build(
@@ -175,6 +181,22 @@ class ReviewResult:
     def certificate(self) -> dict[str, Any]:
         """The certificate with no caller context (built on first use)."""
         return self.certificate_for()
+
+
+def fallback_json(result: ReviewResult) -> dict[str, Any]:
+    """The certificate's ``context.fallback``: who answered, and why each earlier one did not."""
+    return {
+        "answered_by": {"position": len(result.earlier) + 1, **result.reviewer.to_json()},
+        "earlier": [
+            {
+                "position": n,
+                "reviewer": r.reviewer.to_json(),
+                "decision": r.decision.to_json(),
+                "attempts": [a.to_json() for a in r.paid_attempts()],
+            }
+            for n, r in enumerate(result.earlier, 1)
+        ],
+    }
 
 
 def public_url(url: str) -> str:
