@@ -47,6 +47,7 @@ from gate.action import (
 )
 from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
+from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
@@ -189,7 +190,12 @@ def _review(
 
     # pinned to the SHAs reviewed: never the pull request's current diff, which a push
     # could change between this fetch and the head re-check below
-    fetch = gh.compare_diff(run.base, run.head, pr_number=run.pull.number if run.pull else None)
+    fetch = gh.compare_diff(
+        run.base,
+        run.head,
+        pr_number=run.pull.number if run.pull else None,
+        budget=FetchBudget.from_config(config),
+    )
     if fetch.note:
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:
@@ -229,6 +235,7 @@ def _review(
             sleep=sleep,
             coverage=coverage,
             fallback_keys=keys,
+            carry=run.carry,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))

@@ -484,3 +484,17 @@ def file_list(
         FileEntry(item.path, f"not reviewed: {item.why}", item.size) for item in coverage.skipped
     ]
     return tuple(entries)
+
+
+def plan_file_list(
+    data: bytes, cut: Plan, sections: Sequence[FileSection] | None = None
+) -> tuple[FileEntry, ...]:
+    """:func:`file_list` as the plan ``cut`` reviews the PR: a section it leaves out
+    (``too_large``) is listed once, as not reviewed and why, with every other skip."""
+    left_out = {(item.path, item.size) for item in cut.too_large}
+    kept = [
+        section
+        for section in (split_diff(data) if sections is None else sections)
+        if (section.path, len(section.data)) not in left_out
+    ]
+    return file_list(data, cut.coverage, kept)
