@@ -33,15 +33,15 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TypeVar
 
-from gate import redact
 from gate.action import report
 from gate.action.github import GitHubClient, GitHubSettings, OpenPull, SeenStatus
 from gate.action.guards import FRESH_LABEL
 from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
-from gate.decision import Family
+from gate.decide.decision import Family
 from gate.errors import ConfigError, ExitCode, GitHubError
 from gate.memory import record, stats
+from gate.safe import redact
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ import pytest
 
 from gate.action import report
 from gate.action.triage import TRACKING_TITLE, _checked, family_of_status
-from gate.decision import Family
+from gate.decide.decision import Family
 from gate.errors import GitHubError
 from gate.memory import record
 from tests.integration.action import test_run_fake_github as base
