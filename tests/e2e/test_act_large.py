@@ -64,19 +64,23 @@ def _act(
     script: tuple[SimResponse, ...],
     *,
     pages: int = 20,
+    sim: ReviewerSimulator | None = None,
 ) -> tuple[ActRun, int, dict]:  # type: ignore[type-arg]
-    with ReviewerSimulator("openai", ScriptedModel("pass"), script=script) as sim:
-        run = run_act(
-            tools,
-            build_workspace(tmp_path),
-            _event(world.head_sha, world.base_sha),
-            api_url=world.github.api_url,
-            reviewer_url=sim.base_url,
-            reviewer_key=world.key,
-            extra_env={"RG_ATTEMPTS": "1"},
-        )
-        _reviewer_requests(sim, world)
-        count = sim.count
+    if sim is None:
+        with ReviewerSimulator("openai", ScriptedModel("pass"), script=script) as own:
+            return _act(tools, tmp_path, world, script, pages=pages, sim=own)
+    mark = sim.count
+    run = run_act(
+        tools,
+        build_workspace(tmp_path),
+        _event(world.head_sha, world.base_sha),
+        api_url=world.github.api_url,
+        reviewer_url=sim.base_url,
+        reviewer_key=world.key,
+        extra_env={"RG_ATTEMPTS": "1"},
+    )
+    _reviewer_requests(sim, world)
+    count = sim.count - mark
     assert_key_kept(run, world)
     ops = [r.operation for r in world.github.requests]
     assert ops.count("pulls/list-files") == pages, run.explain()
@@ -93,7 +97,15 @@ def test_a_2000_file_20_mib_pull_request_is_reviewed_whole_by_the_image(
     large: tuple[World, LargePull],
 ) -> None:
     world, pull = large
-    run, count, context = _act(tools, tmp_path, world, ())
+    # one reviewer for both pushes: its URL is part of the config, so of the question
+    with ReviewerSimulator("openai", ScriptedModel("pass")) as sim:
+        _two_pushes(tools, tmp_path, world, pull, sim)
+
+
+def _two_pushes(
+    tools: dict[str, str], tmp_path: Path, world: World, pull: LargePull, sim: ReviewerSimulator
+) -> None:
+    run, count, context = _act(tools, tmp_path, world, (), sim=sim)
     coverage = context["coverage"]
     assert coverage["complete"] is True, run.explain()
     assert len(coverage["reviewed"]) == pull.files == 2000
@@ -116,7 +128,7 @@ def test_a_2000_file_20_mib_pull_request_is_reviewed_whole_by_the_image(
     world.github.set_file(head, ".github/review-gate.yml", CONFIG + LARGE_CONFIG)
     pushed = replace(world, head_sha=head)
     (tmp_path / "push2").mkdir()
-    again, sent, context = _act(tools, tmp_path / "push2", pushed, (), pages=40)
+    again, sent, context = _act(tools, tmp_path / "push2", pushed, (), pages=40, sim=sim)
     reviews = context["chunks"]["reviews"]
     fresh = [r for r in reviews if "carried" not in r]
     assert 1 <= len(fresh) <= 2, again.explain()
