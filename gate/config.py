@@ -431,11 +431,8 @@ def parse_config(text: str, *, source: str) -> Config:
         return default_config()
     errors = list(_validator().iter_errors(data))
     if errors:
-        groups = sorted(
-            (_describe(e, source=source, lines=lines) for e in errors),
-            key=lambda group: (group[0].line, "\n".join(p.message for p in group)),
-        )
-        raise _all([p for group in groups for p in group], reason="config_invalid")
+        problems = [p for e in errors for p in _describe(e, source=source, lines=lines)]
+        raise _all(in_line_order(problems), reason="config_invalid")
     return require_price(_build(data), source=source, lines=lines)
 
 
@@ -468,6 +465,12 @@ def require_price(
         f"pricing: {{{model}: {{input: 1.0, output: 4.0}}}}, or remove max_cost",
         reason="config_unpriced_max_cost",
     )
+
+
+def in_line_order(problems: list[ConfigError]) -> list[ConfigError]:
+    """Every problem in the order of the file's lines (one without a line last), so the
+    list reads top to bottom; ties in a stable order of their words."""
+    return sorted(problems, key=lambda p: (p.line == 0, p.line, p.message))
 
 
 def _all(problems: list[ConfigError], *, reason: str) -> ConfigError:
@@ -789,7 +792,8 @@ def _line_of(
             return lines.get((*path, extra[0], "<key>"), lines.get(path, 0))
     while path and path not in lines:
         path = path[:-1]
-    return lines.get(path, 0)
+    # the key's own line: a block mapping's value starts on the line below its key
+    return lines.get((*path, "<key>"), lines.get(path, 0)) if path else lines.get(path, 0)
 
 
 def _allowed_keys(err: ValidationError) -> list[str]:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gate.action import carry
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
 from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
+from gate.chunks.carry import Book, CarryError
 from gate.config import Config
 from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
@@ -203,6 +205,19 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
     return True
 
 
+def carried(run: RunState, body: str | None) -> Book | None:
+    """The chunk answers the gate's own comment carries (:mod:`gate.action.carry`); a
+    block that is not well-formed carries nothing, with a note (every chunk is sent)."""
+    try:
+        return carry.read(body)
+    except CarryError as err:
+        run.notes.append(
+            f"the carried chunk answers in the review-gate comment were not read "
+            f"({err.message}); every chunk is sent"
+        )
+        return None
+
+
 def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> Decision | None:
     """An earlier decision of this PR for the same question (:mod:`gate.memory`): a fail
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
@@ -221,6 +236,9 @@ def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> De
         run.history = []
         run.notes.append(f"the history in the review-gate comment was not read ({err.message})")
     run.fresh = fresh_requested(run, gh)
+    # a writer's fresh review (label, input) or comment command asks for every chunk again
+    if not run.fresh and run.command is None:
+        run.carry = carried(run, body)
     if run.fresh or not run.history:
         return None
     question = Question(

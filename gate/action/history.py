@@ -8,6 +8,7 @@ one) to the comment body. A record that cannot be written is a note, never a los
 
 from __future__ import annotations
 
+from gate.action import carry
 from gate.action.state import Artifacts, RunState
 from gate.decision import Decision
 from gate.memory import record
@@ -81,8 +82,22 @@ def with_history(
     except record.RecordError as err:
         run.notes.append(f"the decision record was not written: {err.message}")
         return body
-    visible = record.strip_history(body)
-    room = 65_536 - record.MAX_BLOCK_CHARS - 200  # GitHub's limit, the block, the joins
+    visible = carry.strip(record.strip_history(body))
+    carried = carry_block(run, artifacts)
+    # GitHub's limit, the two blocks, the joins
+    room = 65_536 - record.MAX_BLOCK_CHARS - carry.MAX_BLOCK_CHARS - 200
     if len(visible) > room:
         visible = visible[:room] + "\n\n… (cut; see the job summary)"
-    return f"{visible}\n\n{block}\n"
+    return f"{visible}\n\n{block}\n" + (f"{carried}\n" if carried else "")
+
+
+def carry_block(run: RunState, artifacts: Artifacts) -> str:
+    """The chunk answers this run leaves for the next push (:mod:`gate.action.carry`):
+    its own review's in chunks, else the ones it read and did not replace (a run that
+    stopped before reviewing keeps them), else none."""
+    entries = carry.entries_of(
+        run.result, run_url=run.run_url, certificate_sha=artifacts.digests.get("certificate")
+    )
+    if not entries and run.result is None and run.carry is not None:
+        entries = list(run.carry.entries.values())
+    return carry.block(entries)

@@ -232,6 +232,7 @@ def _review(
             sleep=sleep,
             coverage=coverage,
             fallback_keys=keys,
+            carry=run.carry,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))

@@ -37,7 +37,7 @@ from gate.config import Config, ReviewerConfig
 from gate.decision import Binding, State
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
-from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse
+from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse, quota_response
 from gate.pipeline import ReviewResult, binding_for, review_diff
 from gate.prompt import binding_in, build_prompt
 from gate.reviewers.providers import Provider
@@ -152,6 +152,7 @@ class Case:
     script: tuple[SimResponse, ...] = ()
     note: str = ""  # a footnote for a row that might read as a contradiction
     large: bool = False  # review LARGE_FILES generated files in chunks instead of the sample
+    fallback: bool = False  # a fallback reviewer (a second simulator, healthy) is configured
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,23 @@ def large_cases() -> list[Case]:
     ]
 
 
+def fallback_cases(provider: str = DEFAULT_PROVIDER) -> list[Case]:
+    """The primary reviewer's quota is exhausted (its documented stop, never retried), the
+    fallback reviewer answers: a pass, with both reviewers in the certificate."""
+    stop = quota_response(provider)
+    script = (stop,) if provider != "mc1" else (stop, stop)  # mc1's 503 is retried
+    return [
+        Case(
+            "quota-fallback",
+            State.PASS,
+            sent=f"primary: HTTP {stop.status} {'outage' if provider == 'mc1' else 'quota'}; "
+            "fallback answers",
+            script=script,
+            fallback=True,
+        )
+    ]
+
+
 # --- running -----------------------------------------------------------------------
 
 
@@ -338,6 +356,7 @@ def run_case(
     proxy: FaultProxy | None,
     review: Callable[..., ReviewResult] = review_diff,
     provider: str = DEFAULT_PROVIDER,
+    fallback_url: str | None = None,
 ) -> Outcome:
     before = len(proxy.records) if proxy is not None else 0
     if proxy is not None:
@@ -346,12 +365,18 @@ def run_case(
     if case.large:
         diff = large_diff()
         config = replace(config, max_chunk_bytes=LARGE_CHUNK_BYTES, concurrency=1)
+    keys: dict[str, Any] = {}
+    if fallback_url is not None:
+        fallback = replace(config.reviewer, base_url=fallback_url)
+        config = replace(config, fallbacks=(fallback,))
+        keys["fallback_keys"] = (None,)
     result = review(
         diff,
         config,
         api_key=None,  # a local reviewer needs no key (Bedrock's request goes unsigned)
         extra_cert={"command": "demo", "case": case.name, "on_the_wire": case.sent},
         sleep=short_pause,
+        **keys,
     )
     wire = None
     if proxy is not None:
@@ -389,6 +414,22 @@ def run_all(diff: bytes, out: Path, provider: str = DEFAULT_PROVIDER) -> list[Ou
         for case in large_cases():
             with ReviewerSimulator(provider, ScriptedModel(), script=case.script) as sim:
                 outcomes.append(run_case(case, diff, sim.base_url, out, None, provider=provider))
+        for case in fallback_cases(provider):
+            with (
+                ReviewerSimulator(provider, ScriptedModel(), script=case.script) as sim,
+                ReviewerSimulator(provider, ScriptedModel()) as backup,
+            ):
+                outcomes.append(
+                    run_case(
+                        case,
+                        diff,
+                        sim.base_url,
+                        out,
+                        None,
+                        provider=provider,
+                        fallback_url=backup.base_url,
+                    )
+                )
     return outcomes
 
 

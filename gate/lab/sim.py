@@ -421,6 +421,41 @@ def error_body(dialect: str, status: int) -> bytes:
     return json.dumps(obj).encode()
 
 
+def quota_response(dialect: str) -> SimResponse:
+    """The dialect's documented quota or billing stop (gate.reviewers.limits), as sent: a
+    429 ``insufficient_quota`` for OpenAI's dialects, Anthropic's 402 ``billing_error``,
+    Gemini's per-day ``RESOURCE_EXHAUSTED``, Bedrock's ``ServiceQuotaExceededException``;
+    MC1 has none (a 503, retried like an outage)."""
+    if dialect == "anthropic":
+        obj: Any = {"type": "error", "error": {"type": "billing_error", "message": "billing"}}
+        return SimResponse(status=402, error_body=json.dumps(obj))
+    if dialect in ("gemini", "vertex"):
+        quota = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+        failure = {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [{"quotaId": quota}],
+        }
+        obj = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
+                         "details": [failure]}}  # fmt: skip
+        return SimResponse(status=429, error_body=json.dumps(obj))
+    if dialect == "bedrock":
+        kind = ("x-amzn-ErrorType", "ServiceQuotaExceededException:http://internal.amazon.com/")
+        body = json.dumps({"message": "Your request exceeds the service quota"})
+        return SimResponse(status=400, error_body=body, headers=(kind,))
+    if dialect == "mc1":
+        return SimResponse(status=503)
+    obj = {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing "
+            "details.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+    }
+    return SimResponse(status=429, error_body=json.dumps(obj))
+
+
 _REQUEST_ID_HEADER = {
     "openai": "x-request-id",
     "anthropic": "request-id",

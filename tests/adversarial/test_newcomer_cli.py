@@ -787,3 +787,63 @@ def test_ctrl_c_exits_130_and_keeps_what_had_arrived(
     if script[-1].stall_after:
         assert raw  # the bytes of the answer under way
     assert listing(tmp_path) == {"change.diff", "cert.json", "raw.bin"}  # no temp file left
+
+
+# --- config errors: every one, in line order, at the line of its cause ----------------------
+
+#: top-level lines that are each wrong, and the key each error names
+WRONG_LINES = [
+    ("min_confidence: 7", "min_confidence must be"),
+    ("max_diff_bytes: -5", "max_diff_bytes must be"),
+    ("agreement: 9", "agreement must be"),
+    ("zzz_unknown: 1", "unknown key zzz_unknown"),
+    ("aaa_unknown: 2", "unknown key aaa_unknown"),
+    ("exclude: 'x'", "exclude must be"),
+    ("policy_version: 1", "policy_version must be"),
+]
+#: a nested block: its wrong lines are the ones after "reviewer:"
+WRONG_BLOCK = [
+    ("reviewer:", None),
+    ("  attempts: 0", "reviewer.attempts must be"),
+    ("  yyy_unknown: 3", "unknown key reviewer.yyy_unknown"),
+    ("  max_tokens: many", "reviewer.max_tokens must be"),
+    ("  bbb_unknown: 4", "unknown key reviewer.bbb_unknown"),
+]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_config_errors_are_listed_in_line_order_at_the_line_of_the_cause(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, diff_file: Path, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    top = WRONG_LINES[:]
+    rng.shuffle(top)
+    block = [WRONG_BLOCK[0], *rng.sample(WRONG_BLOCK[1:], len(WRONG_BLOCK) - 1)]
+    at = rng.randrange(len(top) + 1)
+    lines = [*top[:at], *block, *top[at:]]
+    config = tmp_path / "review-gate.yml"
+    config.write_text("".join(f"{text}\n" for text, _ in lines))
+    before = listing(tmp_path)
+    code, out, err = cli(capsys, "review", "--diff", str(diff_file), "--config", str(config))
+    assert code == 2
+    assert out == ""
+    reported = err.removeprefix("review-gate review: error: ").splitlines()
+    expected = [(n + 1, says) for n, (_, says) in enumerate(lines) if says is not None]
+    assert len(reported) == len(expected), err
+    for line, (number, says) in zip(reported, expected, strict=True):
+        assert line.startswith(f"{config} line {number}: {says}"), (seed, line)
+    assert listing(tmp_path) == before
+
+
+def test_a_mapping_error_is_at_its_keys_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, diff_file: Path
+) -> None:
+    config = tmp_path / "c.yml"
+    config.write_text("policy_version: '1'\npricing:\n  m:\n    input: -1\n")
+    code, _, err = cli(capsys, "review", "--diff", str(diff_file), "--config", str(config))
+    assert code == 2
+    body = err.removeprefix("review-gate review: error: ").splitlines()
+    assert body[0].startswith(f"{config} line 3: pricing.m ")
+    assert body[1].startswith(f"{config} line 4: pricing.m.input ")
