@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from gate.action.blobdiff import section_from_blobs
-from gate.chunks import plan, section_header
 from gate.diff import select, split_diff
+from gate.review.chunks import plan, section_header
 from tests.gitrepo import git_env
 
 RANGES = re.compile(rb"^@@ -(\S+) \+(\S+) @@", re.MULTILINE)

@@ -23,13 +23,15 @@ from unittest import mock
 
 import pytest
 
-from gate import certificate, envelope
-from gate.attempt import ReviewOutcome
 from gate.config import Config, ReviewerConfig
+from gate.decide import envelope
+from gate.decide.attempt import ReviewOutcome
 from gate.lab.demo import answer
 from gate.memory.replay import Outcome, from_certificate, replay_one
-from gate.pipeline import review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review import certificate
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.scope import select_diff
 from gate.reviewers.pool import PacedOutcome
 
 
@@ -59,7 +61,7 @@ def test_a_chunked_certificate_replays_chunk_by_chunk(files: int, vendored: bool
     )  # fmt: skip
     diff = _diff(files, vendored)
     selected = select_diff(diff, config)
-    with mock.patch("gate.chunks.review.review_paced", _respond):
+    with mock.patch("gate.review.chunked.review_paced", _respond):
         result = review_diff(
             selected.data, config, api_key="k", coverage=selected.coverage, sleep=lambda _s: None
         )
