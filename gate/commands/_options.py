@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 def provider_problem(value: str | None) -> str | None:
     """Why ``--provider`` names no provider, with the one it most likely meant; else None."""
-    from gate.reviewers.providers import LOCAL_OPENAI_URL, PROVIDERS, meant_provider
+    from gate.providers import LOCAL_OPENAI_URL, PROVIDERS, meant_provider
 
     if value is None or value in PROVIDERS:
         return None
@@ -102,7 +102,7 @@ def with_hints(load: Callable[[], T], *, provider: str | None, base_url: str | N
 def endpoint_problems(config: Config) -> list[str]:
     """Every reason the reviewer cannot be reached as configured, all at once: a cloud
     provider without its region (bedrock) or location (vertex), then the missing key."""
-    from gate.reviewers.providers import Provider, cloud_base_url
+    from gate.providers import Provider, cloud_base_url
 
     rev = config.reviewer
     problems: list[str] = []
