@@ -1,3 +1,6 @@
 """review-gate: a merge gate that never turns an error into a pass."""
 
 __version__ = "0.1.0"
+
+#: How the gate names itself to reviewers and to GitHub.
+USER_AGENT = f"review-gate/{__version__}"

@@ -6,7 +6,8 @@ Owns three things:
   the JSON Schema shipped in ``gate/schemas/config.schema.json`` (draft 2020-12), so
   every :class:`~gate.errors.ConfigError` names the key, the line and the fix;
 * :func:`apply_inputs`: action inputs (kebab-case) override the file;
-* :meth:`ReviewerConfig.to_settings`: the reviewer part, as transport settings.
+* :class:`ReviewerConfig`: the reviewer part (``ReviewerSettings.from_config`` in
+  :mod:`gate.reviewers.settings` makes it transport settings; the dependency points one way).
 
 Unknown keys, duplicate keys, YAML aliases and non-string keys are rejected: a typo
 must never silently weaken the gate. YAML 1.1 surprises (``1`` is not the string
@@ -29,23 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
 from gate.prices import listed_price
-from gate.redact import redact
-from gate.reviewers.providers import (
-    AZURE_TOKEN_ENV,
-    BASE_URL_FIX,
-    DEFAULT_KEY_ENV,
-    NEEDS_MODEL,
-    Provider,
-    cloud_base_url,
-)
-from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
+from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.safe.redact import redact
 
 if TYPE_CHECKING:
     import yaml
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-    from gate.reviewers import ReviewerSettings
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
@@ -84,37 +76,6 @@ class ReviewerConfig:
             return AZURE_TOKEN_ENV
         return DEFAULT_KEY_ENV[self.provider]
 
-    def to_settings(self, api_key: str | None) -> ReviewerSettings:
-        """Transport settings for :func:`gate.reviewers.review`.
-
-        Raises ConfigError when the reviewer cannot be used as configured (no model,
-        no endpoint for mc1).
-        """
-        from gate.reviewers import ReviewerSettings
-
-        if self.provider in NEEDS_MODEL and not self.model:
-            raise ConfigError(
-                f"reviewer.model is not set for provider {self.provider}",
-                key="reviewer.model",
-                fix="set reviewer.model in the config file or the action's model input",
-                reason="config_model_missing",
-            )
-        base_url = self.base_url or cloud_base_url(
-            self.provider, region=self.region, location=self.location, environ=os.environ
-        )
-        if not base_url:
-            raise ConfigError(
-                f"reviewer.base_url is not set and provider {self.provider} has no public endpoint",
-                key="reviewer.base_url",
-                fix=BASE_URL_FIX.get(
-                    self.provider,
-                    "set reviewer.base_url in the config file or the action's base-url input",
-                ),
-                reason="config_base_url_missing",
-            )
-        values = {f.name: getattr(self, f.name) for f in fields(ReviewerConfig)}
-        return ReviewerSettings(**{**values, "base_url": base_url, "api_key": api_key})
-
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -149,14 +110,14 @@ class Config:
     #: the findings also as SARIF 2.1.0 beside the certificate (gate.export.sarif)
     sarif: bool = False
     report: str = "status"  # status | check-run | both (gate.action.checks)
-    #: price per million tokens by model name (gate.cost)
+    #: price per million tokens by model name (gate.review.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
-    #: large pull requests are reviewed in chunks (gate/chunks/__init__.py, gate/chunks/review.py);
-    #: None: the model's window from gate.chunks.CONTEXT_WINDOWS, else 100k tokens
+    #: large pull requests are reviewed in chunks (gate/review/chunks.py, gate/review/chunked.py);
+    #: None: the model's window from gate.review.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144
-    #: 64, not 40: content-defined chunks are about 70% full (gate/chunks/__init__.py),
+    #: 64, not 40: content-defined chunks are about 70% full (gate/review/chunks.py),
     #: so 64 of them hold max_diff_bytes
     max_chunks: int = 64
     concurrency: int = 4
@@ -199,9 +160,9 @@ class Config:
 
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
     """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
-    checked (:func:`gate.redact.first_key`); a fallback without one is a ConfigError
+    checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
     naming the setting and the fix, before any reviewer is asked."""
-    from gate.redact import first_key
+    from gate.safe.redact import first_key
 
     keys = []
     for index, fallback in enumerate(config.fallbacks):

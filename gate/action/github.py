@@ -39,13 +39,13 @@ from github.CommitStatus import CommitStatus
 from github.PaginatedList import PaginatedList
 from urllib3.util.retry import Retry
 
-from gate import strictjson
+from gate import USER_AGENT
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
-from gate.decision import MAX_DESCRIPTION
+from gate.decide.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
-from gate.redact import redact
-from gate.reviewers import USER_AGENT
+from gate.safe import strictjson
+from gate.safe.redact import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"

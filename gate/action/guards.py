@@ -17,14 +17,14 @@ from gate.action import carry
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
 from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
-from gate.chunks.carry import Book, CarryError
 from gate.config import Config
-from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
+from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
 from gate.memory import Question, earlier, recall, record, status_confirms_pass
-from gate.pipeline import coverage_before_call, nothing_reviewed
-from gate.reviewers import needs_api_key
+from gate.review.carry import Book, CarryError
+from gate.review.scope import coverage_before_call, nothing_reviewed
+from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
 #: the label a writer applies to ask for a fresh review (the memory is not consulted)
@@ -114,7 +114,7 @@ def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> D
     if api_key:
         return None
     try:
-        probe = config.reviewer.to_settings(None)
+        probe = ReviewerSettings.from_config(config.reviewer, None)
     except ConfigError:
         return None  # review_diff reports it with the config's own message
     explicit = bool(config.reviewer.api_key_env)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gate.action import carry
 from gate.action.state import Artifacts, RunState
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.memory import record
 
 

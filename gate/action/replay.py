@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from gate import redact
 from gate.action import report
 from gate.action.blobfetch import FetchBudget
 from gate.action.github import GitHubClient, GitHubSettings
@@ -28,7 +27,8 @@ from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory import record
 from gate.memory import replay as core
-from gate.pipeline import select_diff
+from gate.review.scope import select_diff
+from gate.safe import redact
 
 TRACKING_TITLE = "review-gate: unstable verdicts"
 DEFAULT_SINCE = "24h"

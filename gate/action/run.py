@@ -18,9 +18,9 @@ One run, in one direction (docs/design.md)::
 :mod:`gate.action.event`, the inputs in :mod:`gate.action.inputs`, every guard is a
 function of :mod:`gate.action.guards`, every GitHub call is in
 :mod:`gate.action.github`, every rendering in :mod:`gate.action.report`, every
-decision in :mod:`gate.decision`/:mod:`gate.pipeline`. Nothing here turns an error
-into a pass: the only ``success`` statuses come from :func:`gate.decision.decide`
-(through :func:`gate.pipeline.review_diff`) or from a verified human override.
+decision in :mod:`gate.decide.decision`/:mod:`gate.review.pipeline`. Nothing here turns an error
+into a pass: the only ``success`` statuses come from :func:`gate.decide.decision.decide`
+(through :func:`gate.review.pipeline.review_diff`) or from a verified human override.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, cost, redact, untrusted
 from gate.action import (
     checks,
     command,
@@ -53,9 +52,8 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.chunks.review import ChunkReview, chunk_rows
 from gate.config import Config, apply_inputs, default_config, fallback_keys, parse_config
-from gate.decision import (
+from gate.decide.decision import (
     Binding,
     Decision,
     State,
@@ -69,7 +67,12 @@ from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.export import sarif, statement
 from gate.findings import Finding
-from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
+from gate.review import certificate, cost
+from gate.review.chunked import chunk_rows
+from gate.review.pipeline import prompt_sha256, review_diff
+from gate.review.result import ChunkReview, config_sha256
+from gate.review.scope import select_diff
+from gate.safe import redact, untrusted
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -303,7 +306,7 @@ def _api_key(run: RunState, config: Config) -> str | None:
     """The reviewer's key (input, else the config's variable), checked and masked before use.
 
     A key with control or non-ASCII characters is a ConfigError naming where it came
-    from, never showing it (:func:`gate.redact.first_key`).
+    from, never showing it (:func:`gate.safe.redact.first_key`).
     """
     key_env = config.reviewer.key_env()
     api_key = redact.first_key(

@@ -48,7 +48,7 @@ exit codes: 0 every case got its expected decision (--serve: stopped by Ctrl-C o
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from gate.reviewers.providers import PROVIDERS, Provider
+    from gate.providers import PROVIDERS, Provider
 
     default = Provider.OPENAI.value  # the demo's dialect unless --provider says otherwise
     parser.add_argument(

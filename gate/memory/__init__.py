@@ -17,7 +17,7 @@ earlier recall) that answered the same question: the same ``diff_sha``,
 * anything else (no such record, a pass on another head, a fresh review asked for) is
   None: the reviewer is asked.
 
-Both decisions carry ``source="cached"``. Besides :func:`gate.decision.decide` and the
+Both decisions carry ``source="cached"``. Besides :func:`gate.decide.decision.decide` and the
 human override, :func:`recall` is the one other place a ``success`` can come from, and
 only by repeating a success the gate itself posted on the same commit for the same
 question.
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gate.decision import Decision, State, Status, blocked, describe
+from gate.decide.decision import Decision, State, Status, blocked, describe
 from gate.memory.record import Record
 
 #: the sources whose decision answered the question (not a guard, not a human)

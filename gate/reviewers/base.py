@@ -44,12 +44,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from gate.attempt import Attempt, EndReason, FinishReason
+from gate import USER_AGENT
+from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError, Interrupted
-from gate.redact import redact
 from gate.reviewers.limits import classify
-from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings, shown_url
+from gate.safe.redact import redact
 
 #: How much of a non-2xx body is read to find the provider's error message.
 ERROR_BODY_LIMIT = 64 * 1024

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from gate.cli import build_parser, main
-from gate.envelope import seal
+from gate.decide.envelope import seal
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse
 from tests.integration.test_agreement_sim import DIFF, KEY, scripted
 

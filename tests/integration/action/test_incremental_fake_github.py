@@ -18,7 +18,7 @@ from typing import Any
 from gate.action import carry
 from gate.lab.demo import ScriptedModel, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
 from tests.integration.action.test_run_chunked import CONFIG, large_diff
