@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
 from gate.prices import listed_price
-from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.providers import (
+    AZURE_TOKEN_ENV,
+    DEFAULT_KEY_ENV,
+    LOCAL_OPENAI_URL,
+    Provider,
+    meant_provider,
+)
 from gate.safe.redact import redact
 
 if TYPE_CHECKING:
@@ -801,17 +807,45 @@ def _describe(
     got = _show(err.instance, leaf)
     if key == "reviewer.api_key_env" and isinstance(err.instance, str):
         got = "a value that is not shown (it may be the key itself: name its variable here)"
+    example = _input_text(default) if input_name and default not in ("", None) else ""
+    fix = "" if input_name else _fix(path, leaf)
+    meant = _meant_provider(path, err.instance)
+    if meant is not None:  # e.g. claude: anthropic, not the default
+        got += f" (did you mean {meant[0]}?)"
+        example = meant[1].split()[0] if input_name else ""
+        written = " or ".join(f"`{path[-1]}: {name}`" for name in meant[1].split())
+        fix = "" if input_name else f"write {written}{meant[2]}"
     return [
         ConfigError(
             f"{key} must be {expect}, got {got}",
             source=source,
             line=line,
             key=_dotted(path),
-            fix="" if input_name else _fix(path, leaf),
+            fix=fix,
             setting=setting,
-            example=_input_text(default) if input_name and default not in ("", None) else "",
+            example=example,
         )
     ]
+
+
+def _meant_provider(path: tuple[str | int, ...], value: object) -> tuple[str, str, str] | None:
+    """For a wrong ``provider``: the providers it most likely means (as words), the ones
+    to write (space-separated, the first one as an input's example), and what must go
+    with them (a base URL for an OpenAI-compatible server)."""
+    if not path or path[-1] != "provider" or not isinstance(value, str):
+        return None
+    meant = meant_provider(value)
+    if meant is None:
+        return None
+    names, with_url = meant
+    words = " or ".join(names)
+    if with_url:
+        return (
+            f"openai with base_url {LOCAL_OPENAI_URL} (any OpenAI-compatible server)",
+            "openai",
+            f" and `base_url: {LOCAL_OPENAI_URL}`, your server's URL",
+        )
+    return words, " ".join(names), ""
 
 
 _PATTERN_WORDS = {

@@ -847,3 +847,43 @@ def test_a_mapping_error_is_at_its_keys_line(
     body = err.removeprefix("review-gate review: error: ").splitlines()
     assert body[0].startswith(f"{config} line 3: pricing.m ")
     assert body[1].startswith(f"{config} line 4: pricing.m.input ")
+
+
+@pytest.mark.parametrize(
+    ("value", "meant", "write"),
+    [
+        ("claude", "did you mean anthropic?", "write `provider: anthropic`"),
+        ("Anthropic", "did you mean anthropic?", "write `provider: anthropic`"),
+        ("azure", "did you mean azure-openai?", "write `provider: azure-openai`"),
+        ("google", "did you mean gemini or vertex?", "`provider: gemini` or `provider: vertex`"),
+        (
+            "ollama",
+            "did you mean openai with base_url",
+            "and `base_url: http://127.0.0.1:11434/v1`",
+        ),
+    ],
+)
+def test_a_wrong_provider_in_the_config_file_or_an_input_gets_the_one_it_meant(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    diff_file: Path,
+    value: str,
+    meant: str,
+    write: str,
+) -> None:
+    from gate.config import apply_inputs, default_config
+    from gate.errors import ConfigError
+
+    config = tmp_path / "c.yml"
+    config.write_text(f"reviewer:\n  provider: {value}\n  model: m\n")
+    code, _, err = cli(capsys, "review", "--diff", str(diff_file), "--config", str(config))
+    assert code == 2
+    assert f"{config} line 2: reviewer.provider must be one of" in err
+    assert meant in err
+    assert write in err
+    assert '`provider: "openai"`' not in err  # the default, named for every wrong value
+    with pytest.raises(ConfigError) as caught:
+        apply_inputs(default_config(), {"provider": value})
+    first = "openai" if value == "ollama" else write.split("`provider: ")[1].split("`")[0]
+    assert meant in caught.value.message
+    assert f'correct the provider input (e.g. "{first}")' in caught.value.message
