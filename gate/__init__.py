@@ -1,3 +1,5 @@
 """review-gate: a merge gate that never turns an error into a pass."""
 
 __version__ = "0.1.0"
+#: the project's one URL (pyproject's Source): every link the gate writes is built from it
+REPOSITORY_URL = "https://github.com/review-gate/review-gate"

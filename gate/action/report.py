@@ -83,6 +83,8 @@ class Report:
     certificate_path: str | None = None
     run_url: str | None = None
     notes: tuple[str, ...] = ()  # superseded, override, warnings
+    #: who can act on a block, and how (gate.action.next_step; Markdown, built there)
+    next_step: str | None = None
     #: one row per chunk of a review in chunks (gate.chunks.review.chunk_rows)
     chunks: tuple[Mapping[str, Any], ...] = ()
 
@@ -377,6 +379,8 @@ def summary_markdown(report: Report) -> str:
     lines.append("")
     if d.detail and d.detail not in report.description:
         lines += [md(d.detail), ""]
+    if report.next_step:
+        lines += [report.next_step, ""]
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)
@@ -446,6 +450,11 @@ def comment_body(report: Report) -> str:
             )
             lines.append(f"Not reviewable (binary asset): {listed}{more}")
     lines.append("")
+    # the full reason, never only the 140-character description, then who can act
+    if d.detail and d.detail not in report.description:
+        lines += [md(d.detail), ""]
+    if report.next_step:
+        lines += [report.next_step, ""]
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)

@@ -64,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
     from gate.errors import ExitCode
     from gate.lab.demo import run_demo, summary_json, text_report
 
+    # said first: the one folder it writes (the certificates and the sample diffs)
+    say(
+        f"review-gate demo: writing only to {Path(args.out).resolve()}/ (--out DIR to change)",
+        err=True,
+    )
     demo = run_demo(Path(args.out), args.provider)
     if args.json:
         say_json(summary_json(demo.outcomes, demo.out), indent=2)

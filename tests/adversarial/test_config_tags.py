@@ -54,6 +54,7 @@ VALUES: dict[str, str] = {
     "max_diff_bytes": "1000",
     "allow_partial_coverage": "false",
     "binary_assets": "block",
+    "inputs_may_lower": "[min-confidence]",
     "sarif": "true",
     "incremental": '"off"',
     "status_context": '"gate"',
