@@ -1,7 +1,7 @@
 """A large pull request reviewed in chunks: the gate's wall time and memory against a floor.
 
 Workload: a generated diff of ``--files`` files (default 2,000) and ``--mib`` MiB (default
-20), reviewed through :func:`gate.pipeline.review_diff` (selection, chunking, prompts, the
+20), reviewed through :func:`gate.review.pipeline.review_diff` (selection, chunking, prompts, the
 pool of ``--concurrency`` threads, streaming, sealing, deciding, the manifest) against the
 reviewer simulator answering instantly (a bound pass), in its own process.
 
@@ -67,7 +67,8 @@ def peak_rss_mib() -> float:
 
 def run_gate(args: argparse.Namespace) -> dict[str, Any]:
     import gate.reviewers  # noqa: F401  (import order: the reviewers before the config)
-    from gate.pipeline import review_diff, select_diff
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import select_diff
 
     diff = make_diff(args.files, args.mib * MIB)
     config = config_for(args.url, args.concurrency)
@@ -93,10 +94,11 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
 
     import gate.reviewers  # noqa: F401
-    from gate.chunks import file_list, plan
-    from gate.chunks.review import chunk_budget, chunk_prompt
-    from gate.pipeline import select_diff
+    from gate.review.budget import chunk_budget, chunk_prompt
+    from gate.review.chunks import file_list, plan
+    from gate.review.scope import select_diff
     from gate.reviewers.openai import build_request
+    from gate.reviewers.settings import ReviewerSettings
 
     diff = make_diff(args.files, args.mib * MIB)
     config = config_for(args.url, args.concurrency)
@@ -104,7 +106,7 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
     files = file_list(selected.data, selected.coverage)
     limit, _ = chunk_budget(config, files)
     chunks = plan(selected.data, selected.coverage, max_chunk_bytes=limit).chunks
-    settings = config.reviewer.to_settings("k")
+    settings = ReviewerSettings.from_config(config.reviewer, "k")
     requests = []
     for chunk in chunks:
         prompt = chunk_prompt(chunk, len(chunks), files, config)

@@ -19,6 +19,8 @@ Exit codes (:class:`gate.errors.ExitCode`, shared by every command that decides)
 1     fail (the reviewer rejected; an apply was incomplete/corrupt)
 2     usage error (bad arguments, unreadable input file)
 3     needs_human / incomplete / refused / any other blocking error
+130   interrupted (Ctrl-C); ``review`` first writes the certificate and
+      ``--save-response`` of what had arrived, marked interrupted
 ====  ==========================================================
 """
 
@@ -99,8 +101,8 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
             "and positive. Nothing else passes."
         ),
         epilog=(
-            "exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human / incomplete / refused. "
-            "Run 'review-gate COMMAND --help' for each command."
+            "exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human / incomplete / refused, "
+            "130 interrupted (Ctrl-C). Run 'review-gate COMMAND --help' for each command."
         ),
     )
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
@@ -136,11 +138,16 @@ def unknown_option(child: argparse.ArgumentParser, words: Sequence[str]) -> str 
     """
     import difflib
 
-    known = [opt for opt in child._option_string_actions if opt.startswith("--")]
+    options = child._option_string_actions
+    known = [opt for opt in options if opt.startswith("--")]
     for word in words:
         if word == "--":
             return None
         name = word.partition("=")[0]
+        if len(word) > 1 and word[0] == "-" and word[1] not in "-0123456789.":
+            if word[:2] in options:  # a short option, its value attached or not
+                continue
+            return f"unrecognized argument: {word[:2]}"
         if not name.startswith("--") or any(opt.startswith(name) for opt in known):
             continue
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
@@ -169,9 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=chosen_command(words))
     args = parse(parser, words)  # --version and --help end here, having imported nothing
-    from gate import redact
+    from gate.safe import redact
 
-    with redact.scope():  # a command registers the secrets it reads (gate.redact.remember)
+    with redact.scope():  # a command registers the secrets it reads (gate.safe.redact.remember)
         return _dispatch(parser, args)
 
 
@@ -192,8 +199,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         say(f"review-gate {args.command}: error: {err.message}", err=True)
         return ExitCode.BLOCKED
     except KeyboardInterrupt:
-        say(f"review-gate {args.command}: interrupted", err=True)
-        return ExitCode.BLOCKED
+        say(f"review-gate {args.command}: interrupted (Ctrl-C); nothing was decided", err=True)
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.BLOCKED
     except Exception as err:  # noqa: BLE001 - a bug must block, never read as "fail" (exit 1)

@@ -6,7 +6,8 @@ Owns three things:
   the JSON Schema shipped in ``gate/schemas/config.schema.json`` (draft 2020-12), so
   every :class:`~gate.errors.ConfigError` names the key, the line and the fix;
 * :func:`apply_inputs`: action inputs (kebab-case) override the file;
-* :meth:`ReviewerConfig.to_settings`: the reviewer part, as transport settings.
+* :class:`ReviewerConfig`: the reviewer part (``ReviewerSettings.from_config`` in
+  :mod:`gate.reviewers.settings` makes it transport settings; the dependency points one way).
 
 Unknown keys, duplicate keys, YAML aliases and non-string keys are rejected: a typo
 must never silently weaken the gate. YAML 1.1 surprises (``1`` is not the string
@@ -21,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -29,23 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
 from gate.prices import listed_price
-from gate.redact import redact
-from gate.reviewers.providers import (
-    AZURE_TOKEN_ENV,
-    BASE_URL_FIX,
-    DEFAULT_KEY_ENV,
-    NEEDS_MODEL,
-    Provider,
-    cloud_base_url,
-)
-from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
+from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.safe.redact import redact
 
 if TYPE_CHECKING:
     import yaml
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-    from gate.reviewers import ReviewerSettings
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
@@ -84,37 +76,6 @@ class ReviewerConfig:
             return AZURE_TOKEN_ENV
         return DEFAULT_KEY_ENV[self.provider]
 
-    def to_settings(self, api_key: str | None) -> ReviewerSettings:
-        """Transport settings for :func:`gate.reviewers.review`.
-
-        Raises ConfigError when the reviewer cannot be used as configured (no model,
-        no endpoint for mc1).
-        """
-        from gate.reviewers import ReviewerSettings
-
-        if self.provider in NEEDS_MODEL and not self.model:
-            raise ConfigError(
-                f"reviewer.model is not set for provider {self.provider}",
-                key="reviewer.model",
-                fix="set reviewer.model in the config file or the action's model input",
-                reason="config_model_missing",
-            )
-        base_url = self.base_url or cloud_base_url(
-            self.provider, region=self.region, location=self.location, environ=os.environ
-        )
-        if not base_url:
-            raise ConfigError(
-                f"reviewer.base_url is not set and provider {self.provider} has no public endpoint",
-                key="reviewer.base_url",
-                fix=BASE_URL_FIX.get(
-                    self.provider,
-                    "set reviewer.base_url in the config file or the action's base-url input",
-                ),
-                reason="config_base_url_missing",
-            )
-        values = {f.name: getattr(self, f.name) for f in fields(ReviewerConfig)}
-        return ReviewerSettings(**{**values, "base_url": base_url, "api_key": api_key})
-
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -152,14 +113,14 @@ class Config:
     #: the findings also as SARIF 2.1.0 beside the certificate (gate.export.sarif)
     sarif: bool = False
     report: str = "status"  # status | check-run | both (gate.action.checks)
-    #: price per million tokens by model name (gate.cost)
+    #: price per million tokens by model name (gate.review.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
-    #: large pull requests are reviewed in chunks (gate/chunks/__init__.py, gate/chunks/review.py);
-    #: None: the model's window from gate.chunks.CONTEXT_WINDOWS, else 100k tokens
+    #: large pull requests are reviewed in chunks (gate/review/chunks.py, gate/review/chunked.py);
+    #: None: the model's window from gate.review.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144
-    #: 64, not 40: content-defined chunks are about 70% full (gate/chunks/__init__.py),
+    #: 64, not 40: content-defined chunks are about 70% full (gate/review/chunks.py),
     #: so 64 of them hold max_diff_bytes
     max_chunks: int = 64
     concurrency: int = 4
@@ -170,6 +131,14 @@ class Config:
     #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
     #: carries (every chunk is sent)
     incremental: str = "auto"
+    #: reviewers asked, in order, only when the one before could not answer for an
+    #: ``unavailable`` reason (quota, rate limit, outage, timeout, cut) after its retries
+    fallbacks: tuple[ReviewerConfig, ...] = ()
+
+    def chain(self) -> tuple[Config, ...]:
+        """This config, then one per fallback (its reviewer in place, no fallbacks of its
+        own): every reviewer the review may ask, in order."""
+        return (self, *(replace(self, reviewer=fb, fallbacks=()) for fb in self.fallbacks))
 
     def to_json(self) -> dict[str, Any]:
         """The config as the file would spell it (no secrets: keys are named, never held)."""
@@ -178,6 +147,11 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif f.name == "fallbacks":
+                if value:  # absent when empty: a config without fallbacks keeps its digest
+                    out[f.name] = [
+                        {rf.name: getattr(fb, rf.name) for rf in fields(fb)} for fb in value
+                    ]
             elif isinstance(value, ReviewerConfig):
                 out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
             elif isinstance(value, tuple):
@@ -185,6 +159,30 @@ class Config:
             else:
                 out[f.name] = value
         return out
+
+
+def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
+    checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
+    naming the setting and the fix, before any reviewer is asked."""
+    from gate.safe.redact import first_key
+
+    keys = []
+    for index, fallback in enumerate(config.fallbacks):
+        env = fallback.key_env()
+        key = first_key((environ.get(env), f"the environment variable {env}"))
+        if not key:
+            who = f"{fallback.provider} {fallback.model}".strip()
+            raise ConfigError(
+                f"fallbacks[{index}] ({who}) has no API key: the environment variable {env} "
+                "is empty",
+                key=f"fallbacks.{index}.api_key_env",
+                fix=f"pass the secret to the step (env: {env}: ${{{{ secrets.{env} }}}}), "
+                f"or name the variable that holds it in fallbacks[{index}].api_key_env",
+                reason="config_fallback_key",
+            )
+        keys.append(key)
+    return tuple(keys)
 
 
 def default_config() -> Config:
@@ -397,11 +395,8 @@ def parse_config(text: str, *, source: str) -> Config:
         return default_config()
     errors = list(_validator().iter_errors(data))
     if errors:
-        groups = sorted(
-            (_describe(e, source=source, lines=lines) for e in errors),
-            key=lambda group: (group[0].line, "\n".join(p.message for p in group)),
-        )
-        raise _all([p for group in groups for p in group], reason="config_invalid")
+        problems = [p for e in errors for p in _describe(e, source=source, lines=lines)]
+        raise _all(in_line_order(problems), reason="config_invalid")
     return require_price(_build(data), source=source, lines=lines)
 
 
@@ -413,11 +408,16 @@ def require_price(
     held to is a mistake in the config, said when it is read, never a blocked pull
     request. A config without a model yet (the model comes from an input) is checked
     again once the inputs are applied."""
-    model = config.reviewer.model
-    if config.max_cost is None or not model:
+    unpriced = [
+        c.reviewer.model
+        for c in config.chain()
+        if c.reviewer.model
+        and not any(p.model == c.reviewer.model for p in config.pricing)
+        and listed_price(c.reviewer.model) is None
+    ]
+    if config.max_cost is None or not unpriced:
         return config
-    if any(p.model == model for p in config.pricing) or listed_price(model) is not None:
-        return config
+    model = unpriced[0]
     raise ConfigError(
         f"max_cost is {config.max_cost:g} but nothing gives a price for the model {model} "
         "(neither pricing in the config nor review-gate's price table), so no review's "
@@ -429,6 +429,12 @@ def require_price(
         f"pricing: {{{model}: {{input: 1.0, output: 4.0}}}}, or remove max_cost",
         reason="config_unpriced_max_cost",
     )
+
+
+def in_line_order(problems: list[ConfigError]) -> list[ConfigError]:
+    """Every problem in the order of the file's lines (one without a line last), so the
+    list reads top to bottom; ties in a stable order of their words."""
+    return sorted(problems, key=lambda p: (p.line == 0, p.line, p.message))
 
 
 def _all(problems: list[ConfigError], *, reason: str) -> ConfigError:
@@ -750,7 +756,8 @@ def _line_of(
             return lines.get((*path, extra[0], "<key>"), lines.get(path, 0))
     while path and path not in lines:
         path = path[:-1]
-    return lines.get(path, 0)
+    # the key's own line: a block mapping's value starts on the line below its key
+    return lines.get((*path, "<key>"), lines.get(path, 0)) if path else lines.get(path, 0)
 
 
 def _allowed_keys(err: ValidationError) -> list[str]:
@@ -911,14 +918,10 @@ def _did_you_mean(word: str, choices: Any) -> str:
 
 def _build(data: Mapping[str, Any]) -> Config:
     """Frozen Config from schema-valid data (types already checked by the schema)."""
-    reviewer_data = dict(data.get("reviewer") or {})
-    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
-        if name in reviewer_data:
-            reviewer_data[name] = float(reviewer_data[name])
-    for name in ("max_tokens", "max_response_bytes", "attempts"):
-        if name in reviewer_data:
-            reviewer_data[name] = int(reviewer_data[name])
+    reviewer = _reviewer(data.get("reviewer") or {})
     top = {k: v for k, v in data.items() if k != "reviewer"}
+    if "fallbacks" in top:
+        top["fallbacks"] = tuple(_reviewer(item) for item in top["fallbacks"])
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
     for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):
@@ -940,4 +943,16 @@ def _build(data: Mapping[str, Any]) -> Config:
             ModelPrice(model, float(price["input"]), float(price["output"]))
             for model, price in sorted(top["pricing"].items())
         )
-    return Config(reviewer=ReviewerConfig(**reviewer_data), **top)
+    return Config(reviewer=reviewer, **top)
+
+
+def _reviewer(data: Mapping[str, Any]) -> ReviewerConfig:
+    """A frozen ReviewerConfig from a schema-valid ``reviewer`` (or ``fallbacks`` item)."""
+    values = dict(data)
+    for name in ("temperature", "connect_timeout", "read_timeout", "deadline"):
+        if name in values:
+            values[name] = float(values[name])
+    for name in ("max_tokens", "max_response_bytes", "attempts"):
+        if name in values:
+            values[name] = int(values[name])
+    return ReviewerConfig(**values)

@@ -18,7 +18,7 @@ Why a file is not reviewed (:class:`SkipWhy`):
 - ``over_byte_limit``: it would take the diff over ``max_diff_bytes``;
 - ``unparseable``: a hunk header whose line counts cannot be read (fail closed);
 - ``undecodable``: the section is not strict UTF-8 (see below);
-- ``too_large``: one hunk is larger than a chunk can hold (:mod:`gate.chunks`).
+- ``too_large``: one hunk is larger than a chunk can hold (:mod:`gate.review.chunks`).
 
 All but ``filtered`` and ``binary_asset`` make coverage partial, which blocks unless the
 configuration allows partial coverage.

@@ -33,6 +33,13 @@ cause and, where there is one, the fix::
     │   └── StatementMismatch      a statement names another certificate, diff or decision
     └── ApplyError                 an agent write could not be applied
 
+    KeyboardInterrupt
+    └── Interrupted                Ctrl-C during a request: the bytes that had arrived
+
+:class:`Interrupted` is no ``GateError``: it stays a :class:`KeyboardInterrupt`, so
+nothing that catches ``Exception`` can swallow a Ctrl-C; it only carries what had
+arrived to the front end, which records it and exits 130 (:attr:`ExitCode.INTERRUPTED`).
+
 Verification functions raise; they never return booleans.
 """
 
@@ -50,6 +57,15 @@ class ExitCode(IntEnum):
     FAIL = 1  # the reviewer rejected; an apply was incomplete or corrupt
     USAGE = 2  # bad arguments, unreadable input, a misconfigured workflow
     BLOCKED = 3  # needs_human / incomplete / refused / any other blocking error
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it); nothing was decided
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while a request was under way, carrying the body bytes that had arrived."""
+
+    def __init__(self, raw: bytes = b"") -> None:
+        super().__init__()
+        self.raw = raw
 
 
 class GateError(Exception):

@@ -36,3 +36,14 @@ def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
         check=check,
         env=git_env(repo.parent),
     )
+
+
+def git_bytes(repo: Path, *args: str) -> bytes:
+    """``git -C repo ARGS``'s standard output as bytes (a diff, a blob), 60 s at most."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        timeout=60,
+        check=True,
+        env=git_env(repo.parent),
+    ).stdout

@@ -68,9 +68,38 @@ def _hunk_lines(old: bytes, new: bytes) -> list[bytes]:
         ]
     codes = [("equal", 0, prefix, 0, prefix), *middle, ("equal", end_a, len(a), end_b, len(b))]
     out: list[bytes] = []
+    heading = _Heading(a)
     for group in _groups(_merged(codes), CONTEXT):
-        out += _hunk(a, b, group)
+        out += _hunk(a, b, group, heading(group[0][1]))
     return out
+
+
+#: bytes C's ``isspace`` counts (git trims them from the end of a hunk heading)
+_SPACE = b" \t\n\v\f\r"
+#: git's longest hunk heading (``xdl_emit_diff``'s buffer)
+HEADING_BYTES = 80
+
+
+class _Heading:
+    """git's default hunk heading (``def_ff``): the nearest line before the hunk in the
+    old file that starts with an ASCII letter, ``_`` or ``$``, cut to 80 bytes and
+    trimmed; searched back only to the previous hunk's start (whose answer is kept), so
+    the work over a file is linear."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+        self.searched = 0  # lines below this index were searched already
+        self.found = b""
+
+    def __call__(self, start: int) -> bytes:
+        for index in range(start - 1, self.searched - 1, -1):
+            line = self.lines[index]
+            first = line[:1]
+            if first.isalpha() or first in (b"_", b"$"):
+                self.found = line[:HEADING_BYTES].rstrip(_SPACE)
+                break
+        self.searched = max(self.searched, start)
+        return self.found
 
 
 def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
@@ -122,12 +151,13 @@ def _groups(codes: list[Opcode], n: int) -> list[list[Opcode]]:
     return groups
 
 
-def _hunk(a: list[bytes], b: list[bytes], group: list[Opcode]) -> list[bytes]:
+def _hunk(a: list[bytes], b: list[bytes], group: list[Opcode], heading: bytes) -> list[bytes]:
     old_start, old_end = group[0][1], group[-1][2]
     new_start, new_end = group[0][3], group[-1][4]
     old_range = _range(old_start + 1, old_end - old_start)
     new_range = _range(new_start + 1, new_end - new_start)
-    out = [f"@@ -{old_range} +{new_range} @@\n".encode()]
+    line = f"@@ -{old_range} +{new_range} @@".encode()
+    out = [line + (b" " + heading if heading else b"") + b"\n"]
     for tag, i1, i2, j1, j2 in group:
         if tag == "equal":
             for line in a[i1:i2]:
@@ -160,11 +190,43 @@ def _git_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+#: git's modes for a file: regular, executable, symbolic link, submodule (a commit)
+REGULAR, EXECUTABLE, SYMLINK, SUBMODULE = "100644", "100755", "120000", "160000"
+FILE_MODES = frozenset({REGULAR, EXECUTABLE, SYMLINK, SUBMODULE})
+
+
+def file_type(mode: str) -> str:
+    """``file`` (regular or executable), ``symlink`` or ``submodule``: what git compares
+    for a type change (shown as a deletion and an addition, never as one change)."""
+    return {SYMLINK: "symlink", SUBMODULE: "submodule"}.get(mode, "file")
+
+
+def submodule_text(commit: str) -> bytes:
+    """What git diffs for a submodule: the line ``Subproject commit <id>``."""
+    return b"Subproject commit %s\n" % commit.encode("ascii")
+
+
 def section_from_blobs(
-    path: str, old: bytes | None, new: bytes | None, *, old_path: str = ""
+    path: str,
+    old: bytes | None,
+    new: bytes | None,
+    *,
+    old_path: str = "",
+    old_mode: str = REGULAR,
+    new_mode: str = REGULAR,
+    copied: bool = False,
 ) -> FileSection:
     """The diff section of ``path`` from its base blob ``old`` and head blob ``new``
-    (None: the file does not exist on that side). ``old_path``: its base name if renamed.
+    (None: the file does not exist on that side), as ``git diff`` writes it (its
+    ``index`` and ``similarity index`` lines aside). ``old_path``: its base name if
+    renamed, or the source of a copy (``copied``); ``old_mode``/``new_mode``: the
+    files' git modes (a symlink's blob is its target, a submodule's text is
+    :func:`submodule_text`).
+
+    The header is git's: ``new file mode``/``deleted file mode`` with the real mode,
+    ``old mode``/``new mode`` when it changed, ``copy from/to`` or ``rename from/to``.
+    A mode-only change is its two mode lines (shown, never an empty section); a file
+    with no change at all is ``no_patch`` (nothing to show, never "reviewed" empty).
 
     Every name is written as git writes it (:func:`gate.diff.git_quote`,
     :func:`gate.diff.git_label`), as :func:`gate.diff.sections_from_files` does: the files
@@ -172,17 +234,28 @@ def section_from_blobs(
     would otherwise write header or hunk lines of its own into what the reviewer reads,
     and the section, split again by the chunker, would be other files than it is.
     """
+    for mode in (old_mode, new_mode):
+        if mode not in FILE_MODES:
+            raise ValueError(f"not a file mode: {mode!r}")
     before = old_path or path
     src = "/dev/null" if old is None else git_label("a/", before)
     dst = "/dev/null" if new is None else git_label("b/", path)
     head = f"diff --git {git_quote('a/' + before)} {git_quote('b/' + path)}\n"
     if old is None:
-        head += "new file mode 100644\n"
+        head += f"new file mode {new_mode}\n"
     elif new is None:
-        head += "deleted file mode 100644\n"
-    elif before != path:
-        head += f"rename from {git_quote(before)}\nrename to {git_quote(path)}\n"
+        head += f"deleted file mode {old_mode}\n"
+    else:
+        if old_mode != new_mode:
+            head += f"old mode {old_mode}\nnew mode {new_mode}\n"
+        if before != path:
+            verb = "copy" if copied else "rename"
+            head += f"{verb} from {git_quote(before)}\n{verb} to {git_quote(path)}\n"
     other = before if before != path else ""
+    if old == new and (old_mode == new_mode or old is None) and before == path:
+        return FileSection(path=path, data=b"", no_patch=True, old_path=other)
+    if old == new:  # a mode change, or a rename or copy as it was: the header says all
+        return FileSection(path=path, data=head.encode(), old_path=other)
     if (old is not None and looks_binary(old)) or (new is not None and looks_binary(new)):
         names = f"{src.rstrip(chr(9))} and {dst.rstrip(chr(9))}"
         data = (head + f"Binary files {names} differ\n").encode()
@@ -190,8 +263,8 @@ def section_from_blobs(
         # the base's for a deletion): gate.assets; the bytes are the blobs' own, verified
         asset = asset_kind(path, new if new is not None else old)
         return FileSection(path=path, data=data, binary=True, old_path=other, asset=asset)
-    if old == new:
+    body = b"".join(_hunk_lines(old or b"", new or b""))
+    if not body:  # an empty file added or deleted: git writes no ---/+++ lines
         return FileSection(path=path, data=head.encode(), old_path=other)
     text = (head + f"--- {src}\n+++ {dst}\n").encode()
-    body = b"".join(_hunk_lines(old or b"", new or b""))
     return FileSection(path=path, data=text + body, old_path=other)

@@ -39,13 +39,13 @@ from github.CommitStatus import CommitStatus
 from github.PaginatedList import PaginatedList
 from urllib3.util.retry import Retry
 
-from gate import strictjson
-from gate.action.blobdiff import section_from_blobs
-from gate.decision import MAX_DESCRIPTION
+from gate import USER_AGENT
+from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
+from gate.decide.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
-from gate.redact import redact
-from gate.reviewers import USER_AGENT
+from gate.safe import strictjson
+from gate.safe.redact import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -55,10 +55,6 @@ DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 MAX_FETCH_BYTES = 64 * 1024 * 1024
 #: GitHub's file lists stop at 3000 files (the compare API's at 300); a bound regardless
 MAX_FILES = 3000
-#: files GitHub sent no patch for are rebuilt from their blobs, at most this many per run
-MAX_BLOB_FILES = 300
-#: and each blob at most this large (a larger one stays unreviewed: no_patch)
-MAX_BLOB_BYTES = 1_000_000
 #: the compare API's file list stops at 300 files and gives no total file count
 COMPARE_FILES_CAP = 300
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
@@ -236,6 +232,8 @@ class DiffFetch:
     note: str = ""
     #: the cap the file list reached (it may hold only the first ``capped_at`` files), or None
     capped_at: int | None = None
+    #: what rebuilding files without a patch from their blobs did, when any was needed
+    rebuild: FetchCount | None = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +247,17 @@ class TreeListing:
     truncated: bool
     objects: Mapping[str, str] = field(default_factory=dict)
     modes: Mapping[str, str] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
+
+    def sides(self) -> dict[str, Side] | None:
+        """Each file's object id, mode and size (a submodule's size is 0); None when the
+        listing is truncated (absence cannot be read from it)."""
+        if self.truncated:
+            return None
+        return {
+            path: Side(oid, self.modes.get(path, ""), self.sizes.get(path, 0))
+            for path, oid in self.objects.items()
+        }
 
     def changed_from(self, old: TreeListing) -> set[str]:
         """The file paths whose object id or mode differ between ``old`` and this tree
@@ -324,6 +333,8 @@ class GitHubClient:
         self._repo = self._gh.get_repo(settings.repository)
         self._identity: Identity | None = None
         self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
+        #: what the last rebuild from blobs did (requests, bytes, files left and why)
+        self.last_fetch: FetchCount | None = None
 
     # -- plumbing ------------------------------------------------------------------
 
@@ -489,13 +500,23 @@ class GitHubClient:
             ]
             objects = {str(e["path"]): str(e["sha"]) for e in files}
             modes = {str(e["path"]): str(e.get("mode")) for e in files}
-            return TreeListing(paths=paths, truncated=truncated, objects=objects, modes=modes)
+            sizes = {str(e["path"]): e["size"] for e in files if isinstance(e.get("size"), int)}
+            return TreeListing(
+                paths=paths, truncated=truncated, objects=objects, modes=modes, sizes=sizes
+            )
 
         listing = self._call(f"GET tree of {ref[:12]} (recursive)", load)
         self._trees[ref] = listing
         return listing
 
-    def compare_diff(self, base: str, head: str, *, pr_number: int | None = None) -> DiffFetch:
+    def compare_diff(
+        self,
+        base: str,
+        head: str,
+        *,
+        pr_number: int | None = None,
+        budget: FetchBudget | None = None,
+    ) -> DiffFetch:
         """The change ``base...head``, pinned to these two SHAs (pull requests and merge groups).
 
         Never the pull request's *current* diff (``GET /pulls/N`` with the diff media type):
@@ -504,7 +525,8 @@ class GitHubClient:
         whatever happens to the branch meanwhile. On HTTP 406 (too large) the files are
         rebuilt from the same comparison's file list (GitHub lists at most 300 there; the
         caller marks the rest as not reviewed), and a listed file without a ``patch`` is
-        rebuilt from its base and head blobs (:meth:`_with_blobs`).
+        rebuilt from its merge base's and head's blobs within ``budget``
+        (:meth:`_with_blobs`, :mod:`gate.action.blobfetch`).
         """
         basehead = quote(f"{base}...{head}", safe=".")
         path = f"/repos/{self.settings.repository}/compare/{basehead}"
@@ -524,15 +546,19 @@ class GitHubClient:
         if capped and pr_number is not None:
             bound = self._pull_files(pr_number, head, merge_base)
             if bound is not None:
+                sections = self._with_blobs(bound, merge_base, head, budget)
                 return DiffFetch(
-                    tuple(self._with_blobs(bound, base)),
+                    tuple(sections),
                     "files",
                     0,
                     note="GitHub refused the diff (406: too large); rebuilt from the pull "
-                    f"request's file list ({len(bound)} files, each bound to the head tree)",
+                    f"request's file list ({len(bound)} files, each bound to the head tree)"
+                    + _rebuild_note(self.last_fetch),
+                    rebuild=self.last_fetch,
                 )
+        sections = self._with_blobs(entries, merge_base, head, budget)
         return DiffFetch(
-            tuple(self._with_blobs(entries, base)),
+            tuple(sections),
             "files",
             0,
             note="GitHub refused the diff (406: too large); rebuilt from the compare API's "
@@ -541,8 +567,10 @@ class GitHubClient:
                 f"; it holds {len(entries)} files, so more may have changed unreviewed"
                 if capped
                 else ""
-            ),
+            )
+            + _rebuild_note(self.last_fetch),
             capped_at=COMPARE_FILES_CAP if capped else None,
+            rebuild=self.last_fetch,
         )
 
     def _pull_files(self, number: int, head: str, merge_base: str) -> list[dict[str, Any]] | None:
@@ -652,37 +680,25 @@ class GitHubClient:
 
         return self._call(f"GET contents {path} at {ref[:12]}", load)
 
-    def _with_blobs(self, entries: list[dict[str, Any]], base: str) -> list[FileSection]:
-        """The files' sections; a file GitHub gave no patch for is rebuilt from its base
-        and head blobs (:mod:`gate.action.blobdiff`), at most :data:`MAX_BLOB_FILES` of them and
-        each blob at most :data:`MAX_BLOB_BYTES`; the rest stay ``no_patch``."""
+    def _with_blobs(
+        self,
+        entries: list[dict[str, Any]],
+        merge_base: str,
+        head: str,
+        budget: FetchBudget | None,
+    ) -> list[FileSection]:
+        """The files' sections; a file GitHub gave no patch for is rebuilt from its
+        merge base's and head's blobs within ``budget`` (:func:`gate.action.blobfetch.rebuild`:
+        modes and sizes from the two trees, fetched only what the budget can hold)."""
         sections = sections_from_files(entries)
-        fetched = 0
-        for index, (entry, section) in enumerate(zip(entries, sections, strict=True)):
-            if not section.no_patch or fetched >= MAX_BLOB_FILES:
-                continue
-            fetched += 1
-            rebuilt = self._blob_section(entry, base)
-            if rebuilt is not None:
-                sections[index] = rebuilt
-        return sections
 
-    def _blob_section(self, entry: Mapping[str, Any], base: str) -> FileSection | None:
-        path = str(entry["filename"])
-        old_path = str(entry.get("previous_filename") or path)
-        status = str(entry.get("status", "modified"))
-        old = new = None
-        if status != "added":
-            old_sha = self.blob_sha(old_path, base)
-            old = self.blob(old_sha) if old_sha else None
-            if old is None:
-                return None
-        if status != "removed":
-            head_sha = entry.get("sha")
-            new = self.blob(str(head_sha)) if isinstance(head_sha, str) and head_sha else None
-            if new is None:
-                return None
-        return section_from_blobs(path, old, new, old_path=old_path if old_path != path else "")
+        def trees() -> tuple[dict[str, Side] | None, dict[str, Side] | None]:
+            return self.tree_paths(merge_base).sides(), self.tree_paths(head).sides()
+
+        self.last_fetch = rebuild(
+            entries, sections, trees=trees, blob=lambda oid: self.blob(oid), budget=budget
+        )
+        return sections
 
     def permission(self, login: str) -> str:
         """The user's permission on the repository: admin, maintain, write, triage, read, none."""
@@ -873,6 +889,18 @@ class GitHubClient:
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _rebuild_note(count: FetchCount | None) -> str:
+    """``; 3 files without a patch rebuilt from their blobs (8 GitHub requests, ...)``."""
+    if count is None or (count.rebuilt == 0 and not count.left):
+        return ""
+    left = ", ".join(f"{n} {why}" for why, n in sorted(count.left.items()))
+    return (
+        f"; {count.rebuilt} files without a patch rebuilt from their blobs ({count.requests} "
+        f"GitHub requests at most, {count.bytes} blob bytes)"
+        + (f", the others left unreviewed ({left})" if left else "")
+    )
 
 
 def git_blob_id(data: bytes, *, sha256: bool = False) -> str:

@@ -14,16 +14,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gate import REPOSITORY_URL
+from gate.action import carry
 from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
 from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
 from gate.config import Config
-from gate.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
+from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
 from gate.diff import Coverage
 from gate.errors import ConfigError
 from gate.memory import Question, earlier, recall, record, status_confirms_pass
-from gate.pipeline import coverage_before_call, nothing_reviewed
-from gate.reviewers import needs_api_key
+from gate.review.carry import Book, CarryError
+from gate.review.scope import coverage_before_call, nothing_reviewed
+from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
 #: the label a writer applies to ask for a fresh review (the memory is not consulted)
@@ -132,7 +134,7 @@ def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> D
     if api_key:
         return None
     try:
-        probe = config.reviewer.to_settings(None)
+        probe = ReviewerSettings.from_config(config.reviewer, None)
     except ConfigError:
         return None  # review_diff reports it with the config's own message
     explicit = bool(config.reviewer.api_key_env)
@@ -223,6 +225,19 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
     return True
 
 
+def carried(run: RunState, body: str | None) -> Book | None:
+    """The chunk answers the gate's own comment carries (:mod:`gate.action.carry`); a
+    block that is not well-formed carries nothing, with a note (every chunk is sent)."""
+    try:
+        return carry.read(body)
+    except CarryError as err:
+        run.notes.append(
+            f"the carried chunk answers in the review-gate comment were not read "
+            f"({err.message}); every chunk is sent"
+        )
+        return None
+
+
 def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> Decision | None:
     """An earlier decision of this PR for the same question (:mod:`gate.memory`): a fail
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
@@ -241,6 +256,9 @@ def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> De
         run.history = []
         run.notes.append(f"the history in the review-gate comment was not read ({err.message})")
     run.fresh = fresh_requested(run, gh)
+    # a writer's fresh review (label, input) or comment command asks for every chunk again
+    if not run.fresh and run.command is None:
+        run.carry = carried(run, body)
     if run.fresh or not run.history:
         return None
     question = Question(
@@ -250,6 +268,7 @@ def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> De
         prompt_sha=run.prompt_sha,
         head_sha=run.head,
         config_sha=run.config_sha,
+        fallback_models=tuple(fb.model for fb in config.fallbacks),
     )
     found = earlier(run.history, question)
     confirmed = False

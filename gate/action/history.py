@@ -8,8 +8,9 @@ one) to the comment body. A record that cannot be written is a note, never a los
 
 from __future__ import annotations
 
+from gate.action import carry
 from gate.action.state import Artifacts, RunState
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.memory import record
 
 
@@ -52,8 +53,13 @@ def record_for(
         diff_sha=coverage.diff_sha if coverage is not None else None,
         policy_version=_text(config.policy_version, 64) if config else "",
         config_sha=run.config_sha or None,
-        provider=_text(config.reviewer.provider, 40) if config else "",
-        model=_text(config.reviewer.model, 200) if config else "",
+        # who answered: a fallback's own name when the reviewer before it could not
+        provider=_text(result.reviewer.provider if result else config.reviewer.provider, 40)
+        if config
+        else "",
+        model=_text(result.reviewer.model if result else config.reviewer.model, 200)
+        if config
+        else "",
         prompt_sha=(result.prompt_sha256 if result is not None else run.prompt_sha) or None,
         state=state,
         status=posted.status if posted is not None else str(decision.status),
@@ -76,8 +82,22 @@ def with_history(
     except record.RecordError as err:
         run.notes.append(f"the decision record was not written: {err.message}")
         return body
-    visible = record.strip_history(body)
-    room = 65_536 - record.MAX_BLOCK_CHARS - 200  # GitHub's limit, the block, the joins
+    visible = carry.strip(record.strip_history(body))
+    carried = carry_block(run, artifacts)
+    # GitHub's limit, the two blocks, the joins
+    room = 65_536 - record.MAX_BLOCK_CHARS - carry.MAX_BLOCK_CHARS - 200
     if len(visible) > room:
         visible = visible[:room] + "\n\n… (cut; see the job summary)"
-    return f"{visible}\n\n{block}\n"
+    return f"{visible}\n\n{block}\n" + (f"{carried}\n" if carried else "")
+
+
+def carry_block(run: RunState, artifacts: Artifacts) -> str:
+    """The chunk answers this run leaves for the next push (:mod:`gate.action.carry`):
+    its own review's in chunks, else the ones it read and did not replace (a run that
+    stopped before reviewing keeps them), else none."""
+    entries = carry.entries_of(
+        run.result, run_url=run.run_url, certificate_sha=artifacts.digests.get("certificate")
+    )
+    if not entries and run.result is None and run.carry is not None:
+        entries = list(run.carry.entries.values())
+    return carry.block(entries)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gate import REPOSITORY_URL
 from gate.action.report import code
-from gate.decision import Family
+from gate.decide.decision import Family
 
 TROUBLESHOOTING_URL = f"{REPOSITORY_URL}/blob/main/docs/troubleshooting.md"
 

@@ -19,15 +19,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from gate import redact
 from gate.action import report
+from gate.action.blobfetch import FetchBudget
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory import record
 from gate.memory import replay as core
-from gate.pipeline import select_diff
+from gate.review.scope import select_diff
+from gate.safe import redact
 
 TRACKING_TITLE = "review-gate: unstable verdicts"
 DEFAULT_SINCE = "24h"
@@ -132,7 +133,7 @@ def replay_candidate(
         recorded = core.from_record(rec, name)
         config = core.config_for(recorded, _config_at(gh, run.inputs.config_path, rec.base_sha,
                                                       run.inputs.raw), {})  # fmt: skip
-        fetch = gh.compare_diff(rec.base_sha, rec.head_sha)
+        fetch = gh.compare_diff(rec.base_sha, rec.head_sha, budget=FetchBudget.from_config(config))
         data = select_diff(list(fetch.sections), config, source=fetch.source).data
         key_env = config.reviewer.key_env()
         api_key = redact.first_key(

@@ -18,9 +18,9 @@ One run, in one direction (docs/design.md)::
 :mod:`gate.action.event`, the inputs in :mod:`gate.action.inputs`, every guard is a
 function of :mod:`gate.action.guards`, every GitHub call is in
 :mod:`gate.action.github`, every rendering in :mod:`gate.action.report`, every
-decision in :mod:`gate.decision`/:mod:`gate.pipeline`. Nothing here turns an error
-into a pass: the only ``success`` statuses come from :func:`gate.decision.decide`
-(through :func:`gate.pipeline.review_diff`) or from a verified human override.
+decision in :mod:`gate.decide.decision`/:mod:`gate.review.pipeline`. Nothing here turns an error
+into a pass: the only ``success`` statuses come from :func:`gate.decide.decision.decide`
+(through :func:`gate.review.pipeline.review_diff`) or from a verified human override.
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, cost, redact, untrusted
 from gate.action import (
     bar,
     checks,
@@ -50,13 +49,20 @@ from gate.action import (
 )
 from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
+from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.chunks.review import ChunkReview, chunk_rows
-from gate.config import DEFAULT_CONFIG_PATH, Config, apply_inputs, default_config, parse_config
-from gate.decision import (
+from gate.config import (
+    DEFAULT_CONFIG_PATH,
+    Config,
+    apply_inputs,
+    default_config,
+    fallback_keys,
+    parse_config,
+)
+from gate.decide.decision import (
     Binding,
     Decision,
     State,
@@ -70,7 +76,12 @@ from gate.diff import file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.export import sarif, statement
 from gate.findings import Finding
-from gate.pipeline import config_sha256, prompt_sha256, review_diff, select_diff
+from gate.review import certificate, cost
+from gate.review.chunked import chunk_rows
+from gate.review.pipeline import prompt_sha256, review_diff
+from gate.review.result import ChunkReview, config_sha256
+from gate.review.scope import select_diff
+from gate.safe import redact, untrusted
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -191,7 +202,12 @@ def _review(
 
     # pinned to the SHAs reviewed: never the pull request's current diff, which a push
     # could change between this fetch and the head re-check below
-    fetch = gh.compare_diff(run.base, run.head, pr_number=run.pull.number if run.pull else None)
+    fetch = gh.compare_diff(
+        run.base,
+        run.head,
+        pr_number=run.pull.number if run.pull else None,
+        budget=FetchBudget.from_config(config),
+    )
     if fetch.note:
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:
@@ -222,8 +238,16 @@ def _review(
         return _post_final(run, kept)
 
     try:
+        keys = fallback_keys(config, run.env)
+        _mask(run, keys)
         run.result = result = review_diff(
-            selected.data, config, api_key=api_key, sleep=sleep, coverage=coverage
+            selected.data,
+            config,
+            api_key=api_key,
+            sleep=sleep,
+            coverage=coverage,
+            fallback_keys=keys,
+            carry=run.carry,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
@@ -305,17 +329,23 @@ def _api_key(run: RunState, config: Config) -> str | None:
     """The reviewer's key (input, else the config's variable), checked and masked before use.
 
     A key with control or non-ASCII characters is a ConfigError naming where it came
-    from, never showing it (:func:`gate.redact.first_key`).
+    from, never showing it (:func:`gate.safe.redact.first_key`).
     """
     key_env = config.reviewer.key_env()
     api_key = redact.first_key(
         (run.inputs.api_key, "the action input api-key"),
         (run.env.get(key_env), f"the environment variable {key_env}"),
     )
-    if api_key and api_key not in run.secrets:
-        run.secrets.append(api_key)
-        report.emit(report.mask_commands([api_key]), run.out)
+    _mask(run, (api_key,))
     return api_key
+
+
+def _mask(run: RunState, keys: Sequence[str | None]) -> None:
+    """Mask each key not masked yet (``::add-mask::``, and registered for redaction)."""
+    for key in keys:
+        if key and key not in run.secrets:
+            run.secrets.append(key)
+            report.emit(report.mask_commands([key]), run.out)
 
 
 # --- statuses, certificate, report ----------------------------------------------------

@@ -15,11 +15,12 @@ from gate.action.event import Target
 from gate.action.github import GitHubClient, GitHubSettings, PullInfo
 from gate.action.inputs import ActionInputs
 from gate.config import Config
-from gate.cost import Preflight
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.diff import Coverage
 from gate.memory.record import Record
-from gate.pipeline import ReviewResult
+from gate.review.carry import Book
+from gate.review.cost import Preflight
+from gate.review.result import ReviewResult
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,9 @@ class RunState:
     #: the PR's earlier records (the sticky comment's history block), and this run's key
     history: list[Record] = field(default_factory=list)
     fresh: bool = False
+    #: the chunk answers the gate's own comment carries from the last run (incremental
+    #: review, :mod:`gate.action.carry`); None when fresh or unread
+    carry: Book | None = None
     prompt_sha: str = ""
     #: the cost estimate made before any request (the bound and the likely figure)
     estimate: Preflight | None = None

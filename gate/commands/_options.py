@@ -66,7 +66,7 @@ _ALIASES: dict[str, str] = {
 
 def provider_suggestion(value: str) -> str | None:
     """What to pass as ``--provider`` instead of ``value``; None when it is a provider."""
-    from gate.reviewers.providers import PROVIDERS
+    from gate.providers import PROVIDERS
 
     if value in PROVIDERS:
         return None
@@ -83,7 +83,7 @@ def provider_suggestion(value: str) -> str | None:
 
 def provider_problem(value: str | None) -> str | None:
     """Why ``--provider`` names no provider, with the one it most likely meant; else None."""
-    from gate.reviewers.providers import PROVIDERS
+    from gate.providers import PROVIDERS
 
     if value is None or value in PROVIDERS:
         return None
@@ -147,7 +147,7 @@ def with_hints(load: Callable[[], T], *, provider: str | None, base_url: str | N
 def endpoint_problems(config: Config) -> list[str]:
     """Every reason the reviewer cannot be reached as configured, all at once: a cloud
     provider without its region (bedrock) or location (vertex), then the missing key."""
-    from gate.reviewers.providers import Provider, cloud_base_url
+    from gate.providers import Provider, cloud_base_url
 
     rev = config.reviewer
     problems: list[str] = []

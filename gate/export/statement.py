@@ -37,11 +37,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gate import redact, strictjson
-from gate.atomic import atomic_write
-from gate.decision import State, Status
-from gate.decision import family_of as decision_family
+from gate.decide.decision import State, Status
+from gate.decide.decision import family_of as decision_family
 from gate.errors import StatementError, StatementMismatch
+from gate.safe import redact, strictjson
+from gate.safe.atomic import atomic_write
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 #: the predicate's type: this project's URL, versioned (a new shape is a new version)
@@ -133,8 +133,8 @@ def read_certificate(data: bytes) -> Mapping[str, Any]:
 def family_of(decision: Mapping[str, Any], state: str, reason: str) -> str | None:
     """The decision's reason family (issue 21), as the certificate records it.
 
-    The family is the decision's (:class:`gate.decision.Family`, made by
-    :func:`gate.decision.family_of` from the state and reason); it is read here, never
+    The family is the decision's (:class:`gate.decide.decision.Family`, made by
+    :func:`gate.decide.decision.family_of` from the state and reason); it is read here, never
     derived, and a recorded family that is not the one its state and reason make is
     refused. A certificate written before families existed records none: the predicate
     then says ``null``, it does not guess.

@@ -7,7 +7,7 @@ The demo starts a local reviewer (:class:`gate.lab.sim.ReviewerSimulator`, speak
 the OpenAI streaming dialect byte for byte) on 127.0.0.1, whose scripted model
 answers a well-formed verdict bound to the ``diff_sha`` and ``policy_version``
 it reads from the prompt. It reviews a bundled sample diff through
-:func:`gate.pipeline.review_diff` (the same code the action runs), once cleanly
+:func:`gate.review.pipeline.review_diff` (the same code the action runs), once cleanly
 and then through the fault proxy (:mod:`gate.lab.faults`) with a cut, flipped bytes
 and a stall, plus scripted answers that echo an example, reject the change or
 run out of tokens. It prints what was sent, what arrived, the decision and why;
@@ -31,16 +31,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gate import certificate
-from gate.atomic import atomic_write
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decide.decision import Binding, State, binding_for
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
-from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse
-from gate.pipeline import ReviewResult, binding_for, review_diff
-from gate.prompt import binding_in, build_prompt
-from gate.reviewers.providers import Provider
+from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse, quota_response
+from gate.providers import Provider
+from gate.review import certificate
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in, build_prompt
+from gate.review.result import ReviewResult
+from gate.safe.atomic import atomic_write
 
 SAMPLE = "sample.diff"
 DEFAULT_PROVIDER = Provider.OPENAI.value
@@ -152,6 +153,7 @@ class Case:
     script: tuple[SimResponse, ...] = ()
     note: str = ""  # a footnote for a row that might read as a contradiction
     large: bool = False  # review LARGE_FILES generated files in chunks instead of the sample
+    fallback: bool = False  # a fallback reviewer (a second simulator, healthy) is configured
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,23 @@ def large_cases() -> list[Case]:
     ]
 
 
+def fallback_cases(provider: str = DEFAULT_PROVIDER) -> list[Case]:
+    """The primary reviewer's quota is exhausted (its documented stop, never retried), the
+    fallback reviewer answers: a pass, with both reviewers in the certificate."""
+    stop = quota_response(provider)
+    script = (stop,) if provider != "mc1" else (stop, stop)  # mc1's 503 is retried
+    return [
+        Case(
+            "quota-fallback",
+            State.PASS,
+            sent=f"primary: HTTP {stop.status} {'outage' if provider == 'mc1' else 'quota'}; "
+            "fallback answers",
+            script=script,
+            fallback=True,
+        )
+    ]
+
+
 # --- running -----------------------------------------------------------------------
 
 
@@ -338,6 +357,7 @@ def run_case(
     proxy: FaultProxy | None,
     review: Callable[..., ReviewResult] = review_diff,
     provider: str = DEFAULT_PROVIDER,
+    fallback_url: str | None = None,
 ) -> Outcome:
     before = len(proxy.records) if proxy is not None else 0
     if proxy is not None:
@@ -346,12 +366,18 @@ def run_case(
     if case.large:
         diff = large_diff()
         config = replace(config, max_chunk_bytes=LARGE_CHUNK_BYTES, concurrency=1)
+    keys: dict[str, Any] = {}
+    if fallback_url is not None:
+        fallback = replace(config.reviewer, base_url=fallback_url)
+        config = replace(config, fallbacks=(fallback,))
+        keys["fallback_keys"] = (None,)
     result = review(
         diff,
         config,
         api_key=None,  # a local reviewer needs no key (Bedrock's request goes unsigned)
         extra_cert={"command": "demo", "case": case.name, "on_the_wire": case.sent},
         sleep=short_pause,
+        **keys,
     )
     wire = None
     if proxy is not None:
@@ -389,6 +415,22 @@ def run_all(diff: bytes, out: Path, provider: str = DEFAULT_PROVIDER) -> list[Ou
         for case in large_cases():
             with ReviewerSimulator(provider, ScriptedModel(), script=case.script) as sim:
                 outcomes.append(run_case(case, diff, sim.base_url, out, None, provider=provider))
+        for case in fallback_cases(provider):
+            with (
+                ReviewerSimulator(provider, ScriptedModel(), script=case.script) as sim,
+                ReviewerSimulator(provider, ScriptedModel()) as backup,
+            ):
+                outcomes.append(
+                    run_case(
+                        case,
+                        diff,
+                        sim.base_url,
+                        out,
+                        None,
+                        provider=provider,
+                        fallback_url=backup.base_url,
+                    )
+                )
     return outcomes
 
 

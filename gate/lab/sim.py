@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from gate.envelope import SENTINEL, seal
-from gate.reviewers.providers import PROVIDERS
+from gate.decide.envelope import SENTINEL, seal
+from gate.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings
 
 #: Every dialect the simulator speaks: all of the gate's providers.
@@ -421,6 +421,41 @@ def error_body(dialect: str, status: int) -> bytes:
     return json.dumps(obj).encode()
 
 
+def quota_response(dialect: str) -> SimResponse:
+    """The dialect's documented quota or billing stop (gate.reviewers.limits), as sent: a
+    429 ``insufficient_quota`` for OpenAI's dialects, Anthropic's 402 ``billing_error``,
+    Gemini's per-day ``RESOURCE_EXHAUSTED``, Bedrock's ``ServiceQuotaExceededException``;
+    MC1 has none (a 503, retried like an outage)."""
+    if dialect == "anthropic":
+        obj: Any = {"type": "error", "error": {"type": "billing_error", "message": "billing"}}
+        return SimResponse(status=402, error_body=json.dumps(obj))
+    if dialect in ("gemini", "vertex"):
+        quota = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+        failure = {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [{"quotaId": quota}],
+        }
+        obj = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
+                         "details": [failure]}}  # fmt: skip
+        return SimResponse(status=429, error_body=json.dumps(obj))
+    if dialect == "bedrock":
+        kind = ("x-amzn-ErrorType", "ServiceQuotaExceededException:http://internal.amazon.com/")
+        body = json.dumps({"message": "Your request exceeds the service quota"})
+        return SimResponse(status=400, error_body=body, headers=(kind,))
+    if dialect == "mc1":
+        return SimResponse(status=503)
+    obj = {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing "
+            "details.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+    }
+    return SimResponse(status=429, error_body=json.dumps(obj))
+
+
 _REQUEST_ID_HEADER = {
     "openai": "x-request-id",
     "anthropic": "request-id",
@@ -559,13 +594,19 @@ class ReviewerSimulator:
         *,
         script: Sequence[SimResponse] = (),
         tls: ssl.SSLContext | None = None,
+        chooser: Callable[[dict[str, Any]], SimResponse] | None = None,
+        port: int = 0,
     ) -> None:
+        """``chooser`` picks each answer from the request's body once ``script`` is spent
+        (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port."""
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.dialect = dialect
         self.responder = responder or _default_responder
         self._tls = tls
         self._script = list(script)
+        self._chooser = chooser
+        self._port = port
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._requests: list[SimRequest] = []
@@ -591,7 +632,7 @@ class ReviewerSimulator:
     def start(self) -> None:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", 0))
+        listener.bind(("127.0.0.1", self._port))
         listener.listen(64)
         listener.settimeout(0.05)
         self._listener = listener
@@ -692,7 +733,12 @@ class ReviewerSimulator:
                 return
             with self._lock:
                 self._requests.append(request)
-                response = self._script.pop(0) if self._script else SimResponse()
+                if self._script:
+                    response = self._script.pop(0)
+                elif self._chooser is not None:
+                    response = self._chooser(request.body)
+                else:
+                    response = SimResponse()
             if not self._path_ok(request):
                 wire = wire_for(
                     self.dialect,

@@ -17,7 +17,7 @@ earlier recall) that answered the same question: the same ``diff_sha``,
 * anything else (no such record, a pass on another head, a fresh review asked for) is
   None: the reviewer is asked.
 
-Both decisions carry ``source="cached"``. Besides :func:`gate.decision.decide` and the
+Both decisions carry ``source="cached"``. Besides :func:`gate.decide.decision.decide` and the
 human override, :func:`recall` is the one other place a ``success`` can come from, and
 only by repeating a success the gate itself posted on the same commit for the same
 question.
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gate.decision import Decision, State, Status, blocked, describe
+from gate.decide.decision import Decision, State, Status, blocked, describe
 from gate.memory.record import Record
 
 #: the sources whose decision answered the question (not a guard, not a human)
@@ -45,6 +45,9 @@ class Question:
     prompt_sha: str
     head_sha: str
     config_sha: str
+    #: the fallbacks' models: a decision by any reviewer the config may ask answers the
+    #: same question (a fail by a fallback stands for the reviewer before it, and back)
+    fallback_models: tuple[str, ...] = ()
 
 
 def status_confirms_pass(states: Sequence[str]) -> bool:
@@ -60,11 +63,14 @@ def earlier(records: Sequence[Record], question: Question) -> Record | None:
     for record in reversed(records):
         if record.source not in DECISIVE_SOURCES or record.state not in ("pass", "fail"):
             continue
-        if record.same_review(
-            diff_sha=question.diff_sha,
-            policy_version=question.policy_version,
-            model=question.model,
-            prompt_sha=question.prompt_sha,
+        if any(
+            record.same_review(
+                diff_sha=question.diff_sha,
+                policy_version=question.policy_version,
+                model=model,
+                prompt_sha=question.prompt_sha,
+            )
+            for model in (question.model, *question.fallback_models)
         ):
             return record
     return None

@@ -4,7 +4,7 @@ A recorded decision (:class:`Recorded`, read from a certificate or from a
 :class:`gate.memory.record.Record`) names the diff (``diff_sha``), the policy, the reviewer and
 the prompt it was reviewed with. :func:`replay_one` checks that the diff bytes still hash
 to ``diff_sha`` (the raw bytes, or what the config's selection keeps of them) and that the
-rebuilt prompt has the recorded digest, reviews them with :func:`gate.pipeline.review_diff`,
+rebuilt prompt has the recorded digest, reviews them with :func:`gate.review.pipeline.review_diff`,
 and classifies the pair:
 
 * ``stable``: the replayed answer gives the recorded verdict;
@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from gate import strictjson, untrusted
 from gate.config import Config, apply_inputs
-from gate.decision import State
+from gate.decide.decision import State
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory.record import Record
-from gate.pipeline import prompt_sha256, review_diff, select_diff
+from gate.review.pipeline import prompt_sha256, review_diff
+from gate.review.scope import select_diff
+from gate.safe import strictjson, untrusted
 
 #: recorded sources whose decision is not the reviewer's own clean answer
 DEGRADED_SOURCES = frozenset({"repaired", "override", "cached"})

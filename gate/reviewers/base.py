@@ -44,12 +44,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from gate.attempt import Attempt, EndReason, FinishReason
-from gate.errors import GateError
-from gate.redact import redact
+from gate import USER_AGENT
+from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.errors import GateError, Interrupted
 from gate.reviewers.limits import classify
-from gate.reviewers.providers import USER_AGENT
 from gate.reviewers.settings import ReviewerSettings, shown_url
+from gate.safe.redact import redact
 
 #: How much of a non-2xx body is read to find the provider's error message.
 ERROR_BODY_LIMIT = 64 * 1024
@@ -816,6 +816,8 @@ def perform(
             watchdog.disarm()
     except (httpx.HTTPError, OSError) as err:
         progress.problem = _transport_problem(err, settings, progress, watchdog)
+    except KeyboardInterrupt as err:  # Ctrl-C: the front end records what had arrived
+        raise Interrupted(bytes(progress.raw)) from err
     return progress.seal(settings, deadline_fired=watchdog.fired)
 
 

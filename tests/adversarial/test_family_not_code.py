@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.decision import (
+from gate.decide.decision import (
     CONFIG_REASONS,
     COVERAGE_REASONS,
     MAX_DESCRIPTION,

@@ -23,10 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import certificate, redact
-from gate.decision import Binding, State, Status, blocked
+from gate.decide.decision import Binding, State, Status, blocked
 from gate.errors import StatementError, StatementMismatch
 from gate.export import statement
+from gate.review import certificate
+from gate.safe import redact
 from tests.export_oracles import check_statement
 
 DIFF = b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+b\n"

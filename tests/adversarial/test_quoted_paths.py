@@ -22,13 +22,11 @@ files; the files-API fallback for every such name; malformed quoted names.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import plan
 from gate.diff import (
     BadName,
     SkipWhy,
@@ -40,7 +38,8 @@ from gate.diff import (
     split_diff,
     unquote_bytes,
 )
-from tests.gitrepo import git
+from gate.review.chunks import plan
+from tests.gitrepo import git, git_bytes
 
 #: every byte a file name may hold that is not printable ASCII, plus the two git escapes
 BYTES = [b for b in range(1, 0x80) if b != ord("/")] + [0x80, 0xC3, 0xFF]
@@ -120,20 +119,6 @@ def repo_diff(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, dict[str
     git(repo, "commit", "-q", "-m", "change")
     out = git_bytes(repo, "diff", "-M", "-C", "--find-copies-harder", "HEAD~1", "HEAD")
     return out, kinds
-
-
-def git_bytes(repo: Path, *args: str) -> bytes:
-    import subprocess
-
-    from tests.gitrepo import git_env
-
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        timeout=60,
-        check=True,
-        env=git_env(repo.parent),
-    ).stdout
 
 
 def test_every_name_git_writes_is_read_exactly(repo_diff: tuple[bytes, dict[str, str]]) -> None:

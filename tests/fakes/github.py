@@ -135,6 +135,10 @@ class FakeGitHub:
         self.contents: dict[str, dict[str, bytes]] = {}  # ref -> path -> bytes
         self.compares: dict[str, tuple[bytes, list[dict[str, Any]]]] = {}
         self.truncated_trees: set[str] = set()  # refs whose git tree is answered truncated
+        #: ref -> path -> git mode (default 100644); a 160000 file's bytes are a commit id
+        self.modes: dict[str, dict[str, str]] = {}
+        #: "base...head" -> the comparison's merge base (default: base)
+        self.merge_bases: dict[str, str] = {}
         self.permissions: dict[str, str] = {}
         self.statuses: dict[str, list[dict[str, Any]]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
@@ -281,10 +285,13 @@ class FakeGitHub:
             if new_ref is not None:
                 base["ref"] = base["label"] = new_ref
 
-    def set_file(self, ref: str, path: str, data: bytes | str) -> None:
+    def set_file(self, ref: str, path: str, data: bytes | str, *, mode: str = "100644") -> None:
+        """A file of ``ref``'s tree: a blob's bytes, a symlink's target (``120000``), or a
+        submodule's commit id (``160000``, listed as a commit, never served as a blob)."""
         raw = data.encode() if isinstance(data, str) else data
         with self.lock:
             self.contents.setdefault(ref, {})[path] = raw
+            self.modes.setdefault(ref, {})[path] = mode
 
     def add_compare(
         self,
@@ -579,9 +586,14 @@ class FakeGitHub:
                 entries.setdefault(
                     folder, {"path": folder, "mode": "040000", "type": "tree", "sha": tree_sha}
                 )
+            mode = self.modes.get(ref, {}).get(path, "100644")
+            if mode == "160000":
+                entries[path] = {"path": path, "mode": mode, "type": "commit",
+                                 "sha": data.decode()}  # fmt: skip
+                continue
             blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
             entries[path] = {
-                "path": path, "mode": "100644", "type": "blob", "sha": blob, "size": len(data)
+                "path": path, "mode": mode, "type": "blob", "sha": blob, "size": len(data)
             }  # fmt: skip
         listed = [e for p, e in sorted(entries.items()) if query.get("recursive") or "/" not in p]
         if truncated:
@@ -610,7 +622,8 @@ class FakeGitHub:
         return _json(200, {
             "url": f"{self.api_url}/repos/{self.repository}/compare/{basehead}",
             "html_url": "", "permalink_url": "", "diff_url": "", "patch_url": "",
-            "base_commit": {**commit, "sha": base}, "merge_base_commit": {**commit, "sha": base},
+            "base_commit": {**commit, "sha": base},
+            "merge_base_commit": {**commit, "sha": self.merge_bases.get(basehead, base)},
             "status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
             "commits": [commit], "files": files[:300],  # GitHub lists at most 300 here
         })  # fmt: skip

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-import gate.pipeline
+import gate.review.pipeline
 from gate.cli import main
-from gate.decision import Decision, State, Status
+from gate.decide.decision import Decision, State, Status
 from gate.lab.demo import load_sample
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +29,7 @@ EXPECTED = {
     "out-of-tokens": "incomplete",
     "large": "pass",
     "large-cut": "incomplete",
+    "quota-fallback": "pass",
 }
 
 
@@ -52,7 +53,7 @@ def test_demo_table_certificates_and_no_thread_left(
     names = sorted(p.name for p in out_dir.iterdir())
     assert names == sorted([*(f"{c}.json" for c in EXPECTED), "sample.diff", "large.diff"])
     assert (out_dir / "sample.diff").read_bytes() == load_sample()
-    assert "10/10 as expected" in out
+    assert "11/11 as expected" in out
     assert f"certificates: {out_dir}/" in out
     assert (
         f"review-gate verify --from-certificate {out_dir / 'healthy.json'} "
@@ -123,13 +124,13 @@ def test_demo_exit_code_follows_the_decisions(
     def always_pass(envelope: bytes | None, **_: Any) -> Decision:
         return Decision(State.PASS, Status.SUCCESS, "reviewer_pass", "pass: broken gate", "")
 
-    monkeypatch.setattr(gate.pipeline, "decide", always_pass)
+    monkeypatch.setattr(gate.review.pipeline, "decide", always_pass)
     assert main(["demo", "--out", str(tmp_path)]) == 3
     out = capsys.readouterr().out
     assert "pass (EXPECTED incomplete)" in out
     # the single-request cases: only healthy is still right (the large cases decide per
-    # chunk in gate.chunks.review, which this patch does not reach)
-    assert "3/10 as expected" in out
+    # chunk in gate.review.chunked, which this patch does not reach)
+    assert "4/11 as expected" in out  # and quota-fallback, a pass either way
 
 
 def test_demo_out_must_be_a_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -18,14 +18,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gate import certificate
-from gate.chunks.carry import Book, from_certificate
 from gate.config import Config, ReviewerConfig
-from gate.decision import State
+from gate.decide.decision import State
 from gate.lab.demo import ScriptedModel, answer, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.pipeline import ReviewResult, review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review import certificate
+from gate.review.carry import Book, from_certificate
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.result import ReviewResult
+from gate.review.scope import select_diff
 
 FILES = 40
 

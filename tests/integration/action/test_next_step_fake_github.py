@@ -13,7 +13,7 @@ import pytest
 
 from gate import REPOSITORY_URL
 from gate.action.next_step import ANCHORS, TROUBLESHOOTING_URL
-from gate.decision import Family
+from gate.decide.decision import Family
 from gate.lab.sim import SimResponse
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_fake_github import (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.fakes.github import FakeGitHub
 from tests.fakes.large_pull import LARGE_CONFIG, add_large_pull
 from tests.integration.action.test_run_fake_github import (

@@ -1,4 +1,4 @@
-"""The providers the gate speaks to, defined once: names, key variables, base URLs, user agent.
+"""The providers the gate speaks to, defined once: names, key variables, base URLs, regions.
 
 :class:`Provider` is the one list of dialects (a :class:`~enum.StrEnum`, so a
 member compares and hashes equal to its name and the maps below can be looked up
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-
-from gate import __version__
 
 
 class Provider(StrEnum):
@@ -64,6 +62,19 @@ SECRET_ENVS: tuple[str, ...] = (
     AWS_SESSION_TOKEN_ENV,
 )
 
+#: Where an AWS region is read from, in order, when ``reviewer.region`` is not given.
+REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def region_from_env(environ: Mapping[str, str]) -> str | None:
+    """The first non-empty AWS region variable (``AWS_REGION``, then ``AWS_DEFAULT_REGION``)."""
+    for name in REGION_ENVS:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
 #: Where each provider lives when ``base_url`` is not given. MC1 has no default:
 #: it is a team's own service, so its URL must always be configured.
 DEFAULT_BASE_URLS: Mapping[str, str] = {
@@ -105,8 +116,6 @@ def cloud_base_url(
     region (Bedrock: ``reviewer.region``, else ``AWS_REGION``/``AWS_DEFAULT_REGION``) or the
     location (Vertex; ``global`` has no region prefix). "" when it cannot be told."""
     if provider == Provider.BEDROCK:
-        from gate.reviewers.sigv4 import region_from_env
-
         chosen = region or region_from_env(environ or {})
         return f"https://bedrock-runtime.{chosen}.amazonaws.com" if chosen else ""
     if provider == Provider.VERTEX:
@@ -116,7 +125,3 @@ def cloud_base_url(
             return "https://aiplatform.googleapis.com"
         return f"https://{location}-aiplatform.googleapis.com"
     return DEFAULT_BASE_URLS.get(provider, "")
-
-
-#: How the gate names itself to reviewers and to GitHub.
-USER_AGENT = f"review-gate/{__version__}"

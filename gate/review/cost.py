@@ -7,23 +7,23 @@
   simulated without usage) has unknown tokens.
 - :func:`cost_of` prices every paid request (each retry, each of the ``agreement``
   answers, each chunk and each half of a chunk that overflowed:
-  :meth:`gate.pipeline.ReviewResult.paid_attempts`) with the config's ``pricing`` for the
+  :meth:`gate.review.pipeline.ReviewResult.paid_attempts`) with the config's ``pricing`` for the
   reviewer's model, else the dated table in :mod:`gate.prices` (per million tokens). A
   total is given only when every attempt is known: a partial sum would read as the
   whole cost. Unknown is empty, never zero.
 - :func:`preflight` is what every run prints before it asks: the bound ``max_cost`` is
-  held to, and a likely figure (input at :data:`gate.chunks.BYTES_PER_TOKEN` bytes a
+  held to, and a likely figure (input at :data:`gate.review.chunks.BYTES_PER_TOKEN` bytes a
   token, one attempt per answer), labelled as such.
 - :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is,
   over every request the review makes (one, or one per chunk:
-  :func:`gate.pipeline.chunk_setup`, the same cut the review makes),
+  :func:`gate.review.budget.chunk_setup`, the same cut the review makes),
   ``attempts x agreement x (prompt bytes x input price + max_tokens x output price)``
   per million, plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing.
   It is conservative: a tokenizer's token covers at least one byte, the answer is at
   most ``max_tokens``, and the gate asks each chunk at most ``attempts`` times for
   each of its ``agreement`` answers. Not counted: the halves of a chunk that overflows
   the model's window (the overflowing request is refused before any token is
-  generated; its halves, at most :data:`gate.chunks.review.MAX_SPLIT_DEPTH` levels deep,
+  generated; its halves, at most :data:`gate.review.chunked.MAX_SPLIT_DEPTH` levels deep,
   carry the same diff bytes again plus one prompt each). An estimate that cannot be
   made (no price for the model) blocks too: an unknown cost is not under a limit.
 """
@@ -34,14 +34,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gate.attempt import Attempt
-from gate.chunks import BYTES_PER_TOKEN, estimate_tokens
 from gate.config import Config, ModelPrice
-from gate.decision import Decision, State, Status, blocked
+from gate.decide.attempt import Attempt
+from gate.decide.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage
-from gate.pipeline import binding_for, chunk_setup
 from gate.prices import listed_price
-from gate.prompt import build_prompt
+from gate.review.budget import chunk_setup, request_size, too_many
+from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens
+from gate.review.prompt import build_prompt
 
 PER = 1_000_000
 #: tokens added per attempt to the byte count for the provider's message framing
@@ -191,12 +191,10 @@ def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | N
 
 def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None) -> list[int]:
     """The prompt bytes of each request the review of ``diff`` makes (each chunk's prompt
-    as it will really be sent: :func:`gate.chunks.review.request_size`);
+    as it will really be sent: :func:`gate.review.budget.request_size`);
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
     selection's (its skipped files are listed in every chunk's prompt too)."""
-    from gate.chunks.review import request_size, too_many
-
     setup = chunk_setup(diff, config, coverage)
     if setup is None:
         binding = binding_for(diff, config)
@@ -213,9 +211,15 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
     made; None when there is no limit or the review fits under it."""
     if config.max_cost is None:
         return None
+    # with fallbacks: the worst case, every reviewer of the list asked in full
+    chain = config.chain()
+    each = [_estimate(request_bytes(diff, c, coverage), c) for c in chain]
     sizes = request_bytes(diff, config, coverage)
-    tokens_in, tokens_out, cost = _estimate(sizes, config)
-    model = config.reviewer.model or "(no model)"
+    tokens_in = sum(e[0] for e in each)
+    tokens_out = sum(e[1] for e in each)
+    costs = [e[2] for e in each]
+    cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    model = " then ".join(c.reviewer.model or "(no model)" for c in chain)
     if cost is None:
         return blocked(
             State.NEEDS_HUMAN,
@@ -231,8 +235,10 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
         "over_budget",
         f"estimated cost {money(cost)} exceeds max_cost {config.max_cost:g} "
         f"({tokens_in} input and {tokens_out} output tokens at most, over "
-        f"{_asks(len(sizes), config)}, for {model}); the reviewer was not asked: "
-        "raise max_cost, lower max_tokens, attempts or agreement, or review by hand",
+        f"{_asks(len(sizes), config)}, for {model}"
+        f"{', each fallback asked in full' if len(chain) > 1 else ''}); "
+        "the reviewer was not asked: raise max_cost, lower max_tokens, attempts or "
+        "agreement, or review by hand",
         status=Status.FAILURE,
     )
 
