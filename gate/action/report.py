@@ -398,6 +398,8 @@ def summary_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+#: the most of a block's reason the comment holds (the job summary holds all of it)
+MAX_COMMENT_DETAIL = 4000
 #: binary assets the comment names (the summary names more)
 MAX_NAMED_ASSETS = 10
 
@@ -450,9 +452,13 @@ def comment_body(report: Report) -> str:
             )
             lines.append(f"Not reviewable (binary asset): {listed}{more}")
     lines.append("")
-    # the full reason, never only the 140-character description, then who can act
-    if d.detail and d.detail not in report.description:
-        lines += [md(d.detail), ""]
+    # a block's full reason, never only the 140-character description, then who can act
+    if report.family is not Family.PASS and d.detail and d.detail not in report.description:
+        cut = len(d.detail) > MAX_COMMENT_DETAIL
+        lines += [
+            md(d.detail[:MAX_COMMENT_DETAIL]) + (" … (the summary has it all)" if cut else ""),
+            "",
+        ]
     if report.next_step:
         lines += [report.next_step, ""]
     for note in report.notes:

@@ -55,6 +55,7 @@ VALUES: dict[str, str] = {
     "allow_partial_coverage": "false",
     "binary_assets": "block",
     "inputs_may_lower": "[min-confidence]",
+    "fallbacks": "[]",
     "sarif": "true",
     "incremental": '"off"',
     "status_context": '"gate"',
