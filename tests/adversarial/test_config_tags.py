@@ -56,6 +56,8 @@ VALUES: dict[str, str] = {
     "binary_assets": "block",
     "inputs_may_lower": "[min-confidence]",
     "fallbacks": "[]",
+    "needs_human_label": '"waiting"',
+    "escalation": "{after_hours: 12}",
     "sarif": "true",
     "incremental": '"off"',
     "status_context": '"gate"',
