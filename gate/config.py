@@ -93,6 +93,15 @@ class ModelPrice:
 
 
 @dataclass(frozen=True)
+class Escalation:
+    """Triage (``mode: triage``): after ``after_hours`` a waiting pull request's line
+    mentions ``mention`` (``@user`` or ``@org/team``) in the tracking issue."""
+
+    after_hours: float = 24.0
+    mention: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration, after the file and the inputs are merged."""
 
@@ -137,6 +146,10 @@ class Config:
     #: reviewers asked, in order, only when the one before could not answer for an
     #: ``unavailable`` reason (quota, rate limit, outage, timeout, cut) after its retries
     fallbacks: tuple[ReviewerConfig, ...] = ()
+    #: triage: when a waiting pull request is escalated, and to whom
+    escalation: Escalation = field(default_factory=Escalation)
+    #: triage: a label the gate keeps on each pull request waiting for a human (None: none)
+    needs_human_label: str | None = None
 
     def chain(self) -> tuple[Config, ...]:
         """This config, then one per fallback (its reviewer in place, no fallbacks of its
@@ -150,6 +163,13 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif f.name in ("escalation", "needs_human_label"):
+                if value != f.default and value != Escalation():  # absent at the default
+                    out[f.name] = (
+                        {"after_hours": value.after_hours, "mention": list(value.mention)}
+                        if isinstance(value, Escalation)
+                        else value
+                    )
             elif f.name == "fallbacks":
                 if value:  # absent when empty: a config without fallbacks keeps its digest
                     out[f.name] = [
@@ -953,6 +973,12 @@ def _build(data: Mapping[str, Any]) -> Config:
     top = {k: v for k, v in data.items() if k != "reviewer"}
     if "fallbacks" in top:
         top["fallbacks"] = tuple(_reviewer(item) for item in top["fallbacks"])
+    if "escalation" in top:
+        raw = top["escalation"]
+        top["escalation"] = Escalation(
+            after_hours=float(raw.get("after_hours", 24.0)),
+            mention=tuple("@" + str(m).lstrip("@") for m in raw.get("mention", ())),
+        )
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
     for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):
