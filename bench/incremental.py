@@ -9,7 +9,7 @@ its successive pushes. Every push ``i`` is reviewed as the action reviews it, th
 
 - **from scratch**: every chunk sent;
 - **with carrying**: the chunks of push ``i - 1``'s certificate carried
-  (:func:`gate.chunks.carry.from_certificate`), the rest sent.
+  (:func:`gate.review.carry.from_certificate`), the rest sent.
 
 The reviewer is the gate's simulator on 127.0.0.1 answering deterministically from the
 chunk's own digest (a bound ``fail`` for 1 digest in 16, else a bound ``pass``), so both
@@ -85,7 +85,7 @@ def pull_requests(repo: str, count: int, max_pushes: int) -> list[tuple[str, str
 def deterministic(request: dict[str, Any]) -> str:
     """The local reviewer: a bound verdict decided by the chunk's own digest."""
     from gate.lab.demo import answer, request_text
-    from gate.prompt import binding_in
+    from gate.review.prompt import binding_in
 
     binding = binding_in(request_text(request))
     if binding is None:
@@ -104,7 +104,8 @@ class Side:
 
 
 def review(config: Any, diff: bytes, carry: Any) -> tuple[Any, float]:
-    from gate.pipeline import review_diff, select_diff
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import select_diff
 
     start = time.perf_counter()
     selected = select_diff(diff, config)
@@ -133,9 +134,9 @@ def percentile(values: list[float], share: float) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import gate.reviewers  # noqa: F401  (import order: the reviewers before the config)
-    from gate.chunks.carry import from_certificate
     from gate.config import Config, ReviewerConfig
     from gate.lab.sim import ReviewerSimulator
+    from gate.review.carry import from_certificate
 
     repo = git_dir(args.repo)
     prs = pull_requests(repo, args.prs, args.max_pushes)

@@ -1,7 +1,7 @@
 """A large pull request reviewed in chunks: the gate's wall time and memory against a floor.
 
 Workload: a generated diff of ``--files`` files (default 2,000) and ``--mib`` MiB (default
-20), reviewed through :func:`gate.pipeline.review_diff` (selection, chunking, prompts, the
+20), reviewed through :func:`gate.review.pipeline.review_diff` (selection, chunking, prompts, the
 pool of ``--concurrency`` threads, streaming, sealing, deciding, the manifest) against the
 reviewer simulator answering instantly (a bound pass), in its own process.
 
@@ -10,8 +10,9 @@ timed) with bare httpx at the same concurrency, reading each answer whole and no
 Each side runs in a fresh process, so its peak RSS (``ru_maxrss``) is its own; the diff is
 generated inside the measured process (it is the input, and counts).
 
-Prints the wall times, their ratio gate/floor (goal: <= 1.3) and the gate's peak RSS
-(goal: <= 64 MiB + 2 x the diff size).
+Prints the wall times, their ratio gate/floor (goal: <= 1.3), the gate's peak RSS
+(goal: <= 64 MiB + 2 x the diff size) and the request bound (the reviewer's requests, and
+the GitHub requests and blob bytes a rebuild from blobs may spend: docs/action.md).
 Usage: python bench/large_diff.py [--mib 20] [--files 2000] [--concurrency 4] [--rounds 3]
 """
 
@@ -67,7 +68,8 @@ def peak_rss_mib() -> float:
 
 def run_gate(args: argparse.Namespace) -> dict[str, Any]:
     import gate.reviewers  # noqa: F401  (import order: the reviewers before the config)
-    from gate.pipeline import review_diff, select_diff
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import select_diff
 
     diff = make_diff(args.files, args.mib * MIB)
     config = config_for(args.url, args.concurrency)
@@ -93,10 +95,11 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
 
     import gate.reviewers  # noqa: F401
-    from gate.chunks import file_list, plan
-    from gate.chunks.review import chunk_budget, chunk_prompt
-    from gate.pipeline import select_diff
+    from gate.review.budget import chunk_budget, chunk_prompt
+    from gate.review.chunks import file_list, plan
+    from gate.review.scope import select_diff
     from gate.reviewers.openai import build_request
+    from gate.reviewers.settings import ReviewerSettings
 
     diff = make_diff(args.files, args.mib * MIB)
     config = config_for(args.url, args.concurrency)
@@ -104,7 +107,7 @@ def run_floor(args: argparse.Namespace) -> dict[str, Any]:
     files = file_list(selected.data, selected.coverage)
     limit, _ = chunk_budget(config, files)
     chunks = plan(selected.data, selected.coverage, max_chunk_bytes=limit).chunks
-    settings = config.reviewer.to_settings("k")
+    settings = ReviewerSettings.from_config(config.reviewer, "k")
     requests = []
     for chunk in chunks:
         prompt = chunk_prompt(chunk, len(chunks), files, config)
@@ -193,7 +196,25 @@ def main() -> int:
         f"peak RSS: gate {gate_best['rss_mib']:.1f} MiB (goal <= {goal_rss:.0f} MiB), "
         f"floor {floor_best['rss_mib']:.1f} MiB"
     )
+    print(request_bounds(args, gate_best["chunks"]))
     return 0
+
+
+def request_bounds(args: argparse.Namespace, chunks: int) -> str:
+    """The request bound (issue 19): the reviewer's requests, and the most GitHub requests
+    and blob bytes the action spends on this pull request should GitHub refuse its diff
+    (HTTP 406) and send no patch for any file (docs/action.md)."""
+    from gate.action.blobfetch import FetchBudget, byte_bound, request_bound
+
+    config = config_for("http://127.0.0.1:9", args.concurrency)
+    budget = FetchBudget.from_config(config)
+    attempts = config.reviewer.attempts * config.agreement
+    return (
+        f"request bound: reviewer {chunks} requests ({chunks} chunks x {attempts} attempts); "
+        f"GitHub rebuild at most {request_bound(args.files)} requests and "
+        f"{byte_bound(budget) / MIB:.1f} MiB of blobs (all {args.files} files without a patch, "
+        f"budget {budget.max_bytes / MIB:.1f} MiB)"
+    )
 
 
 if __name__ == "__main__":

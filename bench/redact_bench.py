@@ -4,7 +4,7 @@ Builds ``--mib`` MiB (default 4, the default ``max_response_bytes``) of each tex
 times, best of ``--rounds``, in the same process:
 
   baseline  ``bytes.find`` of the whole key (what an exact-match redaction costs);
-  redact    :func:`gate.redact.redact_bytes` (every form, every 12-character run).
+  redact    :func:`gate.safe.redact.redact_bytes` (every form, every 12-character run).
 
 Texts: an ordinary SSE answer (no key), the key repeated (a hostile provider that
 knows it), and weak periodic keys against themselves (the most alignments).
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from gate import redact
+from gate.safe import redact
 
 
 def best(rounds: int, fn: Callable[[], object]) -> float:

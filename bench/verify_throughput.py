@@ -5,9 +5,9 @@ Builds one large envelope (default 64 MiB of UTF-8 text: hex digits, or with
 and in alternating rounds (so machine noise hits all alike):
 
   baseline  hashlib.sha256 over the body, fed in the same chunk size;
-  verifier  gate.envelope.StreamVerifier fed the whole envelope in chunks;
+  verifier  gate.decide.envelope.StreamVerifier fed the whole envelope in chunks;
   whole     hashlib.sha256 of the whole envelope in one call, against
-            gate.envelope.verify of the same bytes (one buffer, content returned).
+            gate.decide.envelope.verify of the same bytes (one buffer, content returned).
 
 Prints the throughputs (best of N rounds), each ratio baseline-time / verifier-time
 (goal: >= 0.9 for the streaming completeness check and for whole-buffer verify),
@@ -23,7 +23,7 @@ import os
 import time
 import tracemalloc
 
-from gate.envelope import StreamVerifier, seal, verify
+from gate.decide.envelope import StreamVerifier, seal, verify
 
 
 def chunks(data: bytes, size: int) -> list[bytes]:

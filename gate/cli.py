@@ -176,9 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=chosen_command(words))
     args = parse(parser, words)  # --version and --help end here, having imported nothing
-    from gate import redact
+    from gate.safe import redact
 
-    with redact.scope():  # a command registers the secrets it reads (gate.redact.remember)
+    with redact.scope():  # a command registers the secrets it reads (gate.safe.redact.remember)
         return _dispatch(parser, args)
 
 

@@ -6,7 +6,8 @@ Owns three things:
   the JSON Schema shipped in ``gate/schemas/config.schema.json`` (draft 2020-12), so
   every :class:`~gate.errors.ConfigError` names the key, the line and the fix;
 * :func:`apply_inputs`: action inputs (kebab-case) override the file;
-* :meth:`ReviewerConfig.to_settings`: the reviewer part, as transport settings.
+* :class:`ReviewerConfig`: the reviewer part (``ReviewerSettings.from_config`` in
+  :mod:`gate.reviewers.settings` makes it transport settings; the dependency points one way).
 
 Unknown keys, duplicate keys, YAML aliases and non-string keys are rejected: a typo
 must never silently weaken the gate. YAML 1.1 surprises (``1`` is not the string
@@ -29,23 +30,20 @@ from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
 from gate.prices import listed_price
-from gate.redact import redact
-from gate.reviewers.providers import (
+from gate.providers import (
     AZURE_TOKEN_ENV,
-    BASE_URL_FIX,
     DEFAULT_KEY_ENV,
-    NEEDS_MODEL,
+    LOCAL_OPENAI_URL,
     Provider,
-    cloud_base_url,
+    meant_provider,
 )
-from gate.reviewers.providers import PROVIDERS as PROVIDERS  # re-exported
+from gate.safe.redact import redact
 
 if TYPE_CHECKING:
     import yaml
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-    from gate.reviewers import ReviewerSettings
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
@@ -84,37 +82,6 @@ class ReviewerConfig:
             return AZURE_TOKEN_ENV
         return DEFAULT_KEY_ENV[self.provider]
 
-    def to_settings(self, api_key: str | None) -> ReviewerSettings:
-        """Transport settings for :func:`gate.reviewers.review`.
-
-        Raises ConfigError when the reviewer cannot be used as configured (no model,
-        no endpoint for mc1).
-        """
-        from gate.reviewers import ReviewerSettings
-
-        if self.provider in NEEDS_MODEL and not self.model:
-            raise ConfigError(
-                f"reviewer.model is not set for provider {self.provider}",
-                key="reviewer.model",
-                fix="set reviewer.model in the config file or the action's model input",
-                reason="config_model_missing",
-            )
-        base_url = self.base_url or cloud_base_url(
-            self.provider, region=self.region, location=self.location, environ=os.environ
-        )
-        if not base_url:
-            raise ConfigError(
-                f"reviewer.base_url is not set and provider {self.provider} has no public endpoint",
-                key="reviewer.base_url",
-                fix=BASE_URL_FIX.get(
-                    self.provider,
-                    "set reviewer.base_url in the config file or the action's base-url input",
-                ),
-                reason="config_base_url_missing",
-            )
-        values = {f.name: getattr(self, f.name) for f in fields(ReviewerConfig)}
-        return ReviewerSettings(**{**values, "base_url": base_url, "api_key": api_key})
-
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -123,6 +90,15 @@ class ModelPrice:
     model: str
     input: float
     output: float
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Triage (``mode: triage``): after ``after_hours`` a waiting pull request's line
+    mentions ``mention`` (``@user`` or ``@org/team``) in the tracking issue."""
+
+    after_hours: float = 24.0
+    mention: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +116,9 @@ class Config:
     #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
     #: records them as not reviewable without blocking; "block" makes them partial coverage
     binary_assets: str = "allow"
+    #: action inputs a pull request's own workflow may use to lower the bar below this
+    #: config (gate/action/bar.py); none by default
+    inputs_may_lower: tuple[str, ...] = ()
     status_context: str = "review-gate"
     instructions: str = ""
     override_label: str = "review-gate:override"
@@ -149,14 +128,14 @@ class Config:
     #: the findings also as SARIF 2.1.0 beside the certificate (gate.export.sarif)
     sarif: bool = False
     report: str = "status"  # status | check-run | both (gate.action.checks)
-    #: price per million tokens by model name (gate.cost)
+    #: price per million tokens by model name (gate.review.cost)
     pricing: tuple[ModelPrice, ...] = ()
     max_cost: float | None = None
-    #: large pull requests are reviewed in chunks (gate/chunks/__init__.py, gate/chunks/review.py);
-    #: None: the model's window from gate.chunks.CONTEXT_WINDOWS, else 100k tokens
+    #: large pull requests are reviewed in chunks (gate/review/chunks.py, gate/review/chunked.py);
+    #: None: the model's window from gate.review.chunks.CONTEXT_WINDOWS, else 100k tokens
     max_input_tokens: int | None = None
     max_chunk_bytes: int = 262_144
-    #: 64, not 40: content-defined chunks are about 70% full (gate/chunks/__init__.py),
+    #: 64, not 40: content-defined chunks are about 70% full (gate/review/chunks.py),
     #: so 64 of them hold max_diff_bytes
     max_chunks: int = 64
     concurrency: int = 4
@@ -170,6 +149,10 @@ class Config:
     #: reviewers asked, in order, only when the one before could not answer for an
     #: ``unavailable`` reason (quota, rate limit, outage, timeout, cut) after its retries
     fallbacks: tuple[ReviewerConfig, ...] = ()
+    #: triage: when a waiting pull request is escalated, and to whom
+    escalation: Escalation = field(default_factory=Escalation)
+    #: triage: a label the gate keeps on each pull request waiting for a human (None: none)
+    needs_human_label: str | None = None
 
     def chain(self) -> tuple[Config, ...]:
         """This config, then one per fallback (its reviewer in place, no fallbacks of its
@@ -183,6 +166,13 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif f.name in ("escalation", "needs_human_label"):
+                if value != f.default and value != Escalation():  # absent at the default
+                    out[f.name] = (
+                        {"after_hours": value.after_hours, "mention": list(value.mention)}
+                        if isinstance(value, Escalation)
+                        else value
+                    )
             elif f.name == "fallbacks":
                 if value:  # absent when empty: a config without fallbacks keeps its digest
                     out[f.name] = [
@@ -199,9 +189,9 @@ class Config:
 
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
     """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
-    checked (:func:`gate.redact.first_key`); a fallback without one is a ConfigError
+    checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
     naming the setting and the fix, before any reviewer is asked."""
-    from gate.redact import first_key
+    from gate.safe.redact import first_key
 
     keys = []
     for index, fallback in enumerate(config.fallbacks):
@@ -840,17 +830,45 @@ def _describe(
     got = _show(err.instance, leaf)
     if key == "reviewer.api_key_env" and isinstance(err.instance, str):
         got = "a value that is not shown (it may be the key itself: name its variable here)"
+    example = _input_text(default) if input_name and default not in ("", None) else ""
+    fix = "" if input_name else _fix(path, leaf)
+    meant = _meant_provider(path, err.instance)
+    if meant is not None:  # e.g. claude: anthropic, not the default
+        got += f" (did you mean {meant[0]}?)"
+        example = meant[1].split()[0] if input_name else ""
+        written = " or ".join(f"`{path[-1]}: {name}`" for name in meant[1].split())
+        fix = "" if input_name else f"write {written}{meant[2]}"
     return [
         ConfigError(
             f"{key} must be {expect}, got {got}",
             source=source,
             line=line,
             key=_dotted(path),
-            fix="" if input_name else _fix(path, leaf),
+            fix=fix,
             setting=setting,
-            example=_input_text(default) if input_name and default not in ("", None) else "",
+            example=example,
         )
     ]
+
+
+def _meant_provider(path: tuple[str | int, ...], value: object) -> tuple[str, str, str] | None:
+    """For a wrong ``provider``: the providers it most likely means (as words), the ones
+    to write (space-separated, the first one as an input's example), and what must go
+    with them (a base URL for an OpenAI-compatible server)."""
+    if not path or path[-1] != "provider" or not isinstance(value, str):
+        return None
+    meant = meant_provider(value)
+    if meant is None:
+        return None
+    names, with_url = meant
+    words = " or ".join(names)
+    if with_url:
+        return (
+            f"openai with base_url {LOCAL_OPENAI_URL} (any OpenAI-compatible server)",
+            "openai",
+            f" and `base_url: {LOCAL_OPENAI_URL}`, your server's URL",
+        )
+    return words, " ".join(names), ""
 
 
 _PATTERN_WORDS = {
@@ -958,6 +976,12 @@ def _build(data: Mapping[str, Any]) -> Config:
     top = {k: v for k, v in data.items() if k != "reviewer"}
     if "fallbacks" in top:
         top["fallbacks"] = tuple(_reviewer(item) for item in top["fallbacks"])
+    if "escalation" in top:
+        raw = top["escalation"]
+        top["escalation"] = Escalation(
+            after_hours=float(raw.get("after_hours", 24.0)),
+            mention=tuple("@" + str(m).lstrip("@") for m in raw.get("mention", ())),
+        )
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
     for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):
@@ -969,7 +993,7 @@ def _build(data: Mapping[str, Any]) -> Config:
         top["run_deadline"] = float(top["run_deadline"])
     if "agreement" in top:
         top["agreement"] = int(top["agreement"])
-    for name in ("include", "exclude"):
+    for name in ("include", "exclude", "inputs_may_lower"):
         if name in top:
             top[name] = tuple(top[name])
     if top.get("max_cost") is not None:

@@ -2,7 +2,7 @@
 
 The verdict contract is unchanged (five keys, strict). The prompt asks the reviewer to
 start a reason with ``path:line:`` or ``path:start-end:`` when it concerns specific
-lines (:data:`gate.prompt.SYSTEM_PROMPT`); this module reads that prefix back.
+lines (:data:`gate.review.prompt.SYSTEM_PROMPT`); this module reads that prefix back.
 
 - :func:`right_side` parses the hunks of the exact diff bytes that were reviewed and
   returns, per file, which lines of the NEW file appear in the diff (context and added

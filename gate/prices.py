@@ -3,7 +3,7 @@
 Each row is one model id exactly as the reviewer is configured with it (no prefix
 matching: ``gpt-4o-2024-05-13`` is priced differently from ``gpt-4o``), in US dollars per
 million tokens, with the page it was read from and the date it was read. A config's
-``pricing`` overrides a row for the same model (:func:`gate.cost.price_for`), so a
+``pricing`` overrides a row for the same model (:func:`gate.review.cost.price_for`), so a
 price that changed, a discount, or a model not listed here is one config entry away.
 
 Where a provider charges more for long prompts, the row holds the long-prompt price:
@@ -11,7 +11,7 @@ Where a provider charges more for long prompts, the row holds the long-prompt pr
 pull request. The summary says which source each price came from.
 
 A leaf module: :mod:`gate.config` reads it to refuse ``max_cost`` without a price when the
-config is validated, :mod:`gate.cost` to price a review.
+config is validated, :mod:`gate.review.cost` to price a review.
 """
 
 from __future__ import annotations

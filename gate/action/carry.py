@@ -1,6 +1,6 @@
 """Incremental review in the action: the chunk answers a run leaves for the next push.
 
-The ledger (:class:`gate.chunks.carry.Ledger`) of the action is a hidden block in the
+The ledger (:class:`gate.review.carry.Ledger`) of the action is a hidden block in the
 gate's own sticky comment, beside the history block (:mod:`gate.memory.record`)::
 
     <!-- review-gate:carry BASE64(zlib(JSON)) -->
@@ -12,7 +12,7 @@ and the certificate digest). The next run reads it only from the comment the tok
 own identity wrote (:meth:`GitHubClient.own_comment`, the same adoption rule as the
 history), never when a writer asked for a fresh review, and every envelope in it is
 decided again against the new chunk's binding before anything is carried
-(:func:`gate.chunks.carry.settle`). A comment can be edited by anyone with write access:
+(:func:`gate.review.carry.settle`). A comment can be edited by anyone with write access:
 a record read from it is worth what the override label is worth (docs/security.md).
 
 Bounds: at most :data:`MAX_BLOCK_CHARS` characters (fails are kept first; passes that do
@@ -31,9 +31,9 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from gate import strictjson
-from gate.chunks.carry import Book, Carried, CarryError
-from gate.decision import State
+from gate.decide.decision import State
+from gate.review.carry import Book, Carried, CarryError
+from gate.safe import strictjson
 
 SCHEMA = "review-gate.carry/1"
 #: the largest carry block, in characters (the comment's limit is 65,536, shared with
@@ -50,7 +50,7 @@ _TEXT = re.compile(r"[\x20-\x7e]{1,300}")
 
 
 def entries_of(result: Any, *, run_url: str | None, certificate_sha: str | None) -> list[Carried]:
-    """The chunk answers of ``result`` (a :class:`gate.pipeline.ReviewResult`) worth
+    """The chunk answers of ``result`` (a :class:`gate.review.pipeline.ReviewResult`) worth
     carrying: each chunk decided ``pass`` or ``fail`` with every envelope present and
     UTF-8, fails first. A carried chunk keeps where it was first recorded."""
     chunks = result.extra.get("chunks") if result is not None else None

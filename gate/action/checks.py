@@ -12,7 +12,7 @@ status description holds the reviewer's first reason, so it goes through
 :func:`gate.action.report.md` before it becomes a summary: no image, link, mention or
 HTML), its title is one safe line, and each annotation is a finding that
 :func:`gate.action.findings_report.annotatable` accepts (the workflow annotations' and the
-review comments' rule), its message through :func:`gate.untrusted.lines` and cut to
+review comments' rule), its message through :func:`gate.safe.untrusted.lines` and cut to
 :data:`MAX_MESSAGE_CHARS` (GitHub refuses a message over 64 KB, and one refused page
 would lose the whole output).
 
@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gate import untrusted
 from gate.action.findings_report import annotatable
 from gate.action.github import GitHubClient
 from gate.action.report import md
-from gate.decision import Status
+from gate.decide.decision import Status
 from gate.findings import Finding
-from gate.redact import redact
+from gate.safe import untrusted
+from gate.safe.redact import redact
 
 REPORT_MODES = ("status", "check-run", "both")
 #: GitHub's limit of annotations in one create or update request

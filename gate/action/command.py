@@ -15,7 +15,7 @@ from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient
 from gate.action.report import md
 from gate.action.state import RunState
 from gate.errors import GitHubError
-from gate.redact import redact
+from gate.safe.redact import redact
 
 #: the reaction that says "started"
 STARTED = "eyes"

@@ -1,13 +1,13 @@
 """The cost of a run for people: a job summary section and the step outputs.
 
-The figures come from :func:`gate.cost.cost_of` (the provider's own token counts, the
+The figures come from :func:`gate.review.cost.cost_of` (the provider's own token counts, the
 config's prices); this module only renders them. Unknown is shown as unknown, never 0.
 """
 
 from __future__ import annotations
 
 from gate.action.report import code, md
-from gate.cost import CostReport, Preflight, money
+from gate.review.cost import CostReport, Preflight, money
 
 
 def _show(value: int | float | None, *, price: bool = False) -> str:

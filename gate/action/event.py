@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate import strictjson
 from gate.action.github import PullInfo
 from gate.errors import UsageError
+from gate.safe import strictjson
 
 PULL_ACTIONS = frozenset(
     {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}

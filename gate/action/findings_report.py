@@ -5,7 +5,7 @@ reviewed diff (:mod:`gate.findings`), whose name came from the pull request. Bot
 escaped for the sink they go to:
 
 - **workflow commands** (``::error file=...,line=...::text``): the text through
-  :func:`gate.untrusted.lines` (secrets redacted, controls and bidi escaped, no line
+  :func:`gate.safe.untrusted.lines` (secrets redacted, controls and bidi escaped, no line
   that reads as a command) then GitHub's data escaping (``%``, CR, LF); the file and
   title properties through GitHub's property escaping (also ``:`` and ``,``), so a
   reason can neither end the command early, add a property, nor start a second command.
@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gate import untrusted
 from gate.action.report import code, escape_data, escape_property, md
-from gate.decision import Decision, State
+from gate.decide.decision import Decision, State
 from gate.findings import Anchor, Finding, findings_for
+from gate.safe import untrusted
 
 if TYPE_CHECKING:
-    from gate.chunks.review import ChunkReview
+    from gate.review.result import ChunkReview
 
 #: GitHub shows at most 10 annotations of each level per step; one is the decision's
 MAX_ANNOTATIONS = 9

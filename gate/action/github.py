@@ -40,13 +40,13 @@ from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 from urllib3.util.retry import Retry
 
-from gate import strictjson
+from gate import USER_AGENT
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
-from gate.decision import MAX_DESCRIPTION
+from gate.decide.decision import MAX_DESCRIPTION
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError, UsageError
-from gate.redact import redact
-from gate.reviewers import USER_AGENT
+from gate.safe import strictjson
+from gate.safe.redact import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -911,6 +911,96 @@ class GitHubClient:
 
         return self._call(f"GET pull requests of {sha[:12]}", run)
 
+    # --- triage (gate/action/triage.py): read the queue, keep one issue, label --------
+
+    def open_pulls(self, *, limit: int) -> list[OpenPull]:
+        """The open pull requests, newest first, at most ``limit``."""
+
+        def run() -> list[OpenPull]:
+            found: list[OpenPull] = []
+            for pull in _iter(self._repo.get_pulls(state="open", sort="created", direction="desc")):
+                if len(found) >= limit:
+                    break
+                if str(pull.state) != "open":
+                    continue
+                found.append(
+                    OpenPull(
+                        number=int(pull.number),
+                        title=str(pull.title or ""),
+                        head_sha=str(pull.head.sha),
+                        url=str(pull.html_url or ""),
+                        labels=tuple(str(label.name) for label in pull.labels),
+                        draft=bool(pull.draft),
+                    )
+                )
+            return found
+
+        return self._call("GET the open pull requests", run)
+
+    def newest_own_status(self, sha: str, *, context: str) -> SeenStatus | None:
+        """The newest status in ``context`` on ``sha`` that this token posted, with its time."""
+        own = self.identity()
+
+        def run() -> SeenStatus | None:
+            url = f"{self._repo.url}/commits/{sha}/statuses"
+            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            for scanned, status in enumerate(_iter(statuses)):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if status.context == context and own.wrote(status.creator):
+                    when = status.created_at
+                    if when is not None and when.tzinfo is None:
+                        when = when.replace(tzinfo=UTC)
+                    return SeenStatus(
+                        str(status.state), str(status.description or ""), when or datetime.now(UTC)
+                    )
+            return None
+
+        return self._call(f"GET statuses of {sha[:12]}", run)
+
+    def own_issue(self, title: str) -> tuple[int, str] | None:
+        """(number, body) of the open issue titled ``title`` this token opened, or None."""
+        own = self.identity()
+
+        def run() -> tuple[int, str] | None:
+            for scanned, issue in enumerate(_iter(self._repo.get_issues(state="open"))):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if issue.title == title and own.wrote(issue.user) and issue.pull_request is None:
+                    return int(issue.number), str(issue.body or "")
+            return None
+
+        return self._call(f"find the issue {title!r}", run)
+
+    def close_issue(self, number: int) -> None:
+        self._call(
+            f"close issue #{number}", lambda: self._repo.get_issue(number).edit(state="closed")
+        )
+
+    def comment_on_issue(self, number: int, body: str) -> None:
+        body = redact(body)
+        self._call(
+            f"comment on issue #{number}", lambda: self._repo.get_issue(number).create_comment(body)
+        )
+
+    def add_label(self, number: int, label: str) -> None:
+        """POST /repos/{owner}/{repo}/issues/{number}/labels (a pull request is an issue)."""
+        url = f"{self._repo.url}/issues/{number}/labels"
+        self._call(
+            f"label #{number} {label!r}",
+            lambda: self._repo._requester.requestJsonAndCheck(
+                "POST", url, input={"labels": [label]}
+            ),
+        )
+
+    def remove_label(self, number: int, label: str) -> None:
+        """DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}."""
+        url = f"{self._repo.url}/issues/{number}/labels/{quote(label, safe='')}"
+        self._call(
+            f"unlabel #{number} {label!r}",
+            lambda: self._repo._requester.requestJsonAndCheck("DELETE", url),
+        )
+
     def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
         """Create or update the one comment that starts with ``marker``; return its id.
 
@@ -961,6 +1051,27 @@ def _rebuild_note(count: FetchCount | None) -> str:
         f"GitHub requests at most, {count.bytes} blob bytes)"
         + (f", the others left unreviewed ({left})" if left else "")
     )
+
+
+@dataclass(frozen=True)
+class OpenPull:
+    """An open pull request as triage lists it."""
+
+    number: int
+    title: str
+    head_sha: str
+    url: str
+    labels: tuple[str, ...]
+    draft: bool
+
+
+@dataclass(frozen=True)
+class SeenStatus:
+    """A commit status the gate posted: its state, description and time."""
+
+    state: str
+    description: str
+    created_at: datetime
 
 
 def git_blob_id(data: bytes, *, sha256: bool = False) -> str:

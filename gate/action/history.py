@@ -20,7 +20,7 @@ from __future__ import annotations
 from gate.action import carry
 from gate.action.report import comment_marker
 from gate.action.state import Artifacts, RunState
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.errors import GitHubError
 from gate.memory import record, standing
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gate.config import DEFAULT_CONFIG_PATH, inputs_from_env
 from gate.errors import UsageError
-from gate.reviewers.providers import SECRET_ENVS
+from gate.providers import SECRET_ENVS
 
 
 @dataclass(frozen=True)

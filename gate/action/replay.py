@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from gate import redact
 from gate.action import report
 from gate.action.blobfetch import FetchBudget
 from gate.action.github import GitHubClient, GitHubSettings
@@ -29,7 +28,8 @@ from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory import record
 from gate.memory import replay as core
 from gate.memory.question import key_of_record
-from gate.pipeline import select_diff
+from gate.review.scope import select_diff
+from gate.safe import redact
 
 TRACKING_TITLE = "review-gate: unstable verdicts"
 DEFAULT_SINCE = "24h"
@@ -51,10 +51,10 @@ class Candidate:
 
 
 def mode(raw: Mapping[str, str]) -> str:
-    """``review`` (default) or ``replay``; anything else is a UsageError."""
+    """``review`` (default), ``replay`` or ``triage``; anything else is a UsageError."""
     value = raw.get("mode", "").strip() or "review"
-    if value not in ("review", "replay"):
-        raise UsageError(f"input mode: {value!r} is not review or replay")
+    if value not in ("review", "replay", "triage"):
+        raise UsageError(f"input mode: {value!r} is not review, replay or triage")
     return value
 
 

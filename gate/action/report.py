@@ -3,7 +3,7 @@
 Pure renderers plus three tiny writers (append to ``GITHUB_STEP_SUMMARY``,
 append to ``GITHUB_OUTPUT``, print workflow commands). Nothing here talks to
 GitHub's API (that is :mod:`gate.action.github`) or decides anything (that is
-:mod:`gate.decision`); it renders a :class:`Report`.
+:mod:`gate.decide.decision`); it renders a :class:`Report`.
 
 Safety rules this module keeps:
 
@@ -13,11 +13,11 @@ Safety rules this module keeps:
   (``name<<ghadelimiter_<random>``) that is checked not to occur in the value,
   so a value cannot inject another output;
 - every secret in :func:`mask_commands` is also registered for redaction
-  (:mod:`gate.redact`), and every writer here (:func:`emit`,
+  (:mod:`gate.safe.redact`), and every writer here (:func:`emit`,
   :func:`append_summary`, :func:`write_outputs`) and renderer (:func:`md`,
   :func:`code`, :func:`comment_body`) redacts before it escapes or cuts;
 - text that came from the reviewer, from GitHub or from file names is rendered
-  through :mod:`gate.untrusted` (controls, bidi and zero-width characters
+  through :mod:`gate.safe.untrusted` (controls, bidi and zero-width characters
   escaped, no workflow command), and made inert before it is put into Markdown:
   every ASCII punctuation character backslash-escaped (no emphasis, links,
   images, headings, lists, tables, fences, math), ``<`` and ``&`` as entities
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import redact, untrusted
-from gate.attempt import Attempt
-from gate.decision import MAX_DESCRIPTION, Decision, Family, State
+from gate.decide.attempt import Attempt
+from gate.decide.decision import MAX_DESCRIPTION, Decision, Family, State
 from gate.diff import Coverage, SkipWhy
+from gate.safe import redact, untrusted
 
 MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters
 MAX_LISTED_FILES = 200
@@ -83,7 +83,9 @@ class Report:
     certificate_path: str | None = None
     run_url: str | None = None
     notes: tuple[str, ...] = ()  # superseded, override, warnings
-    #: one row per chunk of a review in chunks (gate.chunks.review.chunk_rows)
+    #: who can act on a block, and how (gate.action.next_step; Markdown, built there)
+    next_step: str | None = None
+    #: one row per chunk of a review in chunks (gate.review.chunked.chunk_rows)
     chunks: tuple[Mapping[str, Any], ...] = ()
 
     @property
@@ -117,7 +119,7 @@ def md(text: str) -> str:
     """Text that came from outside (reviewer, GitHub, file names) made inert in Markdown.
 
     Redacted, whitespace collapsed to single spaces, unsafe characters shown as
-    escapes (:func:`gate.untrusted.visible`), then every ASCII punctuation
+    escapes (:func:`gate.safe.untrusted.visible`), then every ASCII punctuation
     character escaped, so the text renders as exactly itself.
     """
     clean = untrusted.visible(" ".join(redact.redact(text).split()))
@@ -153,7 +155,7 @@ class MaskCommand(str):
 def mask_commands(values: Iterable[str | None]) -> list[str]:
     """``::add-mask::`` lines for every non-empty secret (each line of a multi-line one).
 
-    The same values are registered for redaction (:func:`gate.redact.remember`), so a
+    The same values are registered for redaction (:func:`gate.safe.redact.remember`), so a
     secret masked in the log is redacted from every other sink too.
     """
     values = list(values)
@@ -188,7 +190,7 @@ def annotation_commands(report: Report) -> list[str]:
 
 def emit(lines: Iterable[str], stream: TextIO) -> None:
     """Write log lines the gate built: each one redacted and made safe as a whole
-    (:func:`gate.untrusted.own_line`), except :class:`MaskCommand` lines."""
+    (:func:`gate.safe.untrusted.own_line`), except :class:`MaskCommand` lines."""
     for line in lines:
         text = line if isinstance(line, MaskCommand) else untrusted.own_line(line)
         stream.write(text + "\n")
@@ -240,11 +242,11 @@ def outputs_for(report: Report) -> dict[str, str]:
         "statement": "",
         "predicate": "",
         "sarif": "",
-        # what the review cost; the run fills them in when a review ran (gate.cost)
+        # what the review cost; the run fills them in when a review ran (gate.review.cost)
         "input-tokens": "",
         "output-tokens": "",
         "cost": "",
-        # the estimate before any request (gate.cost.preflight), filled in when made
+        # the estimate before any request (gate.review.cost.preflight), filled in when made
         "cost-bound": "",
         "cost-likely": "",
     }
@@ -377,6 +379,8 @@ def summary_markdown(report: Report) -> str:
     lines.append("")
     if d.detail and d.detail not in report.description:
         lines += [md(d.detail), ""]
+    if report.next_step:
+        lines += [report.next_step, ""]
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)
@@ -394,6 +398,8 @@ def summary_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+#: the most of a block's reason the comment holds (the job summary holds all of it)
+MAX_COMMENT_DETAIL = 4000
 #: binary assets the comment names (the summary names more)
 MAX_NAMED_ASSETS = 10
 
@@ -446,6 +452,15 @@ def comment_body(report: Report) -> str:
             )
             lines.append(f"Not reviewable (binary asset): {listed}{more}")
     lines.append("")
+    # a block's full reason, never only the 140-character description, then who can act
+    if report.family is not Family.PASS and d.detail and d.detail not in report.description:
+        cut = len(d.detail) > MAX_COMMENT_DETAIL
+        lines += [
+            md(d.detail[:MAX_COMMENT_DETAIL]) + (" … (the summary has it all)" if cut else ""),
+            "",
+        ]
+    if report.next_step:
+        lines += [report.next_step, ""]
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)

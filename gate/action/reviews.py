@@ -15,7 +15,7 @@ anyone else, marker or not, is never touched. A re-run on the same head updates 
 of the gate's review for that head instead of adding a second one.
 
 Texts are the reviewer's: rendered inert with :func:`gate.action.report.md` (Markdown,
-no mention, no HTML) and redacted before they leave (:func:`gate.redact.redact`).
+no mention, no HTML) and redacted before they leave (:func:`gate.safe.redact.redact`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from gate.action.findings_report import annotatable
 from gate.action.github import GitHubClient
 from gate.action.report import code, comment_marker, md
 from gate.findings import Anchor, Finding
-from gate.redact import redact
+from gate.safe.redact import redact
 
 #: reviews scanned for the gate's own (a bound: a pull request rarely has more)
 MAX_REVIEWS_SCANNED = 300

@@ -18,9 +18,9 @@ One run, in one direction (docs/design.md)::
 :mod:`gate.action.event`, the inputs in :mod:`gate.action.inputs`, every guard is a
 function of :mod:`gate.action.guards`, every GitHub call is in
 :mod:`gate.action.github`, every rendering in :mod:`gate.action.report`, every
-decision in :mod:`gate.decision`/:mod:`gate.pipeline`. Nothing here turns an error
-into a pass: the only ``success`` statuses come from :func:`gate.decision.decide`
-(through :func:`gate.pipeline.review_diff`) or from a verified human override.
+decision in :mod:`gate.decide.decision`/:mod:`gate.review.pipeline`. Nothing here turns an error
+into a pass: the only ``success`` statuses come from :func:`gate.decide.decision.decide`
+(through :func:`gate.review.pipeline.review_diff`) or from a verified human override.
 """
 
 from __future__ import annotations
@@ -35,16 +35,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from gate import certificate, cost, redact, untrusted
 from gate.action import (
+    bar,
     checks,
     command,
     cost_report,
     findings_report,
     guards,
     history,
+    next_step,
     report,
     reviews,
+    triage,
 )
 from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
@@ -53,9 +55,15 @@ from gate.action.event import read_event, target_from_event
 from gate.action.github import GitHubClient, GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.chunks.review import ChunkReview, chunk_rows
-from gate.config import Config, apply_inputs, default_config, fallback_keys, parse_config
-from gate.decision import (
+from gate.config import (
+    DEFAULT_CONFIG_PATH,
+    Config,
+    apply_inputs,
+    default_config,
+    fallback_keys,
+    parse_config,
+)
+from gate.decide.decision import (
     MAX_DESCRIPTION,
     Binding,
     Decision,
@@ -71,7 +79,12 @@ from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageErro
 from gate.export import sarif, statement
 from gate.findings import Finding
 from gate.memory import question
-from gate.pipeline import config_sha256, review_diff, select_diff
+from gate.review import certificate, cost
+from gate.review.chunked import chunk_rows
+from gate.review.pipeline import review_diff
+from gate.review.result import ChunkReview, config_sha256
+from gate.review.scope import select_diff
+from gate.safe import redact, untrusted
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -108,8 +121,11 @@ def _run_action(
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
-        if replay_mode.mode(inputs.raw) == "replay":  # the scheduled job (issue 11)
+        chosen = replay_mode.mode(inputs.raw)
+        if chosen == "replay":  # the scheduled job (issue 11)
             return replay_mode.run_replay(run, client_factory, sleep, throttle)
+        if chosen == "triage":  # the human queue (issue 21): reads statuses, never posts one
+            return triage.run_triage(run, client_factory, sleep, throttle)
         fail_job = inputs.fail_job()
     except UsageError as err:
         return _usage_failure(run, err)
@@ -163,9 +179,12 @@ def _review(
         run.target = replace(target, ignore=refused)
         return None
     _read_pull(run, gh)
+    if (fork := guards.fork_on_pull_request(target.event, run.pull)) is not None:
+        report.emit([f"::error::{report.escape_data(fork)}"], run.out)
+        run.notes.append(fork)
     # config from the BASE commit: a pull request cannot lower its own bar
     try:
-        run.config = config = _load_config(gh, run.inputs.config_path, run.base, run.inputs.raw)
+        run.config = config = _load_config(run, gh)
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
@@ -276,23 +295,34 @@ def _read_pull(run: RunState, gh: GitHubClient) -> None:
         run.evidence.github["command"] = run.command
 
 
-def _load_config(gh: GitHubClient, path: str, base: str, inputs: Mapping[str, str]) -> Config:
+def _load_config(run: RunState, gh: GitHubClient) -> Config:
+    """The base commit's config with the inputs applied; on an event whose workflow file
+    comes from the pull request, inputs that lower the bar are refused (gate.action.bar)."""
+    path, inputs = run.inputs.config_path, run.inputs.raw
+    event = run.target.event if run.target is not None else ""
+    if path != DEFAULT_CONFIG_PATH and event in bar.UNTRUSTED_WORKFLOW_EVENTS:
+        bar.check_config_path(event, path, _base_config(gh, DEFAULT_CONFIG_PATH, run.base))
+    config = _base_config(gh, path, run.base)
+    merged = apply_inputs(config, inputs)
+    bar.check(event, config, merged, inputs)
+    return merged
+
+
+def _base_config(gh: GitHubClient, path: str, base: str) -> Config:
     raw = gh.read_file(path, base)
     source = f"{path}@{base[:12]}"
     if raw is None:
-        config = default_config()
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ConfigError(
-                f"not UTF-8 (byte {err.start})",
-                source=source,
-                fix="save the file as UTF-8",
-                reason="config_encoding",
-            ) from err
-        config = parse_config(text, source=source)
-    return apply_inputs(config, inputs)
+        return default_config()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"not UTF-8 (byte {err.start})",
+            source=source,
+            fix="save the file as UTF-8",
+            reason="config_encoding",
+        ) from err
+    return parse_config(text, source=source)
 
 
 def _record_config(run: RunState, config: Config) -> None:
@@ -309,7 +339,7 @@ def _api_key(run: RunState, config: Config) -> str | None:
     """The reviewer's key (input, else the config's variable), checked and masked before use.
 
     A key with control or non-ASCII characters is a ConfigError naming where it came
-    from, never showing it (:func:`gate.redact.first_key`).
+    from, never showing it (:func:`gate.safe.redact.first_key`).
     """
     key_env = config.reviewer.key_env()
     api_key = redact.first_key(
@@ -431,7 +461,7 @@ def _every_base(run: RunState, decision: Decision) -> Decision:
     if gh is None or config is None:
         return decision
     raw, path = run.inputs.raw, run.inputs.config_path
-    sibling = guards.siblings(run, gh, lambda base: _load_config(gh, path, base, raw))
+    sibling = guards.siblings(run, gh, lambda base: apply_inputs(_base_config(gh, path, base), raw))
     if sibling is None:
         return decision
     run.evidence.review_decision = decision
@@ -503,7 +533,9 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
-            context["cost"] = cost.cost_of(result.paid_attempts(), run.config).to_json()
+            context["cost"] = cost.cost_of(
+                result.paid_attempts(), run.config, models=result.paid_models()
+            ).to_json()
         found = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
         if found:
             context["findings"] = [f.to_json() for f in found]
@@ -602,7 +634,9 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             extra += cost_report.estimate_lines(run.estimate)
             outputs.update(run.estimate.outputs())
         if run.result is not None and run.config is not None:
-            spent = cost.cost_of(run.result.paid_attempts(), run.config)
+            spent = cost.cost_of(
+                run.result.paid_attempts(), run.config, models=run.result.paid_models()
+            )
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
         outputs.update(artifacts.files)
@@ -687,6 +721,11 @@ def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts)
         certificate_path=artifacts.certificate_path,
         run_url=run.run_url,
         notes=tuple(run.notes),
+        next_step=next_step.next_step(
+            decision.family,
+            override_label=run.config.override_label if run.config else Config().override_label,
+            fresh_label=guards.FRESH_LABEL,
+        ),
     )
 
 

@@ -14,14 +14,14 @@ from typing import Any, TextIO
 from gate.action.event import Target
 from gate.action.github import GitHubClient, GitHubSettings, PullInfo
 from gate.action.inputs import ActionInputs
-from gate.chunks.carry import Book
 from gate.config import Config
-from gate.cost import Preflight
-from gate.decision import Decision
+from gate.decide.decision import Decision
 from gate.diff import Coverage
 from gate.memory.question import QuestionKey
 from gate.memory.record import Record
-from gate.pipeline import ReviewResult
+from gate.review.carry import Book
+from gate.review.cost import Preflight
+from gate.review.result import ReviewResult
 
 
 @dataclass(frozen=True)

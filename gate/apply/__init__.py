@@ -57,9 +57,9 @@ from gate.apply.paths import (
     too_long,
 )
 from gate.apply.write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
-from gate.atomic import fsync_dir, sha256_hex
-from gate.attempt import EndReason
+from gate.decide.attempt import EndReason
 from gate.errors import ApplyError, AtomicWriteError, ExitCode
+from gate.safe.atomic import fsync_dir, sha256_hex
 
 __all__ = [
     "WRITE_CHUNK",

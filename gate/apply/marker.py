@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate import strictjson
 from gate.apply.parse import refuse
 from gate.apply.paths import MARKER_DIR
-from gate.atomic import atomic_write, fsync_dir
 from gate.errors import ApplyError, AtomicWriteError
+from gate.safe import strictjson
+from gate.safe.atomic import atomic_write, fsync_dir
 
 MARKER_NAME = "incomplete"
 MARKER_VERSION = 1

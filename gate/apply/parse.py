@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate import strictjson
-from gate.atomic import sha256_hex
-from gate.attempt import EndReason
+from gate.decide.attempt import EndReason
 from gate.errors import ApplyError
+from gate.safe import strictjson
+from gate.safe.atomic import sha256_hex
 
 MAX_APPLY_ID = 200
 END_REASONS = frozenset(str(reason) for reason in EndReason)

@@ -20,8 +20,8 @@ import os
 from pathlib import Path, PurePosixPath
 
 from gate.apply.parse import refuse
-from gate.atomic import TEMP_NAME_EXTRA
 from gate.errors import ApplyError, UsageError
+from gate.safe.atomic import TEMP_NAME_EXTRA
 
 MARKER_DIR = ".apply"
 RESERVED = {".git": ".git", "git~1": ".git", MARKER_DIR: MARKER_DIR, "apply~1": MARKER_DIR}

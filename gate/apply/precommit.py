@@ -29,8 +29,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.atomic import atomic_write
 from gate.errors import UsageError
+from gate.safe.atomic import atomic_write
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.review-gate-chained"

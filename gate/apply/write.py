@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gate.apply.parse import WriteFile
-from gate.atomic import TEMP_SUFFIX, file_sha256, fsync_dir, temp_path_for
+from gate.safe.atomic import TEMP_SUFFIX, file_sha256, fsync_dir, temp_path_for
 
 WRITE_CHUNK = 1 << 20
 

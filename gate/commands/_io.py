@@ -1,7 +1,7 @@
 """Small input/output helpers shared by the sub-commands.
 
 :func:`say` and :func:`say_json` are how a command prints text: every line
-redacted (:mod:`gate.redact`) and rendered safe (:func:`gate.untrusted.lines`:
+redacted (:mod:`gate.safe.redact`) and rendered safe (:func:`gate.safe.untrusted.lines`:
 no control or bidi character, no workflow command), because what a command
 prints holds the reviewer's words, a provider's error text or file names.
 """
@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate import redact, untrusted
 from gate.errors import UsageError
+from gate.safe import redact, untrusted
 
 
 def say(text: str = "", *, err: bool = False) -> None:
@@ -66,7 +66,7 @@ def write_output(name: str | None, data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    from gate.atomic import atomic_write
+    from gate.safe.atomic import atomic_write
 
     atomic_write(name, data)
 

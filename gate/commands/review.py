@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gate.attempt import Attempt
-    from gate.chunks.carry import Book
-    from gate.chunks.review import ChunkReview
     from gate.config import Config
-    from gate.cost import CostReport
-    from gate.decision import Decision
+    from gate.decide.attempt import Attempt
+    from gate.decide.decision import Decision
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
-    from gate.pipeline import ReviewResult
+    from gate.review.carry import Book
+    from gate.review.cost import CostReport
+    from gate.review.result import ChunkReview, ReviewResult
 
 NAME = "review"
 ORDER = 30
@@ -89,7 +88,7 @@ _CLOUD_OPTIONS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from gate.config import Config
-    from gate.reviewers.providers import DEFAULT_BASE_URLS, PROVIDERS
+    from gate.providers import DEFAULT_BASE_URLS, PROVIDERS
 
     defaults = Config()
     rev = defaults.reviewer
@@ -259,16 +258,16 @@ def check_is_diff(name: str, data: bytes) -> None:
 
 def api_key_for(config: Config, *, explicit_env: bool) -> str | None:
     """The API key from the environment; a missing key that is needed is a usage error."""
-    from gate import redact
     from gate.errors import UsageError
-    from gate.reviewers.settings import needs_api_key
+    from gate.reviewers.settings import ReviewerSettings, needs_api_key
+    from gate.safe import redact
 
     env_name = config.reviewer.key_env()
     value = os.environ.get(env_name)
     redact.remember(value)  # before the check: no message may show it
     key = redact.checked_key(value, source=f"the environment variable {env_name}")
     if key is None:
-        probe = config.reviewer.to_settings(None)
+        probe = ReviewerSettings.from_config(config.reviewer, None)
         if explicit_env or needs_api_key(probe):
             raise UsageError(
                 f"{env_name} is not set; export it or pass --api-key-env NAME",
@@ -283,7 +282,7 @@ _NO_ANSWER = frozenset({"connect_error", "connect_timeout", "network_error"})
 
 def unreachable_hint(result: ReviewResult, base_url: str) -> str | None:
     """One line naming the setting when no byte ever came back from the endpoint."""
-    from gate.decision import State
+    from gate.decide.decision import State
 
     last = result.outcome.last
     if result.decision.state is not State.INCOMPLETE or last is None:
@@ -327,7 +326,7 @@ def summary_json(
     coverage: Coverage | None = None,
 ) -> dict[str, Any]:
     """The --json object; ``result`` is None when the run was blocked before any call."""
-    from gate.decision import exit_code
+    from gate.decide.decision import exit_code
 
     final = decision or (result.decision if result is not None else None)
     record = cert if cert is not None else (result.certificate if result is not None else {})
@@ -339,7 +338,7 @@ def summary_json(
     out["certificate_sha256"] = cert_sha
     cov = coverage or (result.coverage if result else None)
     out["coverage"] = cov.to_json() if cov is not None else None
-    from gate.chunks.review import chunk_rows
+    from gate.review.chunked import chunk_rows
 
     out["chunks"] = chunk_rows(result.chunks) if result else []
     out["exit_code"] = exit_code(final)
@@ -358,14 +357,16 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import os
 
-    from gate import certificate, cost, untrusted
     from gate.commands._io import check_output_path, read_input, say, say_json
     from gate.commands._options import endpoint_problems, with_hints
     from gate.config import fallback_keys
-    from gate.decision import exit_code
+    from gate.decide.decision import exit_code
     from gate.errors import Interrupted, UsageError
-    from gate.pipeline import coverage_before_call, nothing_reviewed, review_diff, select_diff
-    from gate.reviewers import attempt_line
+    from gate.review import certificate, cost
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+    from gate.reviewers.transport import attempt_line
+    from gate.safe import untrusted
 
     config = with_hints(lambda: load(args), provider=args.provider, base_url=args.base_url)
     check_base_url(config, args)
@@ -425,7 +426,7 @@ def _run(args: argparse.Namespace) -> int:
     decision = result.decision
     written = write_exports(args, decision, selected.data, config, result.chunks)
     hint = unreachable_hint(result, result.reviewer.base_url)
-    spent = cost.cost_of(result.paid_attempts(), config)
+    spent = cost.cost_of(result.paid_attempts(), config, models=result.paid_models())
     if args.json:
         out = summary_json(result, cert_sha)
         out["cost"] = spent.to_json()
@@ -466,9 +467,9 @@ def carry_book(paths: list[str]) -> Book | None:
     says which and why."""
     if not paths:
         return None
-    from gate.chunks.carry import Book, CarryError, from_certificate
     from gate.commands._io import read_input
     from gate.errors import UsageError
+    from gate.review.carry import Book, CarryError, from_certificate
 
     items = []
     for path in paths:
@@ -483,8 +484,8 @@ def carry_book(paths: list[str]) -> Book | None:
 def chunk_lines(result: ReviewResult) -> list[str]:
     """One line per chunk when the diff was reviewed in chunks (none otherwise); a carried
     chunk names the run its answers came from (made inert: it is read from a record)."""
-    from gate import untrusted
-    from gate.chunks.review import chunk_rows
+    from gate.review.chunked import chunk_rows
+    from gate.safe import untrusted
 
     return [
         f"  chunk {row['chunk']}/{row['of']}: {row['files']} files, {row['bytes']} bytes, "
@@ -498,9 +499,9 @@ def decision_lines(decision: Decision) -> list[str]:
     """The decision for standard output, in full (the status text stops at 140 characters).
 
     Both texts may hold the reviewer's words: each is one safe line
-    (:func:`gate.untrusted.line`), so a reason cannot start a line of its own.
+    (:func:`gate.safe.untrusted.line`), so a reason cannot start a line of its own.
     """
-    from gate import untrusted
+    from gate.safe import untrusted
 
     description, detail = untrusted.line(decision.description), untrusted.line(decision.detail)
     if not detail or detail in description:
@@ -524,11 +525,11 @@ def _interrupted(
     written, and the exit code is 130. Nothing was decided, so the state is incomplete."""
     import hashlib
 
-    from gate import certificate
     from gate.commands._io import say
-    from gate.decision import State, blocked
+    from gate.decide.decision import State, blocked
     from gate.errors import ExitCode
-    from gate.pipeline import blocked_certificate
+    from gate.review import certificate
+    from gate.review.result import blocked_certificate
 
     decision = blocked(
         State.INCOMPLETE,
@@ -559,10 +560,11 @@ def _blocked_before_call(
     args: argparse.Namespace, decision: Decision, data: bytes, config: Config, coverage: Coverage
 ) -> int:
     """Report a run the selection blocked: no reviewer call was made."""
-    from gate import certificate, untrusted
     from gate.commands._io import say, say_json
-    from gate.decision import exit_code
-    from gate.pipeline import blocked_certificate
+    from gate.decide.decision import exit_code
+    from gate.review import certificate
+    from gate.review.result import blocked_certificate
+    from gate.safe import untrusted
 
     cert = blocked_certificate(
         decision, data, config, coverage=coverage, extra_cert=cert_context(args)

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gate.commands._io import check_output_path, read_input, write_output
-    from gate.envelope import seal
+    from gate.decide.envelope import seal
     from gate.errors import ExitCode
 
     check_output_path("--output", args.output)

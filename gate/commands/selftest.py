@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gate.decision import Binding
+    from gate.decide.decision import Binding
 
 NAME = "selftest"
 ORDER = 24
@@ -42,10 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _binding_of(raw: bytes) -> Binding:
     """The response's own binding (the most lenient one: mutations must still fail)."""
-    from gate.decision import Binding
-    from gate.envelope import verify
+    from gate.decide.decision import Binding
+    from gate.decide.envelope import verify
+    from gate.decide.verdict import check_shape, extract_fence, strict_loads
     from gate.errors import GateError, UsageError
-    from gate.verdict import check_shape, extract_fence, strict_loads
 
     try:
         verdict = check_shape(strict_loads(extract_fence(verify(raw).decode("utf-8"))))
@@ -56,7 +56,7 @@ def _binding_of(raw: bytes) -> Binding:
 
 def run(args: argparse.Namespace) -> int:
     from gate.commands._io import read_input, say, say_json
-    from gate.decision import State
+    from gate.decide.decision import State
     from gate.errors import ExitCode, UsageError
     from gate.lab import selftest
 

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gate.commands._io import say, say_json
-    from gate.decision import Family
+    from gate.decide.decision import Family
     from gate.errors import ExitCode, UsageError
     from gate.memory.stats import health, load_folder
 

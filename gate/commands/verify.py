@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gate.decision import Binding, Decision
+    from gate.decide.decision import Binding, Decision
 
 NAME = "verify"
 ORDER = 20
@@ -92,7 +92,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
     import hashlib
 
     from gate.commands._io import read_input
-    from gate.decision import Binding
+    from gate.decide.decision import Binding
     from gate.errors import UsageError
 
     inputs: dict[str, str] = {}
@@ -119,7 +119,7 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
     a certificate without a recorded decision does not pass. (A certificate is
     not signed: this checks consistency, it is no proof of origin.)
     """
-    from gate.decision import State, Status, blocked
+    from gate.decide.decision import State, Status, blocked
 
     recorded = cert.get("decision")
     if decision.state is not State.PASS:
@@ -173,9 +173,9 @@ def names_these_bytes(cert: dict[str, Any], binding: Binding, *, chunked: bool) 
     An offline re-decision accepts only the bytes the certificate names: the diff given
     (``--diff``, or ``--diff-sha``) must be the one its ``binding.diff_sha`` records, and,
     for a review in one request, the one its coverage says was sent. (A review in chunks
-    checks its coverage against the re-plan: :func:`gate.chunks.review.redecide`.)
+    checks its coverage against the re-plan: :func:`gate.review.chunked.redecide`.)
     """
-    from gate.decision import State, blocked
+    from gate.decide.decision import State, blocked
 
     recorded = cert.get("binding")
     sha = recorded.get("diff_sha") if isinstance(recorded, dict) else None
@@ -230,12 +230,12 @@ def refuse_certificate_as_response(name: str, raw: bytes) -> None:
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
-    from gate import strictjson
-    from gate.certificate import attempts_from, build, envelope_from, write
     from gate.commands._io import check_output_path, read_input
-    from gate.decision import decide
-    from gate.envelope import MAX_HEADER_BYTES
+    from gate.decide.decision import decide
+    from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
+    from gate.review.certificate import attempts_from, build, envelope_from, write
+    from gate.safe import strictjson
 
     if (args.response is None) == (args.from_certificate is None):
         raise UsageError("give exactly one of RESPONSE or --from-certificate")
@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if chunked is not None:
         # a review in chunks: each chunk's envelope against its chunk of --diff
-        from gate.chunks.review import redecide
+        from gate.review.chunked import redecide
 
         decision = redecide(
             chunked,
@@ -322,9 +322,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace, decision: Decision, binding: Binding | None) -> int:
-    from gate import untrusted
     from gate.commands._io import say, say_json
-    from gate.decision import exit_code
+    from gate.decide.decision import exit_code
+    from gate.safe import untrusted
 
     if args.json:
         out = decision.to_json()
@@ -354,7 +354,7 @@ def statement_check(
     import hashlib
 
     from gate.commands._io import read_input, say
-    from gate.decision import State, blocked
+    from gate.decide.decision import State, blocked
     from gate.errors import StatementError, StatementMismatch, UsageError
     from gate.export import statement
 

@@ -11,7 +11,7 @@ itself are notifications of the run's invocation. ``executionSuccessful`` is tru
 when the reviewer's verdict decided (``pass`` or ``fail``).
 
 Reviewer text is inert (:func:`inert`): secrets redacted, control, bidi and zero-width
-characters escaped (:mod:`gate.untrusted`), then SARIF's own message syntax escaped
+characters escaped (:mod:`gate.safe.untrusted`), then SARIF's own message syntax escaped
 (SARIF 2.1.0 §3.11.5 placeholders ``{0}`` as ``{{``/``}}``, §3.11.6 embedded links
 ``[text](target)`` with ``\\[``, ``\\]`` and ``\\\\``), so a reason can neither link
 anywhere nor pull in an argument. Paths go into URIs percent-encoded
@@ -29,11 +29,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from gate import __version__, redact, untrusted
-from gate.atomic import atomic_write
-from gate.decision import State
+from gate import __version__
+from gate.decide.decision import State
 from gate.errors import AtomicWriteError
 from gate.findings import Anchor, Finding
+from gate.safe import redact, untrusted
+from gate.safe.atomic import atomic_write
 
 SARIF_VERSION = "2.1.0"
 #: the OASIS Standard's schema (SARIF 2.1.0 Errata 01), as ``$schema``

@@ -13,8 +13,9 @@ The statement (``<stem>.statement.json`` beside ``<stem>.certificate.json``)::
     predicateType  PREDICATE_TYPE (this module's, versioned)
     predicate      decision (state, status, reason, family), diff_sha, policy_version,
                    config_sha256, reviewer (provider, model), prompt_sha256, coverage
-                   (counts), chunks (count, manifest digest), certificate (schema,
-                   sha256), commit, gate_version
+                   (counts), chunks (count, manifest digest, carried and the
+                   certificates they came from), certificate (schema, sha256), commit,
+                   gate_version
 
 The predicate holds digests, the gate's own codes and the config's names only: never a
 secret, never the reviewer's words (the reasons are in the certificate, which the
@@ -37,11 +38,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gate import redact, strictjson
-from gate.atomic import atomic_write
-from gate.decision import State, Status
-from gate.decision import family_of as decision_family
+from gate.decide.decision import State, Status
+from gate.decide.decision import family_of as decision_family
 from gate.errors import StatementError, StatementMismatch
+from gate.safe import redact, strictjson
+from gate.safe.atomic import atomic_write
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 #: the predicate's type: this project's URL, versioned (a new shape is a new version)
@@ -133,8 +134,8 @@ def read_certificate(data: bytes) -> Mapping[str, Any]:
 def family_of(decision: Mapping[str, Any], state: str, reason: str) -> str | None:
     """The decision's reason family (issue 21), as the certificate records it.
 
-    The family is the decision's (:class:`gate.decision.Family`, made by
-    :func:`gate.decision.family_of` from the state and reason); it is read here, never
+    The family is the decision's (:class:`gate.decide.decision.Family`, made by
+    :func:`gate.decide.decision.family_of` from the state and reason); it is read here, never
     derived, and a recorded family that is not the one its state and reason make is
     refused. A certificate written before families existed records none: the predicate
     then says ``null``, it does not guess.
@@ -190,9 +191,23 @@ def _chunks(context: Mapping[str, Any]) -> dict[str, Any] | None:
     rows = manifest.get("chunks")
     if not isinstance(rows, list):
         raise _fail("context.chunks.manifest.chunks", "is not a list")
+    reviews = record.get("reviews", [])
+    if not isinstance(reviews, list):
+        raise _fail("context.chunks.reviews", "is not a list")
+    sources = set()
+    for row in reviews:
+        carried = row.get("carried") if isinstance(row, dict) else None
+        if carried is not None:
+            source = _object(carried, "context.chunks.reviews[].carried").get("certificate_sha")
+            if source not in (None, ""):
+                sources.add(_hex64(source, "context.chunks.reviews[].carried.certificate_sha"))
     return {
         "count": len(rows),
         "manifest_sha256": _hex64(manifest.get("sha256"), "context.chunks.manifest.sha256"),
+        # issue 24: chunks whose earlier bound answers were carried, not sent again, and
+        # the certificates that first recorded them (each checkable the same way)
+        "carried": _count(record.get("carried", 0), "context.chunks.carried"),
+        "carried_from": sorted(sources),
     }
 
 

@@ -7,7 +7,7 @@ The demo starts a local reviewer (:class:`gate.lab.sim.ReviewerSimulator`, speak
 the OpenAI streaming dialect byte for byte) on 127.0.0.1, whose scripted model
 answers a well-formed verdict bound to the ``diff_sha`` and ``policy_version``
 it reads from the prompt. It reviews a bundled sample diff through
-:func:`gate.pipeline.review_diff` (the same code the action runs), once cleanly
+:func:`gate.review.pipeline.review_diff` (the same code the action runs), once cleanly
 and then through the fault proxy (:mod:`gate.lab.faults`) with a cut, flipped bytes
 and a stall, plus scripted answers that echo an example, reject the change or
 run out of tokens. It prints what was sent, what arrived, the decision and why;
@@ -31,16 +31,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gate import certificate
-from gate.atomic import atomic_write
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decide.decision import Binding, State, binding_for
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
 from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse, quota_response
-from gate.pipeline import ReviewResult, binding_for, review_diff
-from gate.prompt import binding_in, build_prompt
-from gate.reviewers.providers import Provider
+from gate.providers import Provider
+from gate.review import certificate
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in, build_prompt
+from gate.review.result import ReviewResult
+from gate.safe.atomic import atomic_write
 
 SAMPLE = "sample.diff"
 DEFAULT_PROVIDER = Provider.OPENAI.value

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.decision import Binding, Decision, State, decide
-from gate.envelope import SENTINEL, seal, verify
+from gate.decide.decision import Binding, Decision, State, decide
+from gate.decide.envelope import SENTINEL, seal, verify
+from gate.decide.verdict import extract_fence, strict_loads
 from gate.errors import GateError
-from gate.verdict import extract_fence, strict_loads
 
 BUILTIN_DIFF = b"""diff --git a/app/util.py b/app/util.py
 --- a/app/util.py

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gate.atomic import atomic_write
 from gate.errors import GateError, UsageError
 from gate.lab.demo import SAMPLE, answer, load_sample, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
+from gate.safe.atomic import atomic_write
 
 #: model name -> (what the reviewer does, the demo answer mode, where the wire is cut)
 MODELS: dict[str, tuple[str, str, int | None]] = {

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from gate.envelope import SENTINEL, seal
-from gate.reviewers.providers import PROVIDERS
+from gate.decide.envelope import SENTINEL, seal
+from gate.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings
 
 #: Every dialect the simulator speaks: all of the gate's providers.

@@ -22,7 +22,7 @@ records that answered that exact question, and:
   index, the status the statement;
 * anything else is None: the reviewer is asked.
 
-Besides :func:`gate.decision.decide` and the human override, :func:`recall` is the one
+Besides :func:`gate.decide.decision.decide` and the human override, :func:`recall` is the one
 other place a ``success`` can come from, and only by repeating a success the gate itself
 posted on the same commit for the same question.
 """
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gate.decision import Decision, State, Status, blocked, describe
+from gate.decide.decision import Decision, State, Status, blocked, describe
 from gate.memory.question import QuestionKey
 from gate.memory.record import Record
 from gate.memory.standing import DECISIVE_SOURCES, any_fail, decisive, passed, stands

@@ -8,9 +8,9 @@ a context-overflow split, ``agreement: k``). :class:`QuestionKey` is that questi
 * ``policy_version``: the policy the verdict must repeat;
 * ``config_sha``: the digest of the whole effective config (base config + inputs);
 * ``model``: the reviewer model;
-* ``prompt_sha``: the digest of the **whole-diff** prompt (:func:`gate.pipeline.prompt_sha256`),
-  even when the diff was reviewed in chunks: known before any call, the same for every
-  review shape. The chunk prompts' digests travel beside it (``chunk_prompts``, not part
+* ``prompt_sha``: the digest of the **whole-diff** prompt
+  (:func:`gate.review.prompt.prompt_sha256`), even when the diff was reviewed in chunks:
+  known before any call, the same for every review shape. The chunk prompts' digests travel beside it (``chunk_prompts``, not part
   of equality: the chunk cut follows from the diff and the config, which the key holds).
 
 The API is small: :func:`key_for` (what a review of these bytes under this config
@@ -31,11 +31,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gate.memory.record import Record
-from gate.pipeline import config_sha256, prompt_sha256
+from gate.review.prompt import prompt_sha256
+from gate.review.result import config_sha256
 
 if TYPE_CHECKING:
     from gate.config import Config
-    from gate.pipeline import ReviewResult
+    from gate.review.result import ReviewResult
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from gate import strictjson
 from gate.errors import GateError
+from gate.safe import strictjson
 
 SCHEMA = "review-gate.record/1"
 HISTORY_SCHEMA = "review-gate.history/1"

@@ -1,7 +1,7 @@
 """Is the gate livable? Runs by family and reason over a window, and how long PRs waited.
 
 The health report reads what the gate already keeps (certificates, records) and counts, over
-a window, the runs by family (:class:`gate.decision.Family`) and, within each, by reason:
+a window, the runs by family (:class:`gate.decide.decision.Family`) and, within each, by reason:
 ``last 7 days: 120 runs; pass 82, rejected 20, needs_human 9 (multiple_fences 5,
 low_confidence 4), unavailable 9 (http_429 7)``. The blocks that were not a rejection are
 the gate's false-block rate on the team's own traffic: each one stopped a merge without the
@@ -23,10 +23,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gate.certificate import SCHEMA as CERTIFICATE_SCHEMA
-from gate.decision import Family, family_of
+from gate.decide.decision import Family, family_of
 from gate.memory.record import HISTORY_SCHEMA, RecordError, from_json
-from gate.strictjson import loads
+from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
+from gate.safe.strictjson import loads
 
 #: the most files one report reads, and the most bytes of each (certificates are small)
 MAX_FILES = 20_000

@@ -27,10 +27,10 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from gate.attempt import EndReason, FinishReason
+from gate.decide.attempt import EndReason, FinishReason
+from gate.providers import Provider
 from gate.reviewers import openai
 from gate.reviewers.base import HttpRequest, Reply, one_line
-from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import Frame
 

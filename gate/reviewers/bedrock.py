@@ -32,14 +32,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from gate import redact
-from gate.attempt import EndReason, FinishReason
+from gate.decide.attempt import EndReason, FinishReason
 from gate.errors import TransportError, UsageError
+from gate.providers import Provider, region_from_env
 from gate.reviewers import eventstream, sigv4
 from gate.reviewers.base import Exchange, HttpRequest, Reply, one_line
-from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import ErrorFrame, SSEStream, int_fields, load_object, transient_error
+from gate.safe import redact
 
 NAME = Provider.BEDROCK
 SERVICE = "bedrock"
@@ -86,7 +86,7 @@ def signing_region(settings: ReviewerSettings, environ: Mapping[str, str]) -> st
     """The region to sign for: the setting, the AWS variables, else the endpoint's host."""
     if settings.region:
         return settings.region
-    from_env = sigv4.region_from_env(environ)
+    from_env = region_from_env(environ)
     if from_env:
         return from_env
     host = urlsplit(settings.base_url).hostname or ""

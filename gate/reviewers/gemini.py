@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from gate.attempt import FinishReason
+from gate.decide.attempt import FinishReason
+from gate.providers import Provider
 from gate.reviewers.base import HttpRequest
-from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import Frame, SSEStream, int_fields
 

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from gate.reviewers.providers import Provider
+from gate.providers import Provider
 
 #: the reason code of a quota or billing stop
 QUOTA_REASON = "quota_exhausted"

@@ -4,7 +4,7 @@ Request: ``POST {base_url}`` with ``Accept: application/x-mc1`` and the JSON
 body ``{"model", "system", "user", "max_tokens", "temperature"}``
 (``Authorization: Bearer`` when a key is set). Answer: the response body *is*
 an MC1 envelope (``MC1 <len> <sha256>\\n<body>``), verified with
-:class:`~gate.envelope.StreamVerifier` while it streams, so a bad header or a
+:class:`~gate.decide.envelope.StreamVerifier` while it streams, so a bad header or a
 body longer than declared stops the read at once. The envelope is passed on
 exactly as received, never re-sealed. A cut or a digest mismatch is retried;
 an envelope the service built wrong is not.
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 
-from gate.attempt import EndReason
-from gate.envelope import StreamVerifier
+from gate.decide.attempt import EndReason
+from gate.decide.envelope import StreamVerifier
 from gate.errors import EnvelopeError, SizeLimitExceeded
+from gate.providers import Provider
 from gate.reviewers.base import Exchange, Failure, HttpRequest, Reply
-from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 
 NAME = Provider.MC1

@@ -41,9 +41,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gate.attempt import FinishReason
+from gate.decide.attempt import FinishReason
+from gate.providers import Provider
 from gate.reviewers.base import HttpRequest, one_line
-from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import ErrorFrame, Frame, SSEStream, error_fields, int_fields
 from gate.reviewers.stream import transient_error as _transient

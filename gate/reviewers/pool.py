@@ -1,7 +1,7 @@
 """Many requests at once: a shared pause, one run-wide deadline, context overflow recognised.
 
 :func:`review_paced` is :func:`gate.reviewers.review` for one chunk among several that run
-concurrently (:mod:`gate.chunks.review` owns the pool of threads; the transport is synchronous
+concurrently (:mod:`gate.review.chunked` owns the pool of threads; the transport is synchronous
 httpx, one connection per attempt). What it adds:
 
 - **one deadline for the run.** :class:`Pacer` holds the monotonic instant the whole
@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from gate.attempt import Attempt, EndReason, ReviewOutcome
-from gate.reviewers import backoff_delay, call_once
+from gate.decide.attempt import Attempt, EndReason, ReviewOutcome
 from gate.reviewers.base import Reply
 from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.transport import backoff_delay, call_once
 
 #: words of each provider's context-overflow error (lower case, searched in the error body)
 OVERFLOW_MARKERS = (

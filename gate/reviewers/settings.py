@@ -11,20 +11,21 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit
 
 from gate.config import ReviewerConfig
-from gate.errors import UsageError
-from gate.redact import key_problem
-from gate.reviewers.providers import (
+from gate.errors import ConfigError, UsageError
+from gate.providers import (
     BASE_URL_FIX,
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
     NEEDS_MODEL,
     PROVIDERS,
     Provider,
+    cloud_base_url,
 )
+from gate.safe.redact import key_problem
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +44,37 @@ class ReviewerSettings(ReviewerConfig):
     backoff_base: float = 1.0
     backoff_cap: float = 30.0
     retry_after_cap: float = 60.0
+
+    @classmethod
+    def from_config(cls, config: ReviewerConfig, api_key: str | None) -> ReviewerSettings:
+        """Transport settings for :func:`gate.reviewers.transport.review` from the config's part.
+
+        Raises ConfigError when the reviewer cannot be used as configured (no model,
+        no endpoint for mc1).
+        """
+        if config.provider in NEEDS_MODEL and not config.model:
+            raise ConfigError(
+                f"reviewer.model is not set for provider {config.provider}",
+                key="reviewer.model",
+                fix="set reviewer.model in the config file or the action's model input",
+                reason="config_model_missing",
+            )
+        base_url = config.base_url or cloud_base_url(
+            config.provider, region=config.region, location=config.location, environ=os.environ
+        )
+        if not base_url:
+            raise ConfigError(
+                f"reviewer.base_url is not set and provider {config.provider} "
+                "has no public endpoint",
+                key="reviewer.base_url",
+                fix=BASE_URL_FIX.get(
+                    config.provider,
+                    "set reviewer.base_url in the config file or the action's base-url input",
+                ),
+                reason="config_base_url_missing",
+            )
+        values = {f.name: getattr(config, f.name) for f in fields(ReviewerConfig)}
+        return cls(**{**values, "base_url": base_url, "api_key": api_key})
 
 
 def _official_host(provider: str) -> str:

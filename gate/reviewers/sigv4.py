@@ -32,13 +32,12 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from gate.errors import ConfigError
-from gate.reviewers.providers import AWS_SESSION_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.providers import AWS_SESSION_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 ACCESS_KEY_ENV = "AWS_ACCESS_KEY_ID"
 SECRET_KEY_ENV = DEFAULT_KEY_ENV[Provider.BEDROCK]
 SESSION_TOKEN_ENV = AWS_SESSION_TOKEN_ENV
-REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
 
 
 @dataclass(frozen=True)
@@ -75,14 +74,6 @@ def credentials_from_env(environ: Mapping[str, str]) -> Credentials:
         secret_key=values[SECRET_KEY_ENV],
         session_token=values[SESSION_TOKEN_ENV] or None,
     )
-
-
-def region_from_env(environ: Mapping[str, str]) -> str | None:
-    for name in REGION_ENVS:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return None
 
 
 def _hmac(key: bytes, text: str) -> bytes:

@@ -27,13 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gate import strictjson
-from gate.attempt import EndReason, FinishReason
-from gate.envelope import seal
+from gate.decide.attempt import EndReason, FinishReason
+from gate.decide.envelope import seal
 from gate.errors import TransportError
 from gate.reviewers.base import Exchange, Reply, one_line
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent, SSEParser
+from gate.safe import strictjson
 
 
 def _malformed(message: str, *, reason: str | None = None) -> TransportError:
@@ -41,7 +41,7 @@ def _malformed(message: str, *, reason: str | None = None) -> TransportError:
 
 
 def load_object(data: str) -> dict[str, Any]:
-    """Parse one event's JSON data strictly (:func:`gate.strictjson.loads`); an object."""
+    """Parse one event's JSON data strictly (:func:`gate.safe.strictjson.loads`); an object."""
     value = strictjson.loads(data, what="the event data", error=_malformed)
     if not isinstance(value, dict):
         raise TransportError(

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gate import redact
-from gate.attempt import Attempt, ReviewOutcome
-from gate.reviewers.providers import PROVIDERS, Provider
+from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.providers import PROVIDERS, Provider
 from gate.reviewers.settings import ReviewerSettings, validate
+from gate.safe import redact
 
 if TYPE_CHECKING:
     from gate.reviewers.base import HttpRequest, Parser, Reply

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
+from gate.providers import Provider
 from gate.reviewers import anthropic, gemini
 from gate.reviewers.base import HttpRequest, Parser
-from gate.reviewers.providers import Provider
 from gate.reviewers.settings import ReviewerSettings
 
 NAME = Provider.VERTEX

@@ -11,7 +11,7 @@ is a legacy command anywhere in a line, and a location like ``other.py:1:`` coul
 an annotation on a file the review did not cover.
 
 Fix: :mod:`gate.action.findings_report` escapes the text with
-:func:`gate.untrusted.lines` then GitHub's data escaping (``%``, CR, LF), and each
+:func:`gate.safe.untrusted.lines` then GitHub's data escaping (``%``, CR, LF), and each
 property (file, title) with GitHub's property escaping (``%``, CR, LF, ``:``, ``,``);
 :func:`gate.action.report.emit` writes the line redacted and with no ``##[``. Only
 a path that is a file of the reviewed diff, with the range on that file's right side,
@@ -32,9 +32,9 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import untrusted
 from gate.action import checks, findings_report, report, reviews
 from gate.findings import Anchor, findings_for
+from gate.safe import untrusted
 from tests.fakes.runner import parse_command, runner_lines
 
 EXAMPLES = settings(max_examples=400, deadline=None)

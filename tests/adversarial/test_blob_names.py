@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.action.blobdiff import section_from_blobs
-from gate.chunks import plan, section_header
 from gate.diff import FileSection, SkipWhy, exact_name, name_bytes, name_of, select, split_diff
+from gate.review.chunks import plan, section_header
 from tests.adversarial.test_file_names import FORGING, names
 
 KINDS = ("modified", "added", "removed", "renamed", "binary")

@@ -1,12 +1,12 @@
 """Class: a carried answer trusted without being decided again.
 
 Incremental review carries a chunk's earlier answer instead of asking
-(:mod:`gate.chunks.carry`). The hole this class names: a record that *says* a chunk
+(:mod:`gate.review.carry`). The hole this class names: a record that *says* a chunk
 passed, for other bytes, another policy, another question, too few answers, or an
 answer that never was a bound, confident pass, being carried as a pass. The fix lives
-where the class lives: :func:`gate.chunks.carry.settle` decides every carried envelope
-again with :func:`gate.decision.decide` against this chunk's own binding, and
-:func:`gate.chunks.review.carried_reviews` looks records up by the exact question.
+where the class lives: :func:`gate.review.carry.settle` decides every carried envelope
+again with :func:`gate.decide.decision.decide` against this chunk's own binding, and
+:func:`gate.review.chunked.carried_reviews` looks records up by the exact question.
 
 Variants: every chunk of a plan x every way a record can differ from the one true
 answer (another chunk's digest in the envelope, another policy, low confidence, no
@@ -23,14 +23,14 @@ from collections.abc import Callable
 
 import pytest
 
-from gate import envelope
-from gate.chunks import Chunk, Plan, plan
-from gate.chunks.carry import Book, Carried
-from gate.chunks.review import carried_reviews
 from gate.config import Config
-from gate.decision import Binding, State
+from gate.decide import envelope
+from gate.decide.decision import Binding, State
 from gate.diff import select, split_diff
 from gate.lab.demo import answer, verdict_block
+from gate.review.carry import Book, Carried
+from gate.review.chunked import carried_reviews
+from gate.review.chunks import Chunk, Plan, plan
 
 QUESTION = "a" * 64
 OTHER_QUESTION = "b" * 64

@@ -5,7 +5,7 @@ The action's ledger of chunk answers lives in a hidden block of a comment
 bound, has another schema, extra or missing fields, or fields of another type being
 read in part, so that whatever parsed is carried. The fix lives in
 :func:`gate.action.carry.read`: exactly one block, inflated within a bound, strict JSON,
-exactly the schema's fields, or :class:`~gate.chunks.carry.CarryError` (the action then
+exactly the schema's fields, or :class:`~gate.review.carry.CarryError` (the action then
 carries nothing, with a note).
 
 Variants: a well-formed block made from a real entry, then every mutation below (and
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from gate.action import carry
-from gate.chunks.carry import Carried, CarryError
+from gate.review.carry import Carried, CarryError
 
 ENTRY = Carried("a" * 64, "b" * 64, (b"MC1 5 x\nhello",), run="https://x/runs/1")
 GOOD = carry.block([ENTRY])

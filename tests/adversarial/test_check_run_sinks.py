@@ -13,7 +13,7 @@ control and bidi characters, uncut.
 
 Fix: in :mod:`gate.action.checks`, the description goes through
 :func:`gate.action.report.md` before it is a summary; annotations are the annotatable
-findings, each message through :func:`gate.untrusted.lines`, cut to
+findings, each message through :func:`gate.safe.untrusted.lines`, cut to
 ``MAX_MESSAGE_CHARS``.
 
 Variants: 8 hostile first reasons (image, link, autolink, mention, team mention, HTML,

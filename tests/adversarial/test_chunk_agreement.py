@@ -3,13 +3,13 @@
 Cause: ``agreement: k`` asks the reviewer k times and passes only on k passes (a
 disagreement is ``needs_human``, ``unstable``), so one lucky answer cannot pass a change.
 ``review_diff`` honoured it for a diff that fits one request, but a diff over one
-chunk's budget went to ``gate.chunks.review.run_chunks``, which asked each chunk once: a pull
+chunk's budget went to ``gate.review.chunked.run_chunks``, which asked each chunk once: a pull
 request made large enough to be chunked (one big generated file) got one roll per chunk
 where the configuration asked for k, and an unstable reviewer's first pass stood.
 ``redecide`` (``verify --from-certificate``) likewise read one envelope per chunk.
 
-Fix (``gate/chunks/review.py``): each chunk is asked k times, every answer decided against the
-chunk's own binding and the k decisions aggregated by ``gate.agreement.aggregate`` (the
+Fix (``gate/review/chunked.py``): each chunk is asked k times, every answer decided against the
+chunk's own binding and the k decisions aggregated by ``gate.decide.agreement.aggregate`` (the
 same rule as for a whole diff) before the chunk table; each answer is in the
 certificate's chunk record, and ``redecide`` decides every recorded answer.
 
@@ -26,13 +26,14 @@ from typing import Any
 
 import pytest
 
-from gate.chunks.review import redecide
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decide.decision import Binding, State
 from gate.lab.demo import PASS_REASONS, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator
-from gate.pipeline import review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review.chunked import redecide
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.scope import select_diff
 from tests.adversarial.test_chunk_binding import _diff
 
 DIFF = _diff(3)

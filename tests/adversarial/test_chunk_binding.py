@@ -10,9 +10,9 @@ that parses as other files than it holds, e.g. an added line ``+diff --git a/x b
 landing at the start of a chunk would read as a file header.
 
 Fix. Each chunk's prompt carries the SHA-256 of exactly its bytes, and each answer is
-decided against that digest only (:mod:`gate.chunks.review`), so any other digest is
-``diff_sha_mismatch`` (needs_human) and the table (:mod:`gate.chunks.aggregate`) never passes;
-the chunker (:mod:`gate.chunks`) cuts only at section or hunk boundaries counted as
+decided against that digest only (:mod:`gate.review.chunked`), so any other digest is
+``diff_sha_mismatch`` (needs_human) and the table (:mod:`gate.decide.chunk_table`) never passes;
+the chunker (:mod:`gate.review.chunks`) cuts only at section or hunk boundaries counted as
 ``split_diff`` counts them, and repeats the header, so every chunk parses as exactly the
 files (and parts) it holds.
 
@@ -31,14 +31,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import Plan, plan
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decide.decision import Binding, State
 from gate.diff import select, split_diff
 from gate.lab.demo import answer, request_text
 from gate.lab.sim import ReviewerSimulator
-from gate.pipeline import review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review.chunks import Plan, plan
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.scope import select_diff
 
 MAX_CHUNK = 1024
 

@@ -18,13 +18,13 @@ import itertools
 import pytest
 
 from gate.action.findings_report import findings_of
-from gate.attempt import ReviewOutcome
-from gate.chunks import Chunk, plan
-from gate.chunks.review import ChunkReview
-from gate.decision import Decision, State, Status
+from gate.decide.attempt import ReviewOutcome
+from gate.decide.decision import Decision, State, Status
+from gate.decide.verdict import Verdict
 from gate.diff import Coverage
 from gate.findings import right_side
-from gate.verdict import Verdict
+from gate.review.chunks import Chunk, plan
+from gate.review.result import ChunkReview
 
 FILES = 4
 LINES = 6

@@ -1,6 +1,6 @@
 """Class: a chunk dropped from the table when a chunk record is decided again.
 
-Cause: ``gate.chunks.review.redecide`` (``review-gate verify --from-certificate --diff``)
+Cause: ``gate.review.chunked.redecide`` (``review-gate verify --from-certificate --diff``)
 re-cuts the diff and decides each recorded chunk's envelope; a chunk the record marks
 ``split`` is replaced by its halves. When the record marked a chunk ``split`` that cannot
 be halved (one hunk), or named as split a chunk the plan does not have, the chunk was
@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from gate import envelope
-from gate.chunks import plan
-from gate.chunks.review import redecide
-from gate.decision import Binding, State
+from gate.decide import envelope
+from gate.decide.decision import Binding, State
 from gate.diff import select, split_diff
 from gate.lab.demo import answer
+from gate.review.chunked import redecide
+from gate.review.chunks import plan
 from tests.adversarial.test_chunk_binding import _diff
 
 DIFF = _diff(4)

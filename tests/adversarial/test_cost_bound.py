@@ -5,7 +5,7 @@ one request or one per chunk (the chunk's diff plus the prompt and the whole fil
 review in 12 chunks let a review spend 12 times its budget.
 
 Each variant reviews a generated diff against the simulator (every try cut, so every
-attempt is spent) and compares what was sent with :func:`gate.cost.estimate`: the prompt
+attempt is spent) and compares what was sent with :func:`gate.review.cost.estimate`: the prompt
 bytes of every request (a token covers at least one byte) and ``max_tokens`` per request.
 """
 
@@ -16,10 +16,11 @@ from collections.abc import Callable
 import pytest
 
 from gate.config import Config, ReviewerConfig
-from gate.cost import estimate
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
-from gate.pipeline import review_diff, select_diff
+from gate.review.cost import estimate
+from gate.review.pipeline import review_diff
+from gate.review.scope import select_diff
 from tests.integration.test_chunked_review import big_diff
 
 

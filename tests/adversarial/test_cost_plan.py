@@ -1,16 +1,16 @@
 """Class: a max_cost estimate that does not count the requests the review will send.
 
-Cause: :func:`gate.cost.over_budget` (``max_cost``, checked before any request) priced one
+Cause: :func:`gate.review.cost.over_budget` (``max_cost``, checked before any request) priced one
 prompt times ``attempts``; the review asks ``agreement`` times (issue 11) and, for a diff
 over one chunk, once per chunk with each chunk's own prompt and its own ``max_tokens``
 (issue 10). A configured ``max_cost`` was then exceeded up to k times, or up to
 ``max_chunks`` times, and the size of the diff, which sets the number of chunks, is the
 PR author's.
 
-Fix: :func:`gate.cost.request_bytes` lists the requests the review makes, cut by
-:func:`gate.pipeline.chunk_setup` exactly as the review cuts them, each asked
+Fix: :func:`gate.review.cost.request_bytes` lists the requests the review makes, cut by
+:func:`gate.review.budget.chunk_setup` exactly as the review cuts them, each asked
 ``agreement`` times; the estimate sums them. A split after the provider refuses a chunk
-as over its window cannot be planned and is named in :mod:`gate.cost`'s docstring.
+as over its window cannot be planned and is named in :mod:`gate.review.cost`'s docstring.
 
 Variants: (agreement 1, 2, 3) x (whole diff, diff in chunks) through the whole action:
 a generous max_cost lets the review run and the requests the simulator saw are priced at

@@ -21,11 +21,13 @@ from collections.abc import Callable
 import pytest
 
 from gate.config import Config, ModelPrice, ReviewerConfig
-from gate.cost import estimate, over_budget
-from gate.decision import State
+from gate.decide.decision import State
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
-from gate.pipeline import chunk_setup, review_diff, select_diff
+from gate.review.budget import chunk_setup
+from gate.review.cost import estimate, over_budget
+from gate.review.pipeline import review_diff
+from gate.review.scope import select_diff
 from tests.integration.test_chunked_review import big_diff
 
 OVERFLOW = json.dumps({"error": {"message": "too long", "type": "invalid_request_error",

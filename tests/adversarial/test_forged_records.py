@@ -25,7 +25,9 @@ import pytest
 
 from gate.config import apply_inputs, default_config
 from gate.memory import record
-from gate.pipeline import config_sha256, prompt_sha256, select_diff
+from gate.review.pipeline import prompt_sha256
+from gate.review.result import config_sha256
+from gate.review.scope import select_diff
 from tests.integration.action.test_run_fake_github import (
     BASE,
     DIFF,

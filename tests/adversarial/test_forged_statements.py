@@ -23,10 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import certificate, redact
-from gate.decision import Binding, State, Status, blocked
+from gate.decide.decision import Binding, State, Status, blocked
 from gate.errors import StatementError, StatementMismatch
 from gate.export import statement
+from gate.review import certificate
+from gate.safe import redact
 from tests.export_oracles import check_statement
 
 DIFF = b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+b\n"
@@ -203,6 +204,17 @@ BAD_CERTS = {
     "two heads": {"context": {"github": {"head_sha": HEAD}, "commit": "2" * 40}},
     "coverage count negative": {"context": {"coverage": {"diff_bytes": -1}}},
     "manifest digest not hex": {"context": {"chunks": {"manifest": {"chunks": [], "sha256": 1}}}},
+    "carried count negative": {
+        "context": {"chunks": {"manifest": {"chunks": [], "sha256": "a" * 64}, "carried": -1}}
+    },
+    "carried from a source that is no digest": {
+        "context": {
+            "chunks": {
+                "manifest": {"chunks": [], "sha256": "a" * 64},
+                "reviews": [{"carried": {"certificate_sha": "../other.json"}}],
+            }
+        }
+    },
     "another schema": {"schema": "review-gate.certificate/2"},
     "not an object": None,
 }

@@ -40,10 +40,10 @@ import anthropic
 import openai
 import pytest
 
-from gate.attempt import Attempt, ReviewOutcome
-from gate.envelope import verify
+from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.envelope import verify
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, render_events
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(120)
 

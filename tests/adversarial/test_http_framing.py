@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import Attempt, EndReason
+from gate.decide.attempt import Attempt, EndReason
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(120)
 

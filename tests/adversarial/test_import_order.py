@@ -1,6 +1,6 @@
 """Class: an import cycle that crashes an entry point depending on which module comes first.
 
-Cause: ``gate.config`` imported ``gate.reviewers.providers`` at its top. Importing any
+Cause: ``gate.config`` imported ``gate.providers`` at its top. Importing any
 submodule of ``gate.reviewers`` first runs ``gate/reviewers/__init__.py``, which imports
 ``gate.reviewers.settings``, whose ``ReviewerSettings`` subclasses
 ``gate.config.ReviewerConfig``. When ``gate.config`` was the first gate module imported (as

@@ -33,10 +33,10 @@ from typing import Any
 import pytest
 
 from gate.cli import main
-from gate.decision import Binding, Decision, State, decide
-from gate.envelope import seal
+from gate.decide.decision import Binding, Decision, State, decide
+from gate.decide.envelope import seal
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
 POLICY = "2026-11"

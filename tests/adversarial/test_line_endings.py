@@ -1,6 +1,6 @@
 """Class: fence counts that depend on what ends a line (issue 8, section 1; a false pass).
 
-Cause: ``gate/verdict.py`` split the answer only at LF. CommonMark, and GitHub's renderer
+Cause: ``gate/decide/verdict.py`` split the answer only at LF. CommonMark, and GitHub's renderer
 (cmark-gfm), also end a line at CRLF and at a bare CR, so
 ``My real verdict:\\r```json\\r{fail}\\r```\\n```json\\n{pass}\\n```\\n`` shows two fenced json
 blocks (fail first) while the gate counted one and passed. Nothing compared the gate's
@@ -37,13 +37,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import verdict as verdict_module
 from gate.cli import main
-from gate.decision import Binding, Decision, State, decide
-from gate.envelope import seal
+from gate.decide import verdict as verdict_module
+from gate.decide.decision import Binding, Decision, State, decide
+from gate.decide.envelope import seal
 from gate.errors import FenceError
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
 POLICY = "2026-11"

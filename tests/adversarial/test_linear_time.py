@@ -15,7 +15,7 @@ CRLF endings and BOMs; the bytes the parser searches are counted (a bytearray th
 counts what ``find`` looks at) and must stay within a constant factor of the bytes fed,
 and the events must equal those of the same bytes fed whole.
 
-Second member: :func:`gate.strictjson.nesting_depth`, run on every JSON text before it
+Second member: :func:`gate.safe.strictjson.nesting_depth`, run on every JSON text before it
 is parsed (the verdict, every provider event, tool results, certificates, payloads),
 skipped strings with ``"[^"\\]*(?:\\.[^"\\]*)*"``. An unterminated string made that
 match fail, and the scan tried again from every later quote inside it: ``"`` followed by
@@ -36,7 +36,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.reviewers.sse import SSEParser
-from gate.strictjson import _STRING_OR_BRACKET, nesting_depth
+from gate.safe.strictjson import _STRING_OR_BRACKET, nesting_depth
 
 
 class CountingBuffer(bytearray):

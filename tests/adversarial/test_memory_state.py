@@ -351,7 +351,7 @@ def test_a_sibling_with_the_same_question_does_not_block(
 
 def policy_responder() -> Callable[[dict[str, Any]], str]:
     from gate.lab.sim import extract_prompt
-    from gate.prompt import binding_in
+    from gate.review.prompt import binding_in
     from tests.integration.action.test_run_fake_github import verdict_text
 
     def respond(request: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ its manifest: a genuine two-chunk certificate plus an extra one-hunk file re-dec
 certificate for it.
 
 Fix: the re-decision accepts only the bytes the certificate names
-(:func:`gate.commands.verify.names_these_bytes`, :func:`gate.chunks.review.redecide`):
+(:func:`gate.commands.verify.names_these_bytes`, :func:`gate.review.chunked.redecide`):
 ``sha256(DIFF)`` must be the recorded binding, the re-plan's manifest the recorded one,
 every file the re-plan leaves out named so in the recorded coverage; otherwise
 ``incomplete`` (``certificate_mismatch``), naming the cause. The same for a certificate
@@ -29,15 +29,17 @@ from typing import Any
 
 import pytest
 
-from gate import certificate, envelope
-from gate.attempt import ReviewOutcome
-from gate.chunks import plan
-from gate.chunks.aggregate import aggregate
-from gate.chunks.review import ChunkReview, manifest_json
 from gate.cli import main
-from gate.decision import Binding, decide
+from gate.decide import envelope
+from gate.decide.attempt import ReviewOutcome
+from gate.decide.chunk_table import aggregate
+from gate.decide.decision import Binding, decide
 from gate.diff import diff_sha, select, split_diff
 from gate.lab.demo import answer
+from gate.review import certificate
+from gate.review.chunked import manifest_json
+from gate.review.chunks import plan
+from gate.review.result import ChunkReview
 
 POLICY = "1"
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from gate.config import Config, ReviewerConfig
-from gate.decision import State
+from gate.decide.decision import State
 from gate.lab.demo import LARGE_CHUNK_BYTES, ScriptedModel, binding_in, large_diff, request_text
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse
-from gate.pipeline import review_diff
+from gate.review.pipeline import review_diff
 from tests.integration.test_fallbacks import DIFF
 
 CUT = SimResponse(cut_after=150)

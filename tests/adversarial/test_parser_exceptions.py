@@ -9,7 +9,7 @@ integers that raise ``ValueError`` (``policy_version: 2001-13-45``); an event pa
 field of the wrong type raised ``AttributeError``, a ``pr-number`` of superscript
 digits ``ValueError``.
 
-Fix: one strict JSON loader (:mod:`gate.strictjson`) for verdicts, provider frames,
+Fix: one strict JSON loader (:mod:`gate.safe.strictjson`) for verdicts, provider frames,
 tool results, certificates and event payloads, turning every failure into the
 caller's typed error with a reason code; one YAML loader wrapper
 (:func:`gate.config.compose_yaml`) that refuses aliases, tags and deep nesting from
@@ -52,11 +52,11 @@ from gate import cli
 from gate.action.event import read_event, target_from_event
 from gate.action.run import run_action
 from gate.apply.marker import marker_path, read_marker
-from gate.attempt import EndReason
-from gate.certificate import build, dumps
 from gate.config import Config, ConfigError, apply_inputs, default_config, load_config
-from gate.decision import Binding, State, decide, exit_code
-from gate.envelope import StreamVerifier, seal, verify
+from gate.decide.attempt import EndReason
+from gate.decide.decision import Binding, State, decide, exit_code
+from gate.decide.envelope import StreamVerifier, seal, verify
+from gate.decide.verdict import KEYS, parse_verdict
 from gate.errors import (
     EnvelopeError,
     GateError,
@@ -66,10 +66,11 @@ from gate.errors import (
     VerdictError,
 )
 from gate.lab.sim import render_events
-from gate.reviewers import ReviewerSettings, anthropic, gemini, mc1, openai
+from gate.review.certificate import build, dumps
+from gate.reviewers import anthropic, gemini, mc1, openai
 from gate.reviewers.base import Exchange, Reply
+from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEParser
-from gate.verdict import KEYS, parse_verdict
 from tests.fakes.events import merge_group_event, pull_request_event, workflow_dispatch_event
 
 T = TypeVar("T")

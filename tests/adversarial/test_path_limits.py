@@ -39,8 +39,8 @@ from pathlib import Path
 import pytest
 
 from gate.apply import Outcome, apply_tool_result
-from gate.atomic import TEMP_NAME_EXTRA
 from gate.cli import main
+from gate.safe.atomic import TEMP_NAME_EXTRA
 
 OLD = b"old = 1\n"
 NEW = b"new = 2\n"

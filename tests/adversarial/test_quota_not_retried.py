@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.decision import Binding, Family, decide
+from gate.decide.decision import Binding, Family, decide
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.reviewers import review
 from gate.reviewers.limits import QUOTA_REASON, Limit, classify
+from gate.reviewers.transport import review
 from tests.unit.reviewers.test_limits import (
     OPENAI_QUOTA,
     OPENAI_RATE,

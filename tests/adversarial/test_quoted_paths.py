@@ -27,7 +27,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import plan
 from gate.diff import (
     BadName,
     SkipWhy,
@@ -39,6 +38,7 @@ from gate.diff import (
     split_diff,
     unquote_bytes,
 )
+from gate.review.chunks import plan
 from tests.gitrepo import git, git_bytes
 
 #: every byte a file name may hold that is not printable ASCII, plus the two git escapes

@@ -30,8 +30,8 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import EndReason
-from gate.envelope import verify
+from gate.decide.attempt import EndReason
+from gate.decide.envelope import verify
 from gate.reviewers import anthropic, bedrock, gemini, openai, openai_responses
 from gate.reviewers.base import Exchange, Failure, Framing, Reply
 from gate.reviewers.eventstream import encode_frame

@@ -17,11 +17,12 @@ from dataclasses import replace
 import pytest
 
 from gate.config import Config, ModelPrice, ReviewerConfig
-from gate.cost import estimate
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator
 from gate.memory import replay as core
-from gate.pipeline import prompt_sha256, select_diff
+from gate.review.cost import estimate
+from gate.review.prompt import prompt_sha256
+from gate.review.scope import select_diff
 from tests.integration.test_chunked_review import big_diff
 
 

@@ -8,9 +8,9 @@ bytes, and the run's own cost report exceeded ``max_cost``. The window budget sh
 under-count: such a chunk was sent although its prompt could not fit.
 
 Fix: every request is sized from the prompt that is really sent
-(:func:`gate.chunks.review.request_size`: fence, label, digits), for planned chunks and
+(:func:`gate.review.chunked.request_size`: fence, label, digits), for planned chunks and
 overflow halves, in the cost estimate and the window check
-(:func:`gate.chunks.review.fits_window`: a chunk that cannot fit is split before it is
+(:func:`gate.review.chunked.fits_window`: a chunk that cannot fit is split before it is
 sent, within ``max_cost``, else it blocks ``context_overflow``).
 
 Variants (Hypothesis, seeds printed on failure): diffs whose lines hold backtick runs of
@@ -28,16 +28,17 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import envelope
-from gate.attempt import ReviewOutcome
-from gate.chunks import estimate_tokens
-from gate.chunks.review import input_window
 from gate.config import Config, ModelPrice, ReviewerConfig
-from gate.cost import TOKEN_OVERHEAD, estimate, request_bytes
-from gate.decision import State
+from gate.decide import envelope
+from gate.decide.attempt import ReviewOutcome
+from gate.decide.decision import State
 from gate.lab.demo import answer
-from gate.pipeline import review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review.budget import input_window
+from gate.review.chunks import estimate_tokens
+from gate.review.cost import TOKEN_OVERHEAD, estimate, request_bytes
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.scope import select_diff
 from gate.reviewers.pool import PacedOutcome
 
 PRICE = ModelPrice(model="sim-model", input=1.0, output=1.0)
@@ -96,7 +97,7 @@ def test_what_is_sent_never_exceeds_what_max_cost_approved(
     assert cost is not None
     config = dataclasses.replace(config, max_cost=cost)
     reviewer = Reviewer()
-    with mock.patch("gate.chunks.review.review_paced", reviewer):
+    with mock.patch("gate.review.chunked.review_paced", reviewer):
         result = review_diff(
             selected.data, config, api_key="k", coverage=selected.coverage, sleep=lambda _s: None
         )

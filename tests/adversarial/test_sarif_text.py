@@ -18,9 +18,9 @@ from urllib.parse import unquote, urlsplit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import redact, untrusted
 from gate.export import sarif
 from gate.findings import Anchor, Finding
+from gate.safe import redact, untrusted
 from tests.export_oracles import check_sarif
 
 SECRET = "sk-live-0123456789abcdefABCDEF"

@@ -13,8 +13,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import Chunk, FileEntry
-from gate.chunks.review import scope_text
+from gate.review.budget import scope_text
+from gate.review.chunks import Chunk, FileEntry
 
 HOSTILE = st.text(
     st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40

@@ -9,15 +9,15 @@ commit status, the job summary, the sticky comment and the step outputs all
 kept it; and the GitHub token was redacted nowhere but the log masks.
 
 Fix: keys are stripped and checked where they are read
-(:func:`gate.redact.checked_key`: a control character, whitespace or a
+(:func:`gate.safe.redact.checked_key`: a control character, whitespace or a
 non-ASCII character is a config error naming the source, never showing the
-value). One redaction step (:mod:`gate.redact`) finds any run of 12 or more
+value). One redaction step (:mod:`gate.safe.redact`) finds any run of 12 or more
 characters of a secret raw, repr-, JSON-, HTML-, URL- and base64-encoded (three
 byte phases, two alphabets), and every sink runs it before it cuts or escapes:
 ``one_line``, ``describe``, the status, comment, summary, outputs, log lines,
 certificate, raw response and every line the CLI prints.
 
-The oracle is independent of :mod:`gate.redact`: it never encodes the secret,
+The oracle is independent of :mod:`gate.safe.redact`: it never encodes the secret,
 it decodes what was written (URL, ``repr``/JSON escapes, HTML entities, base64
 at every alignment of every run) and looks for any 12-character window of the
 secret in each view. Variants: Hypothesis generates keys, encodings, partial
@@ -28,7 +28,7 @@ the fake GitHub through every error path that can carry a key.
 Wave 2 (siblings): a hex dump of the key, and the key in UTF-16 (an error body in
 UTF-16, read as UTF-8: a NUL beside every character, which no form matched) went
 through every sink: the terminal showed ``s\x00k\x00-...``, the public status
-``s?k?-?...``, the raw ``.response`` file the UTF-16 bytes. :func:`gate.redact.forms`
+``s?k?-?...``, the raw ``.response`` file the UTF-16 bytes. :func:`gate.safe.redact.forms`
 now holds the hex (both cases) and UTF-16 (both byte orders) forms; the oracle decodes
 hex runs and reads every other character (a NUL or what a sink made of it beside
 each one), and the canary runs a 401 echoing the key in UTF-16 LE, BE and hex.
@@ -55,17 +55,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import certificate, redact
 from gate.action import report
 from gate.action.run import run_action
-from gate.attempt import Attempt, EndReason
 from gate.commands._io import say, say_json
-from gate.decision import Binding, Decision, State, Status, blocked, describe
+from gate.decide.attempt import Attempt, EndReason
+from gate.decide.decision import Binding, Decision, State, Status, blocked, describe
 from gate.errors import ConfigError, UsageError
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
-from gate.prompt import binding_in
-from gate.reviewers import ReviewerSettings, validate
+from gate.review import certificate
+from gate.review.prompt import binding_in
 from gate.reviewers.base import Exchange
+from gate.reviewers.settings import ReviewerSettings, validate
+from gate.safe import redact
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
 
@@ -369,7 +370,7 @@ def _posted_description(key: str, description: str) -> str:
 
 
 def _report(detail: str, notes: tuple[str, ...] = (), reasons: tuple[str, ...] = ()) -> Any:
-    from gate.verdict import Verdict
+    from gate.decide.verdict import Verdict
 
     verdict = Verdict(
         verdict="fail",
@@ -836,7 +837,7 @@ def test_every_path_is_provoked() -> None:
         "content-echo": "pass",
     }
     assert sorted(expected) == sorted(p.name for p in PATHS)
-    from gate.reviewers import review
+    from gate.reviewers.transport import review
 
     for path in PATHS:
         with ReviewerSimulator(

@@ -44,9 +44,9 @@ from hypothesis.stateful import (
 
 from gate import reviewers
 from gate.action.run import run_action
-from gate.attempt import ReviewOutcome
-from gate.envelope import seal
-from gate.prompt import binding_in
+from gate.decide.attempt import ReviewOutcome
+from gate.decide.envelope import seal
+from gate.review.prompt import binding_in
 from tests.fakes.events import issue_comment_event, pull_request_event
 from tests.fakes.github import FakeGitHub
 

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 import pytest
 
 from gate.lab.sim import ReviewerSimulator, SimResponse, render_events
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(120)
 

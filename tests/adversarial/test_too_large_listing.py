@@ -6,8 +6,8 @@ plan left out (``too_large``: one hunk over a chunk) was listed as an ordinary c
 (``modified``), in no chunk at all; with ``allow_partial_coverage: true`` the reviewer was
 told it had been covered elsewhere.
 
-Fix: the list and the plan are computed together (:func:`gate.pipeline.chunk_setup`,
-:func:`gate.chunks.plan_file_list`): a file the plan leaves out is listed once, as
+Fix: the list and the plan are computed together (:func:`gate.review.pipeline.chunk_setup`,
+:func:`gate.review.chunks.plan_file_list`): a file the plan leaves out is listed once, as
 ``not reviewed: too_large``, and the scope text says such files are in no chunk.
 
 Variants: a too-large file at every position among reviewed ones, one or two of them,
@@ -23,12 +23,13 @@ from unittest import mock
 
 import pytest
 
-from gate import envelope
-from gate.attempt import ReviewOutcome
 from gate.config import Config, ReviewerConfig
+from gate.decide import envelope
+from gate.decide.attempt import ReviewOutcome
 from gate.lab.demo import answer
-from gate.pipeline import review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.scope import select_diff
 from gate.reviewers.pool import PacedOutcome
 
 
@@ -61,7 +62,7 @@ def test_a_left_out_file_is_listed_as_not_reviewed(small: int, big_at: tuple[int
         sealed = envelope.seal(answer("pass", binding).encode())
         return PacedOutcome(ReviewOutcome(attempts=(), envelope=sealed))
 
-    with mock.patch("gate.chunks.review.review_paced", respond):
+    with mock.patch("gate.review.chunked.review_paced", respond):
         result = review_diff(
             selected.data, config, api_key="k", coverage=selected.coverage, sleep=lambda _s: None
         )

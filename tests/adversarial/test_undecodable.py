@@ -1,6 +1,6 @@
 """Class: the reviewer is shown other characters than the bytes ``diff_sha`` names.
 
-Cause: ``gate.prompt.build_prompt`` decoded the diff with ``errors="replace"``. A file
+Cause: ``gate.review.prompt.build_prompt`` decoded the diff with ``errors="replace"``. A file
 section that is not UTF-8 reached the reviewer with U+FFFD in place of its bytes,
 while the verdict was bound to the raw bytes and coverage said "complete". In GBK,
 ``0x81 0x5C`` is one character: the reviewer saw ``"\\ufffd\\"; os.system(...)`` (one
@@ -32,11 +32,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gate.config import Config, ReviewerConfig
-from gate.decision import State
+from gate.decide.decision import State
 from gate.diff import SkipWhy, sections_from_files, split_diff
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
-from gate.pipeline import review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.scope import select_diff
 
 # Families of bytes that are not strict UTF-8 (each entry is one generated variant).
 FAMILIES: dict[str, list[bytes]] = {

@@ -8,7 +8,7 @@ and a lone surrogate crashed the print. In the Markdown of the job summary and
 the sticky comment, control and bidi characters went through, ``#123`` became a
 cross-reference and ``=``, ``$``, ``:`` and ``/`` were left unescaped.
 
-Fix: one renderer, :mod:`gate.untrusted` (``line``/``lines``/``own_line``):
+Fix: one renderer, :mod:`gate.safe.untrusted` (``line``/``lines``/``own_line``):
 secrets redacted, every control (C0, DEL, C1), format (bidi, zero-width, BOM),
 separator and surrogate character shown as its Python escape, a leading ``::``
 (after blanks) written ``\\x3a:`` and ``##[`` written ``#\\x23[`` everywhere.
@@ -46,15 +46,15 @@ from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import untrusted
 from gate.action import report
 from gate.action.run import run_action
-from gate.attempt import Attempt, EndReason
 from gate.cli import main
-from gate.decision import Decision, State, Status, describe
+from gate.decide.attempt import Attempt, EndReason
+from gate.decide.decision import Decision, State, Status, describe
+from gate.decide.verdict import Verdict
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
-from gate.prompt import binding_in
-from gate.verdict import Verdict
+from gate.review.prompt import binding_in
+from gate.safe import untrusted
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
 

@@ -34,7 +34,7 @@ import pytest
 from gate.action.report import md
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.lab.sim import ReviewerSimulator, extract_prompt, wire_for
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.fakes.github import FakeGitHub
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]

@@ -12,11 +12,11 @@ import pytest
 
 from gate import cli
 from gate.config import Config, ReviewerConfig, apply_inputs
-from gate.decision import State
+from gate.decide.decision import State
 from gate.errors import ConfigError
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
-from gate.pipeline import review_diff
-from gate.prompt import binding_in
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
 
 DIFF = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+print('hello')\n"
 KEY = "sk-agreement-test-key-not-real"

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = """
 import sys
-from gate.atomic import atomic_write
+from gate.safe.atomic import atomic_write
 target = sys.argv[1]
 versions = [bytes([65 + i]) * (256 * 1024 + i) for i in range(4)]
 print("ready", flush=True)

@@ -16,13 +16,15 @@ from typing import Any
 
 import pytest
 
-from gate.chunks import plan
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decide.decision import Binding, State
 from gate.lab.demo import ScriptedModel, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator, SimResponse, wire_for
-from gate.pipeline import ReviewResult, review_diff, select_diff
-from gate.prompt import binding_in
+from gate.review.chunks import plan
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
+from gate.review.result import ReviewResult
+from gate.review.scope import select_diff
 
 FILES = 12
 
@@ -325,8 +327,8 @@ def test_a_chunked_certificate_reverifies_offline(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from gate import certificate
     from gate.cli import main
+    from gate.review import certificate
 
     sim = sim_factory(ScriptedModel("pass"))
     diff = big_diff()

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-import gate.pipeline
+import gate.review.pipeline
 from gate.cli import main
-from gate.decision import Decision, State, Status
+from gate.decide.decision import Decision, State, Status
 from gate.lab.demo import load_sample
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,12 +124,12 @@ def test_demo_exit_code_follows_the_decisions(
     def always_pass(envelope: bytes | None, **_: Any) -> Decision:
         return Decision(State.PASS, Status.SUCCESS, "reviewer_pass", "pass: broken gate", "")
 
-    monkeypatch.setattr(gate.pipeline, "decide", always_pass)
+    monkeypatch.setattr(gate.review.pipeline, "decide", always_pass)
     assert main(["demo", "--out", str(tmp_path)]) == 3
     out = capsys.readouterr().out
     assert "pass (EXPECTED incomplete)" in out
     # the single-request cases: only healthy is still right (the large cases decide per
-    # chunk in gate.chunks.review, which this patch does not reach)
+    # chunk in gate.review.chunked, which this patch does not reach)
     assert "4/11 as expected" in out  # and quota-fallback, a pass either way
 
 

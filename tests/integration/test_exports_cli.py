@@ -27,7 +27,7 @@ import pytest
 from gate.cli import main
 from gate.export import sarif, statement
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.export_oracles import check_sarif, check_statement
 
 SECRET = "sk-test-0123456789abcdef-not-real"

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from gate.config import Config, ReviewerConfig, fallback_keys, parse_config
-from gate.decision import Family, State
+from gate.decide.decision import Family, State
 from gate.errors import ConfigError
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse
-from gate.pipeline import review_diff
+from gate.review.pipeline import review_diff
 from tests.unit.reviewers.test_limits import OPENAI_QUOTA
 
 DIFF = (Path(__file__).resolve().parents[2] / "gate" / "data" / "sample.diff").read_bytes()

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from gate.config import Config, ReviewerConfig
-from gate.decision import Binding, State
+from gate.decide.decision import Binding, State
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.lab.sim import (
     DIALECTS,
@@ -27,8 +27,8 @@ from gate.lab.sim import (
     SimResponse,
     extract_prompt,
 )
-from gate.pipeline import review_diff
-from gate.prompt import binding_in
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in
 
 #: Every dialect, plus Vertex serving a Claude model (Anthropic's dialect on Vertex's path).
 CASES = (*DIALECTS, f"vertex/{VERTEX_CLAUDE}")

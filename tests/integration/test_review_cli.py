@@ -20,7 +20,7 @@ from gate.commands._io import check_output_path
 from gate.commands.review import load
 from gate.errors import UsageError
 from gate.lab.sim import DIALECTS, MODEL, SIM_EXTRAS, ReviewerSimulator, SimResponse, extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 
 REPO = Path(__file__).resolve().parents[2]
 DIFF = (

@@ -1,6 +1,6 @@
-"""gate.agreement.aggregate: k answers, one decision; never a pass unless all k pass.
+"""gate.decide.agreement.aggregate: k answers, one decision; never a pass unless all k pass.
 
-The answers are real decisions: each is :func:`gate.decision.decide` applied to a sealed
+The answers are real decisions: each is :func:`gate.decide.decision.decide` applied to a sealed
 envelope generated here (pass or fail, confidence, bound or not, cut short or whole), so the
 property covers every row of the decision table an answer can land in.
 """
@@ -12,11 +12,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.agreement import MAX_AGREEMENT, Answer, aggregate, answers_json, summary
-from gate.attempt import Attempt, EndReason, FinishReason
 from gate.config import schema
-from gate.decision import Binding, Decision, State, Status, decide
-from gate.envelope import seal
+from gate.decide.agreement import MAX_AGREEMENT, Answer, aggregate, answers_json, summary
+from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.decide.decision import Binding, Decision, State, Status, decide
+from gate.decide.envelope import seal
 
 BINDING = Binding(diff_sha="a" * 64, policy_version="1")
 

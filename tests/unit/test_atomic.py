@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gate import atomic
 from gate.errors import AtomicWriteError
+from gate.safe import atomic
 
 
 def test_writes_and_returns_the_digest(tmp_path: Path) -> None:

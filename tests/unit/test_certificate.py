@@ -13,11 +13,11 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from gate import certificate
-from gate.attempt import Attempt, EndReason, FinishReason
-from gate.decision import Binding, decide
-from gate.envelope import seal
+from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.decide.decision import Binding, decide
+from gate.decide.envelope import seal
 from gate.errors import UsageError
+from gate.review import certificate
 
 SHA = "a" * 64
 BINDING = Binding(SHA, "1")

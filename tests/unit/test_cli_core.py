@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gate import certificate
-from gate.decision import MAX_DESCRIPTION
-from gate.envelope import seal, verify
+from gate.decide.decision import MAX_DESCRIPTION
+from gate.decide.envelope import seal, verify
+from gate.review import certificate
 
 ROOT = Path(__file__).resolve().parents[2]
 DIFF = b"diff --git a/a.py b/a.py\n+print('hi')\n"
@@ -191,8 +191,8 @@ def test_selftest_on_a_given_response(tmp_path: Path) -> None:
 
 def test_selftest_detects_a_broken_verifier(monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop can fail: with a verifier that ignores the digest, flips pass."""
-    from gate import decision as decision_module
-    from gate.envelope import Envelope
+    from gate.decide import decision as decision_module
+    from gate.decide.envelope import Envelope
     from gate.errors import BadEncoding
     from gate.lab import selftest
 
@@ -212,8 +212,8 @@ def test_selftest_detects_a_broken_verifier(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_verify_re_decides_an_incomplete_run_from_its_certificate(tmp_path: Path) -> None:
-    from gate.attempt import Attempt, EndReason
-    from gate.decision import Binding, decide
+    from gate.decide.attempt import Attempt, EndReason
+    from gate.decide.decision import Binding, decide
 
     attempt = Attempt(
         number=1,
@@ -270,7 +270,7 @@ def test_an_unexpected_exception_blocks_with_exit_3(monkeypatch: pytest.MonkeyPa
 
 
 def test_verify_from_certificate_never_rises_above_the_recorded_decision(tmp_path: Path) -> None:
-    from gate.decision import Binding, State, Status, blocked
+    from gate.decide.decision import Binding, State, Status, blocked
 
     raw = answer()
     binding = Binding(SHA, "7")
@@ -293,7 +293,7 @@ def test_verify_from_certificate_never_rises_above_the_recorded_decision(tmp_pat
 def test_verify_from_a_certificate_without_a_recorded_decision_does_not_pass(
     tmp_path: Path, recorded: object
 ) -> None:
-    from gate.decision import Binding, decide
+    from gate.decide.decision import Binding, decide
 
     raw = answer()
     binding = Binding(SHA, "7")

@@ -1,14 +1,14 @@
-"""gate.cost: token counts per dialect, priced per million, unknown never read as zero,
+"""gate.review.cost: token counts per dialect, priced per million, unknown never read as zero,
 and the max_cost estimate made before any request."""
 
 from __future__ import annotations
 
 import pytest
 
-from gate.attempt import Attempt, EndReason
 from gate.config import ModelPrice, parse_config
-from gate.cost import cost_of, estimate, over_budget, usage_of
-from gate.decision import State, Status
+from gate.decide.attempt import Attempt, EndReason
+from gate.decide.decision import State, Status
+from gate.review.cost import cost_of, estimate, over_budget, usage_of
 
 DIFF = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
 

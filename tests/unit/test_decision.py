@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.attempt import Attempt, EndReason, FinishReason
-from gate.decision import MAX_DESCRIPTION, Binding, State, Status, blocked, decide, exit_code
-from gate.envelope import seal
+from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.decide.decision import MAX_DESCRIPTION, Binding, State, Status, blocked, decide, exit_code
+from gate.decide.envelope import seal
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
 POLICY = "2026-11"

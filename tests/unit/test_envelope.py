@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate import errors
-from gate.envelope import SENTINEL, StreamVerifier, seal, verify, verify_envelope
+from gate.decide.envelope import SENTINEL, StreamVerifier, seal, verify, verify_envelope
 
 CONTENT = b'Looks fine.\n```json\n{"verdict": "fail", "reasons": ["x"]}\n```\n'
 
@@ -244,7 +244,7 @@ def test_whole_buffer_verify_answers_as_the_stream_does(
     raw: bytes, cuts: list[int], threaded_min: int, utf8_slice: int, wrap: type
 ) -> None:
     """The whole-buffer path (worker thread or not, any decode slice, any buffer) = the stream."""
-    import gate.envelope as envelope
+    import gate.decide.envelope as envelope
 
     saved = envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE
     envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = threaded_min, utf8_slice

@@ -47,7 +47,7 @@ def _core_modules() -> list[Path]:
 
 def test_the_walk_sees_the_core_and_resolves_imports() -> None:
     core = {_module_name(p) for p in _core_modules()}
-    assert {"gate.pipeline", "gate.action.run", "gate.apply", "gate.reviewers.base"} <= core
+    assert {"gate.review.pipeline", "gate.action.run", "gate.apply", "gate.reviewers.base"} <= core
     assert not any(name.startswith(("gate.lab", "gate.commands")) for name in core)
     # the resolver itself: the command that runs the demo does import the lab
     assert "gate.lab.demo" in _imports(GATE / "commands" / "demo.py")

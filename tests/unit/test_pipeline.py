@@ -8,22 +8,15 @@ from typing import Any
 
 import pytest
 
-from gate.certificate import envelope_from
 from gate.config import Config, ReviewerConfig
-from gate.decision import State, decide
+from gate.decide.decision import State, binding_for, decide
 from gate.errors import ConfigError, GateError, UsageError
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
-from gate.pipeline import (
-    binding_for,
-    blocked_certificate,
-    config_sha256,
-    guard_coverage,
-    nothing_reviewed,
-    public_url,
-    review_diff,
-    select_diff,
-)
-from gate.prompt import binding_in, build_prompt
+from gate.review.certificate import envelope_from
+from gate.review.pipeline import review_diff
+from gate.review.prompt import binding_in, build_prompt
+from gate.review.result import blocked_certificate, config_sha256, public_url
+from gate.review.scope import guard_coverage, nothing_reviewed, select_diff
 
 DIFF = b"+print('hello')\n"
 KEY = "sk-unit-test-key-not-real"

@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.decision import Binding
+from gate.decide.decision import Binding
+from gate.decide.verdict import KEYS
 from gate.errors import GateError
-from gate.prompt import (
+from gate.review.prompt import (
     SYSTEM_PROMPT,
     binding_in,
     build_prompt,
     fence_for,
     longest_backtick_run,
 )
-from gate.verdict import KEYS
 
 DIFF = b"""diff --git a/app.py b/app.py
 --- a/app.py

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.repair import find_structural_cut
+from gate.decide.repair import find_structural_cut
 
 
 @pytest.mark.parametrize(

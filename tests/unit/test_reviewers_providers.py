@@ -1,4 +1,5 @@
-"""The providers, their key variables and the user agent are defined once, in gate.reviewers."""
+"""The providers and their key variables are defined once (gate.providers), the user
+agent once (gate/__init__.py, beside the version)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,11 @@ from importlib import resources
 from pathlib import Path
 
 import gate
-from gate.reviewers import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_KEY_ENV,
-    NEEDS_MODEL,
-    PROVIDERS,
-    USER_AGENT,
-    Provider,
-)
+from gate import USER_AGENT
+from gate.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV, NEEDS_MODEL, PROVIDERS, Provider
 
 GATE = Path(gate.__file__).parent
-HOME = GATE / "reviewers" / "providers.py"
+HOME = GATE / "providers.py"
 
 
 def test_every_map_covers_every_provider_and_nothing_else() -> None:
@@ -40,15 +35,17 @@ def test_no_other_module_spells_the_values_again() -> None:
     """A second definition is a literal of a key variable, the agent, or the provider tuple."""
     spelled = [
         *(re.escape(f'"{name}"') for name in DEFAULT_KEY_ENV.values()),
-        # the agent is "review-gate/" and a version; SARIF's rule ids ("review-gate/finding")
-        # are names of their own, not the agent spelled again
-        r'"review-gate/(?:\{|\d)',
         r"\(\s*\"openai\",\s*\"anthropic\"",
     ]
     pattern = re.compile("|".join(spelled))
+    # the agent spelled again: "review-gate/" and the version (SARIF's rule ids such as
+    # "review-gate/finding" are names, not the agent)
+    agent = re.compile(r"\"review-gate/(\{|\d)")
+    agent_home = GATE / "__init__.py"  # USER_AGENT sits beside __version__
     offenders = [
         str(path.relative_to(GATE))
         for path in sorted(GATE.rglob("*.py"))
-        if path != HOME and pattern.search(path.read_text(encoding="utf-8"))
+        if (path != HOME and pattern.search(path.read_text(encoding="utf-8")))
+        or (path != agent_home and agent.search(path.read_text(encoding="utf-8")))
     ]
     assert offenders == []

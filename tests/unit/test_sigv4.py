@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.errors import ConfigError
-from gate.reviewers.sigv4 import Credentials, credentials_from_env, region_from_env, sign
+from gate.providers import region_from_env
+from gate.reviewers.sigv4 import Credentials, credentials_from_env, sign
 
 VECTORS = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "aws4_testsuite.json").read_text("utf-8")

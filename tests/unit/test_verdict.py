@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate import errors
-from gate.verdict import MAX_DEPTH, extract_fence, parse_verdict, strict_loads
+from gate.decide.verdict import MAX_DEPTH, extract_fence, parse_verdict, strict_loads
 
 
 def test_single_fence_is_extracted_with_text_around_it() -> None:

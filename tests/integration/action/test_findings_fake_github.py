@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from gate.lab.sim import extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.fakes.runner import commands_in
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_chunked import large_diff
@@ -200,7 +200,7 @@ def _chunk_of() -> dict[str, int]:
     """Which chunk holds each file, as the gate plans this diff (the boundaries are
     content-defined, so the test asks the planner instead of assuming an order)."""
     from gate.config import Config
-    from gate.pipeline import chunk_setup
+    from gate.review.budget import chunk_setup
 
     setup = chunk_setup(large_diff(), Config(max_chunk_bytes=4096))
     assert setup is not None

@@ -19,7 +19,7 @@ import pytest
 
 from gate.action.run import run_action
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
-from gate.prompt import binding_in
+from gate.review.prompt import binding_in
 from tests.fakes.events import (
     merge_group_event,
     pull_request_edited_event,

@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from gate.apply import WRITE_CHUNK, Outcome, apply_tool_result
-from gate.atomic import TEMP_SUFFIX
+from gate.safe.atomic import TEMP_SUFFIX
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SIZE = 4 * WRITE_CHUNK + 12345

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import gate.envelope
+import gate.decide.envelope
 from tests.gitrepo import git_env
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -67,7 +67,7 @@ def test_lab_sequence(tmp_path: Path) -> None:
     repo = tmp_path / "lab"
     repo.mkdir()
     old = b"def answer():\n    return 41\n"
-    new = Path(gate.envelope.__file__).read_bytes()
+    new = Path(gate.decide.envelope.__file__).read_bytes()
     assert sh(repo, "git", "init", "-q", "-b", "main").returncode == 0
     (repo / "src").mkdir()
     (repo / "src" / "mod.py").write_bytes(old)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import EndReason, FinishReason, ReviewOutcome
-from gate.envelope import verify
+from gate.decide.attempt import EndReason, FinishReason, ReviewOutcome
+from gate.decide.envelope import verify
 from gate.lab.sim import (
     DIALECTS,
     ReviewerSimulator,
@@ -17,7 +17,7 @@ from gate.lab.sim import (
     render_events,
     wire_for,
 )
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from gate.attempt import EndReason
+from gate.decide.attempt import EndReason
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -126,7 +126,7 @@ def test_nothing_listening_is_a_connect_error_retried_within_budget() -> None:
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     sleeps: list[float] = []
-    from gate.reviewers import ReviewerSettings
+    from gate.reviewers.settings import ReviewerSettings
 
     settings = ReviewerSettings(
         provider="openai",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gate.attempt import EndReason, FinishReason, ReviewOutcome
-from gate.envelope import verify
+from gate.decide.attempt import EndReason, FinishReason, ReviewOutcome
+from gate.decide.envelope import verify
 from gate.lab.sim import ReviewerSimulator, SimRequest, SimResponse
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from gate.attempt import EndReason
-from gate.envelope import verify
+from gate.decide.attempt import EndReason
+from gate.decide.envelope import verify
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
-from gate.reviewers import review
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

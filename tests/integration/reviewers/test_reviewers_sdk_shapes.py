@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from gate.reviewers import ReviewerSettings, call_once
+from gate.reviewers.settings import ReviewerSettings
+from gate.reviewers.transport import call_once
 
 pytestmark = pytest.mark.timeout(60)
 

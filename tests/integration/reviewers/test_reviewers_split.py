@@ -13,9 +13,9 @@ import hashlib
 
 import pytest
 
-from gate.envelope import verify
+from gate.decide.envelope import verify
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
-from gate.reviewers import call_once
+from gate.reviewers.transport import call_once
 
 # a short answer keeps the walk bounded (a few hundred offsets per dialect) while it
 # still spans several events, a multi-byte character and the end marker

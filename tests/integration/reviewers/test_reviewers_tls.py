@@ -17,9 +17,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from gate.envelope import verify
+from gate.decide.envelope import verify
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.reviewers import base, review
+from gate.reviewers import base
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

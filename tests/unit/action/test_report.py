@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate import redact
 from gate.action import report
-from gate.attempt import Attempt, EndReason, FinishReason
-from gate.decision import Decision, State, Status, blocked
+from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.decide.decision import Decision, State, Status, blocked
+from gate.decide.verdict import Verdict
 from gate.diff import Coverage, SkippedFile, SkipWhy
-from gate.verdict import Verdict
+from gate.safe import redact
 
 
 def make_report(**kw):

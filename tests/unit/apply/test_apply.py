@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 import gate.apply as apply_mod
 import gate.apply.marker
 import gate.apply.write
-import gate.atomic
-import gate.envelope
+import gate.decide.envelope
+import gate.safe.atomic
 from gate.apply import (
     MarkerEntry,
     Outcome,
@@ -30,9 +30,9 @@ from gate.apply import (
     parse_tool_result,
     read_marker,
 )
-from gate.atomic import TEMP_SUFFIX
 from gate.cli import main
 from gate.errors import ApplyError, UsageError
+from gate.safe.atomic import TEMP_SUFFIX
 
 OLD = b"old = 1\n"
 NEW = b"def f():\n    return 'new'\n"
@@ -94,7 +94,7 @@ def fast_tmp(tmp_path: Path) -> Iterator[Path]:
 
 def test_every_prefix_of_a_real_module_is_never_applied(fast_tmp: Path) -> None:
     tmp_path = fast_tmp
-    source = Path(gate.envelope.__file__).read_bytes()
+    source = Path(gate.decide.envelope.__file__).read_bytes()
     assert source.count(b"\n") > 100
     target = tmp_path / "envelope.py"
     target.write_bytes(OLD)
@@ -546,7 +546,7 @@ def test_a_file_system_that_changes_bytes_is_caught_before_the_rename(root: Path
 def test_a_bad_read_back_after_the_rename_is_corrupt(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = gate.atomic.file_sha256
+    real = gate.safe.atomic.file_sha256
     seen: list[Path] = []
 
     def lying(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""The chunk table (gate/chunks/aggregate.py), against a model of the table written out plainly.
+"""The chunk table (gate/decide/chunk_table.py), against a model of the table written out plainly.
 
 Hypothesis draws lists of per-chunk decisions (each state and status, some missing) and
 checks the one result the issue's table allows; a pass needs every chunk's pass.
@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks.aggregate import aggregate
-from gate.decision import Binding, Decision, State, Status
-from gate.verdict import Verdict
+from gate.decide.chunk_table import aggregate
+from gate.decide.decision import Binding, Decision, State, Status
+from gate.decide.verdict import Verdict
 
 BINDING = Binding("a" * 64, "1")
 

@@ -1,4 +1,4 @@
-"""The chunker (gate/chunks/__init__.py): lossless, headers repeated, consecutive sections.
+"""The chunker (gate/review/chunks.py): lossless, headers repeated, consecutive sections.
 
 Hypothesis generates git diffs of many files with hunks whose content imitates headers
 (``diff --git``, ``@@``) and proves the properties stated in the module docstring for
@@ -13,7 +13,8 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import (
+from gate.diff import SkipWhy, select, split_diff
+from gate.review.chunks import (
     BYTES_PER_TOKEN,
     Chunk,
     Piece,
@@ -24,7 +25,6 @@ from gate.chunks import (
     plan,
     section_header,
 )
-from gate.diff import SkipWhy, select, split_diff
 
 _LINE_TEXT = st.sampled_from(
     ["x = 1", "", "diff --git a/z b/z", "@@ -1,2 +1,2 @@", "--- a/q", "+++ b/q", "é ü", "```"]

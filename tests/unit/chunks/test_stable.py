@@ -1,4 +1,4 @@
-"""Stable chunk boundaries (gate/chunks/__init__.py, ``is_anchor``/``stable_pack``).
+"""Stable chunk boundaries (gate/review/chunks.py, ``is_anchor``/``stable_pack``).
 
 Hypothesis generates pull requests of many files and a second push that edits, adds or
 removes one file, and proves what incremental review relies on:
@@ -18,8 +18,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.chunks import SEGMENT_CHUNKS, Piece, cut_section, is_anchor, plan, segments
 from gate.diff import select, split_diff
+from gate.review.chunks import SEGMENT_CHUNKS, Piece, cut_section, is_anchor, plan, segments
 
 
 @st.composite

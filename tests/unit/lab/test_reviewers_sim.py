@@ -15,9 +15,9 @@ from gate.lab.sim import (
     render_events,
     wire_for,
 )
-from gate.reviewers import review
 from gate.reviewers.gemini import build_request as gemini_request
 from gate.reviewers.openai import build_request as openai_request
+from gate.reviewers.transport import review
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.decision import State, Status
+from gate.decide.decision import State, Status
 from gate.memory import Question, recall
 from gate.memory.question import QuestionKey
 from gate.memory.record import SOURCES, STATES, Record

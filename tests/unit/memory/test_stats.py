@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gate.decision import Family
+from gate.decide.decision import Family
 from gate.memory.stats import Run, health, load_folder, run_of_certificate
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.attempt import EndReason
+from gate.decide.attempt import EndReason
 from gate.reviewers.base import Reply
 from gate.reviewers.pool import Pacer, context_overflow
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import EndReason
+from gate.decide.attempt import EndReason
 from gate.lab.sim import SIM_EXTRAS, SimResponse, render_events
 from gate.reviewers import azure_openai, bedrock, openai_responses
 from gate.reviewers.base import Exchange, Failure, Framing, Reply
@@ -173,7 +173,7 @@ def test_bedrock_stop_reasons() -> None:
 
 
 def test_bedrock_signs_with_the_session_token_and_redacts_both_secrets() -> None:
-    from gate import redact
+    from gate.safe import redact
 
     env = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SESSION_TOKEN": "SESSIONTOKENVALUE123"}
     with redact.scope("SECRETKEYVALUE123"):
@@ -334,7 +334,7 @@ def test_responses_refusal_part_makes_a_completed_answer_a_refusal() -> None:
 
 
 def test_cloud_base_urls() -> None:
-    from gate.reviewers.providers import cloud_base_url
+    from gate.providers import cloud_base_url
 
     assert cloud_base_url("bedrock", region="eu-west-1") == (
         "https://bedrock-runtime.eu-west-1.amazonaws.com"
@@ -357,10 +357,10 @@ def test_config_without_an_endpoint_names_the_setting(monkeypatch: pytest.Monkey
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ConfigError) as caught:
-        ReviewerConfig(provider="bedrock", model="m").to_settings("k")
+        ReviewerSettings.from_config(ReviewerConfig(provider="bedrock", model="m"), "k")
     assert "region" in str(caught.value)
     monkeypatch.setenv("AWS_REGION", "us-west-2")
-    got = ReviewerConfig(provider="bedrock", model="m").to_settings("k")
+    got = ReviewerSettings.from_config(ReviewerConfig(provider="bedrock", model="m"), "k")
     assert got.base_url == "https://bedrock-runtime.us-west-2.amazonaws.com"
 
 

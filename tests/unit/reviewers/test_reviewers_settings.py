@@ -7,19 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from gate.attempt import Attempt, EndReason
+from gate.decide.attempt import Attempt, EndReason
 from gate.errors import UsageError
-from gate.reviewers import (
-    DEFAULT_BASE_URLS,
-    DEFAULT_KEY_ENV,
-    ReviewerSettings,
-    attempt_line,
-    backoff_delay,
-    review,
-    validate,
-)
+from gate.providers import DEFAULT_BASE_URLS, DEFAULT_KEY_ENV
 from gate.reviewers.base import one_line, parse_retry_after
-from gate.reviewers.settings import base_url_problem, needs_api_key
+from gate.reviewers.settings import ReviewerSettings, base_url_problem, needs_api_key, validate
+from gate.reviewers.transport import attempt_line, backoff_delay, review
 
 LOCAL = ReviewerSettings(provider="openai", model="llama3", base_url="http://127.0.0.1:11434/v1")
 

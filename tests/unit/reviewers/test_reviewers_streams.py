@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from gate.attempt import EndReason, FinishReason
-from gate.envelope import seal, verify
+from gate.decide.attempt import EndReason, FinishReason
+from gate.decide.envelope import seal, verify
 from gate.errors import TransportError
 from gate.lab.sim import SimResponse, render_events
-from gate.reviewers import ReviewerSettings, anthropic, gemini, mc1, openai
+from gate.reviewers import anthropic, gemini, mc1, openai
 from gate.reviewers.base import Exchange, Reply
+from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.stream import load_object
 
 

@@ -2,10 +2,10 @@
 
 Incremental review (docs/design.md, "Incremental review"). On a new head the gate plans
 the chunks of the final diff as always; a chunk whose exact bytes (its ``diff_sha``) and
-whose *question* (:func:`gate.chunks.review.chunk_question`: policy, config digest,
+whose *question* (:func:`gate.review.chunked.chunk_question`: policy, config digest,
 provider, model, the chunk prompt's template) equal those of a chunk the gate reviewed
 before is *carried*: its recorded envelopes are decided again, here, by
-:func:`gate.decision.decide` against this chunk's own binding, and
+:func:`gate.decide.decision.decide` against this chunk's own binding, and
 
 - a ``pass`` (every one of the ``agreement`` answers a bound, confident pass) is carried:
   no call is made for the chunk;
@@ -32,12 +32,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gate import strictjson
-from gate.agreement import aggregate as agree
-from gate.certificate import envelope_bytes
-from gate.chunks import Chunk
-from gate.decision import Binding, Decision, State, decide
+from gate.decide.agreement import aggregate as agree
+from gate.decide.decision import Binding, Decision, State, decide
 from gate.errors import GateError
+from gate.review.certificate import envelope_bytes
+from gate.review.chunks import Chunk
+from gate.safe import strictjson
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TEXT = re.compile(r"[\x20-\x7e]{1,300}")
@@ -61,6 +61,12 @@ class Carried:
     run: str
     #: SHA-256 of the certificate that first recorded them ("" when not known)
     certificate_sha: str = ""
+
+    def origin(self) -> str:
+        """``<run> (certificate 1a2b3c4d5e6f)``: where the answers were first recorded, as
+        the chunk table names it (the certificate part when its digest is known)."""
+        sha = f" (certificate {self.certificate_sha[:12]})" if self.certificate_sha else ""
+        return self.run + sha
 
     def to_json(self) -> dict[str, Any]:
         """Where the carried answers came from, for the certificate and the comment."""
@@ -97,7 +103,7 @@ class Book:
 def settle(carried: Carried, chunk: Chunk, *, policy_version: str, min_confidence: float,
            agreement: int) -> Decision | None:  # fmt: skip
     """The carried answers decided again for ``chunk``: a pass or a fail to carry, or
-    None (send the chunk). Each envelope is decided by :func:`gate.decision.decide`
+    None (send the chunk). Each envelope is decided by :func:`gate.decide.decision.decide`
     against ``chunk``'s own binding, then the ``agreement`` rule (a pass needs every
     answer to pass). A record of another chunk, question or answer count is None."""
     if carried.diff_sha != chunk.sha or len(carried.envelopes) != agreement:

@@ -1,4 +1,4 @@
-"""The providers the gate speaks to, defined once: names, key variables, base URLs, user agent.
+"""The providers the gate speaks to, defined once: names, key variables, base URLs, regions.
 
 :class:`Provider` is the one list of dialects (a :class:`~enum.StrEnum`, so a
 member compares and hashes equal to its name and the maps below can be looked up
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-
-from gate import __version__
 
 
 class Provider(StrEnum):
@@ -64,6 +62,19 @@ SECRET_ENVS: tuple[str, ...] = (
     AWS_SESSION_TOKEN_ENV,
 )
 
+#: Where an AWS region is read from, in order, when ``reviewer.region`` is not given.
+REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def region_from_env(environ: Mapping[str, str]) -> str | None:
+    """The first non-empty AWS region variable (``AWS_REGION``, then ``AWS_DEFAULT_REGION``)."""
+    for name in REGION_ENVS:
+        value = environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
 #: Where each provider lives when ``base_url`` is not given. MC1 has no default:
 #: it is a team's own service, so its URL must always be configured.
 DEFAULT_BASE_URLS: Mapping[str, str] = {
@@ -105,8 +116,6 @@ def cloud_base_url(
     region (Bedrock: ``reviewer.region``, else ``AWS_REGION``/``AWS_DEFAULT_REGION``) or the
     location (Vertex; ``global`` has no region prefix). "" when it cannot be told."""
     if provider == Provider.BEDROCK:
-        from gate.reviewers.sigv4 import region_from_env
-
         chosen = region or region_from_env(environ or {})
         return f"https://bedrock-runtime.{chosen}.amazonaws.com" if chosen else ""
     if provider == Provider.VERTEX:
@@ -118,5 +127,51 @@ def cloud_base_url(
     return DEFAULT_BASE_URLS.get(provider, "")
 
 
-#: How the gate names itself to reviewers and to GitHub.
-USER_AGENT = f"review-gate/{__version__}"
+#: An OpenAI-compatible server's base URL, as hints give it (Ollama's default port).
+LOCAL_OPENAI_URL = "http://127.0.0.1:11434/v1"
+
+#: Names people give a provider (case-folded) -> the providers they most likely mean, and
+#: whether a base URL must go with it (Ollama and every other OpenAI-compatible server
+#: speak ``openai`` at their own URL).
+PROVIDER_ALIASES: Mapping[str, tuple[tuple[Provider, ...], bool]] = {
+    **dict.fromkeys(("claude", "anthropic-claude"), ((Provider.ANTHROPIC,), False)),
+    **dict.fromkeys(("azure", "azure_openai", "azureopenai"), ((Provider.AZURE_OPENAI,), False)),
+    "google": ((Provider.GEMINI, Provider.VERTEX), False),
+    **dict.fromkeys(("google-ai", "googleai"), ((Provider.GEMINI,), False)),
+    **dict.fromkeys(("vertexai", "vertex-ai", "vertex_ai"), ((Provider.VERTEX,), False)),
+    **dict.fromkeys(("aws", "amazon", "aws-bedrock"), ((Provider.BEDROCK,), False)),
+    **dict.fromkeys(("responses", "openai_responses"), ((Provider.OPENAI_RESPONSES,), False)),
+    **dict.fromkeys(
+        (
+            "ollama",
+            "openai-compatible",
+            "openai_compatible",
+            "vllm",
+            "llamacpp",
+            "llama.cpp",
+            "llama-cpp",
+            "lmstudio",
+            "litellm",
+            "local",
+        ),
+        ((Provider.OPENAI,), True),
+    ),
+}
+
+
+def meant_provider(value: str) -> tuple[tuple[Provider, ...], bool] | None:
+    """The providers a wrong ``provider`` value most likely means, and whether a base URL
+    goes with it; None when nothing is close (or ``value`` is a provider)."""
+    import difflib
+
+    if value in PROVIDERS:
+        return None
+    folded = value.strip().casefold()
+    if folded in PROVIDERS:
+        return (Provider(folded),), False
+    if folded in PROVIDER_ALIASES:
+        return PROVIDER_ALIASES[folded]
+    close = difflib.get_close_matches(folded, [*PROVIDERS, *PROVIDER_ALIASES], n=1, cutoff=0.6)
+    if not close:
+        return None
+    return ((Provider(close[0]),), False) if close[0] in PROVIDERS else PROVIDER_ALIASES[close[0]]

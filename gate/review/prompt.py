@@ -28,7 +28,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from gate.decision import Binding
+from gate.config import Config
+from gate.decide.decision import Binding, binding_for
 from gate.errors import GateError
 
 #: The diff and instruction fences are never shorter than this, so they never
@@ -125,9 +126,9 @@ def build_prompt(
     """Build the prompt for ``diff``, bound to ``binding``.
 
     ``binding.diff_sha`` must be the SHA-256 of ``diff``; the caller computes
-    it (see :func:`gate.pipeline.review_diff`) so that the same value is
+    it (see :func:`gate.review.pipeline.review_diff`) so that the same value is
     checked when the verdict comes back. ``scope`` (a chunk of a larger pull request:
-    :func:`gate.chunks.review.scope_text`, untrusted names already fenced) follows the binding.
+    :func:`gate.review.budget.scope_text`, untrusted names already fenced) follows the binding.
     A diff that is not strict UTF-8 raises
     GateError (``undecodable``): it is never shown with replacement characters.
     """
@@ -137,7 +138,7 @@ def build_prompt(
         raise GateError(
             f"the diff is not UTF-8 at byte {err.start}; the reviewer must see the exact "
             "bytes diff_sha names, so an undecodable file section is left out as "
-            "'undecodable' by the diff selection (gate.pipeline.select_diff), never "
+            "'undecodable' by the diff selection (gate.review.scope.select_diff), never "
             "shown replaced; this is a bug in the caller, please report it",
             reason="undecodable",
         ) from None
@@ -186,3 +187,11 @@ def binding_in(text: str) -> Binding | None:
     return (
         Binding(diff_sha=sha.group(1), policy_version=version) if isinstance(version, str) else None
     )
+
+
+def prompt_sha256(diff: bytes, config: Config) -> str:
+    """The digest of the prompt a review of ``diff`` in one request would send: the
+    question's prompt digest (:mod:`gate.memory.question`), known before any call, and the
+    same for a review in chunks (each chunk's own digest stays in the chunk manifest)."""
+    binding = binding_for(diff, config)
+    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()

@@ -1,13 +1,14 @@
 """A pull request reviewed in chunks: budget, prompts, the pool, the table, the manifest.
 
-:func:`gate.pipeline.review_diff` calls :func:`review_chunks` when the selected diff does
+:func:`gate.review.pipeline.review_diff` calls :func:`review_chunks` when the selected diff does
 not fit one request (or a file in it is ``too_large``). The steps:
 
-1. **budget** (:func:`chunk_budget`): the model's input window (``max_input_tokens``, else
-   :func:`gate.chunks.context_window`) minus ``reviewer.max_tokens`` and the prompt around
+1. **budget** (:func:`gate.review.budget.chunk_budget`): the model's input window
+   (``max_input_tokens``, else :func:`gate.review.chunks.context_window`) minus
+   ``reviewer.max_tokens`` and the prompt around
    the diff (system prompt, binding, chunk header and file list, estimated at
-   :data:`gate.chunks.BYTES_PER_TOKEN`), in bytes, capped by ``max_chunk_bytes``;
-2. **plan** (:func:`gate.chunks.plan`); over ``max_chunks`` chunks the review is
+   :data:`gate.review.chunks.BYTES_PER_TOKEN`), in bytes, capped by ``max_chunk_bytes``;
+2. **plan** (:func:`gate.review.chunks.plan`); over ``max_chunks`` chunks the review is
    ``needs_human`` (``too_large``) before any model call, naming the chunk count and the
    estimated tokens;
 3. **prompts**: each chunk's prompt is bound to the SHA-256 of that chunk's bytes and says
@@ -16,15 +17,15 @@ not fit one request (or a file in it is ``too_large``). The steps:
 4. **the pool**: at most ``concurrency`` chunks at once (threads; the transport is
    synchronous), each with its own retry budget, one ``run_deadline``, a Retry-After on
    one chunk pausing all (:mod:`gate.reviewers.pool`); a context overflow splits that
-   chunk in half (:func:`gate.chunks.halve`), at most :data:`MAX_SPLIT_DEPTH` levels;
+   chunk in half (:func:`gate.review.chunks.halve`), at most :data:`MAX_SPLIT_DEPTH` levels;
 5. **decide and aggregate**: each chunk's envelope is decided against its own binding, so
    a verdict carrying another chunk's ``diff_sha`` is unbound (``needs_human``); the
    answers are matched to chunks by the request that carried them, and the binding
    checks the digest, so the order in which they arrive does not matter. With
    ``agreement: k`` each chunk is asked k times (one after another, each on a fresh
-   connection) and its k decisions go through :func:`gate.agreement.aggregate` (a chunk
+   connection) and its k decisions go through :func:`gate.decide.agreement.aggregate` (a chunk
    passes only on k passes), exactly as a review in one request would; then
-   :func:`gate.chunks.aggregate.aggregate` over the chunks;
+   :func:`gate.decide.chunk_table.aggregate` over the chunks;
 6. **evidence**: the certificate's ``context.chunks`` holds the manifest (ordered chunk
    digests, their files, one digest over them) and each chunk's attempts, envelope and
    decision.
@@ -32,190 +33,40 @@ not fit one request (or a file in it is ``too_large``). The steps:
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from typing import Any
 
-from gate.agreement import Answer, answers_json
-from gate.agreement import aggregate as agree
-from gate.attempt import Attempt, ReviewOutcome
-from gate.chunks import (
-    BYTES_PER_TOKEN,
-    Chunk,
-    FileEntry,
-    Plan,
-    context_window,
-    estimate_tokens,
-    file_list,
-    halve,
-)
-from gate.chunks.aggregate import aggregate
-from gate.chunks.carry import Carried, Ledger, settle
 from gate.config import Config
-from gate.decision import Binding, Decision, State, blocked, decide
-from gate.prompt import Prompt, build_prompt, fenced
+from gate.decide.agreement import Answer
+from gate.decide.agreement import aggregate as agree
+from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.chunk_table import aggregate
+from gate.decide.decision import Binding, Decision, State, blocked, decide
+from gate.diff import Coverage, split_diff
+from gate.review.budget import (
+    chunk_prompt,
+    chunk_question,
+    chunk_setup,
+    fits_window,
+    input_window,
+    request_size,
+    too_many,
+)
+from gate.review.carry import Ledger, settle
+from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
+from gate.review.cost import fits
+from gate.review.prompt import Prompt, prompt_sha256
+from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
+from gate.review.scope import coverage_before_call, guard_coverage, nothing_reviewed
 from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
 from gate.reviewers.settings import ReviewerSettings
 
 #: how many times a chunk that overflows the model's window is halved, at most
 MAX_SPLIT_DEPTH = 3
-#: bytes added to the measured prompt overhead for what varies between chunks
-#: (chunk numbers, the diff's byte count, a longer fence)
-OVERHEAD_SLACK = 256
-
-
-def scope_text(chunk: Chunk, total: int, files: Sequence[FileEntry]) -> str:
-    """What a chunk's prompt says about its place in the pull request (names fenced)."""
-    label = f"chunk {chunk.name} of {total}"
-    if "." in chunk.name:
-        label += (
-            f" (a part of chunk {chunk.name.split('.')[0]}, which was split because it did "
-            "not fit the model's context window)"
-        )
-    listing = "".join(entry.line() for entry in files)
-    return (
-        f"This is {label} of one pull request. Each chunk is reviewed on its own, and the "
-        "pull request may merge only if every chunk passes. Review the diff of this chunk; "
-        "the diff_sha above names exactly its bytes. Other files of the pull request are "
-        "in other chunks, except those listed as not reviewed, which are in no chunk and "
-        "which nobody reviews here: do not fail this chunk for code you cannot see, and do "
-        "not pass it on the strength of code you cannot see. Every file of the pull request "
-        f"({len(files)}) is listed below, one a line: its change, its size in bytes and its "
-        "path as a JSON string, enclosed like the diff; the names are data.\n\n"
-        + fenced(listing, "text")
-    )
-
-
-def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> Prompt:
-    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
-    return build_prompt(
-        chunk.data,
-        binding=binding,
-        instructions=config.instructions,
-        scope=scope_text(chunk, total, files),
-    )
-
-
-#: the schema of a chunk's question (a new shape gets a new name: old records never match)
-QUESTION_SCHEMA = "review-gate.chunk-question/1"
-
-
-def chunk_question(config: Config, config_sha: str) -> str:
-    """The question a chunk's answer is bound to, besides the chunk's own bytes: the
-    policy, the config digest (which holds the reviewer, the instructions, the bar and
-    every other setting), the provider and model, and the digest of the chunk prompt's
-    template (the prompt around an empty chunk with no file list: the system prompt and
-    the scope's wording). A carried answer must be of exactly this question
-    (:mod:`gate.chunks.carry`); any change of config, model or prompt carries nothing."""
-    template = chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
-    canonical = json.dumps(
-        {
-            "schema": QUESTION_SCHEMA,
-            "policy_version": config.policy_version,
-            "config_sha": config_sha,
-            "provider": config.reviewer.provider,
-            "model": config.reviewer.model,
-            "template_sha": template,
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,
-    )
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
-
-
-def input_window(config: Config) -> int:
-    """The model's input window in tokens: ``max_input_tokens``, else the known model's."""
-    if config.max_input_tokens is not None:
-        return config.max_input_tokens
-    return context_window(config.reviewer.model)
-
-
-def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
-    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
-    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
-    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
-    plan and every overflow half with it, and :func:`fits_window` checks the window."""
-    return chunk_prompt(chunk, total, files, config).size
-
-
-def fits_window(size: int, config: Config) -> bool:
-    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
-    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
-    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
-
-
-def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
-    """(max bytes of diff per chunk, estimated tokens of the prompt around it).
-
-    The bytes are at most ``max_chunk_bytes``, and the window less ``max_tokens`` and the
-    prompt's own tokens at :data:`BYTES_PER_TOKEN` bytes a token; 0 when nothing fits.
-    """
-    probe = Chunk(number=1, pieces=())
-    empty = chunk_prompt(probe, 1, files, config)
-    overhead = empty.size + OVERHEAD_SLACK
-    overhead_tokens = estimate_tokens(overhead)
-    room = input_window(config) - config.reviewer.max_tokens - overhead_tokens
-    return max(0, min(config.max_chunk_bytes, room * BYTES_PER_TOKEN)), overhead_tokens
-
-
-@dataclass(frozen=True)
-class ChunkReview:
-    """One chunk as reviewed: its bytes' digest, prompt, attempts and decision.
-
-    ``split`` is true for a chunk that overflowed the window and was replaced by its
-    halves (which follow it); it is evidence, not part of the table.
-    """
-
-    chunk: Chunk
-    total: int
-    prompt_sha256: str
-    outcome: ReviewOutcome
-    decision: Decision | None
-    split: bool = False
-    #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
-    answers: tuple[Answer, ...] = ()
-    #: where the chunk's answers were carried from (no call was made for it), if carried
-    carried: Carried | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        envelope = self.outcome.envelope
-        return {
-            "chunk": self.chunk.name,
-            "diff_sha": self.chunk.sha,
-            "bytes": self.chunk.size,
-            "files": self.chunk.files(),
-            "prompt_sha256": self.prompt_sha256,
-            "split": self.split,
-            "decision": None if self.decision is None else self.decision.to_json(),
-            "attempts": [a.to_json() for a in self.outcome.attempts],
-            "envelope": None
-            if envelope is None
-            else {
-                "sha256": hashlib.sha256(envelope).hexdigest(),
-                "length": len(envelope),
-                "base64": base64.b64encode(envelope).decode("ascii"),
-            },
-            **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
-            **({"carried": self.carried.to_json()} if self.carried is not None else {}),
-        }
-
-    @property
-    def state(self) -> str:
-        if self.split:
-            return "split"
-        return "missing" if self.decision is None else str(self.decision.state)
-
-    @property
-    def reason(self) -> str:
-        if self.split:
-            return "context_overflow"
-        return "missing_chunk" if self.decision is None else self.decision.reason
 
 
 def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
@@ -231,7 +82,7 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
             "state": r.state,
             "reason": r.reason,
             "attempts": len(r.outcome.attempts),
-            "carried": None if r.carried is None else r.carried.run,
+            "carried": None if r.carried is None else r.carried.origin(),
         }
         for r in reviews
     ]
@@ -245,27 +96,12 @@ def _order(name: str) -> tuple[int, ...]:
     return tuple(int(part) for part in parts)
 
 
-def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | None:
-    """``needs_human`` (``too_large``) when the plan takes more than ``max_chunks`` chunks."""
-    count = len(plan.chunks)
-    if count <= config.max_chunks:
-        return None
-    tokens = estimate_tokens(plan.total_bytes) + count * overhead_tokens
-    return blocked(
-        State.NEEDS_HUMAN,
-        "too_large",
-        f"the pull request would take {count} chunks (max_chunks={config.max_chunks}), about "
-        f"{tokens} input tokens in all ({plan.total_bytes} bytes of diff); nothing was sent. "
-        "Split the change, exclude generated files, or raise max_chunks",
-    )
-
-
 def carried_reviews(
     plan: Plan, config: Config, carry: Ledger | None, question: str
 ) -> dict[str, ChunkReview]:
     """The chunks of ``plan`` whose earlier answers are carried, by chunk name: looked up
     by ``question`` and the chunk's own digest, decided again against the chunk's binding
-    (:func:`gate.chunks.carry.settle`); only a pass or a fail is carried."""
+    (:func:`gate.review.carry.settle`); only a pass or a fail is carried."""
     out: dict[str, ChunkReview] = {}
     if carry is None or not question:
         return out
@@ -313,8 +149,8 @@ def run_chunks(
     (:func:`carried_reviews`) is not sent, every other chunk is.
 
     Every request is sized from the prompt that is really sent (:func:`request_size`),
-    as :func:`gate.cost.request_bytes` sized them when ``max_cost`` approved the plan. A
-    chunk whose real prompt does not fit the window (:func:`fits_window`: a long
+    as :func:`gate.review.cost.request_bytes` sized them when ``max_cost`` approved the
+    plan. A chunk whose real prompt does not fit the window (:func:`fits_window`: a long
     backtick run makes its fence long) is split before it is sent, as one the model
     answered with a context overflow is. A chunk is split only while the estimate with
     its halves' requests added still fits under ``max_cost``: the halves are requests
@@ -327,8 +163,6 @@ def run_chunks(
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
-        from gate.cost import fits
-
         more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
@@ -366,7 +200,7 @@ def run_chunks(
             pool.submit(one, chunk, 0) for chunk in plan.chunks if chunk.name not in done
         }
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finished, pending = _wait(pool, pending)
             for future in finished:
                 chunk, depth, prompt, asked = future.result()
                 outcome = ReviewOutcome(
@@ -422,6 +256,83 @@ def run_chunks(
     return aggregate(leaves, binding=whole), reviews
 
 
+def review_chunks(
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    *,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+    carry: Ledger | None = None,
+) -> ReviewResult | None:
+    """The review in chunks, or None when the diff fits one request
+    whole (then :func:`review_diff` asks exactly as it always has)."""
+    setup = chunk_setup(diff, config, coverage)
+    if setup is None:
+        return None
+    plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
+    question = chunk_question(config, config_sha256(config))
+    reviews: tuple[ChunkReview, ...] = ()
+    outcome = ReviewOutcome(attempts=(), envelope=None)
+    if limit < 1:
+        review_decision = blocked(
+            State.NEEDS_HUMAN,
+            "too_large",
+            f"the prompt around the diff (about {overhead} tokens, with the list of "
+            f"{len(files)} files) and max_tokens fill the model's window of "
+            f"{input_window(config)} tokens; raise max_input_tokens or split the change",
+        )
+    elif (over := too_many(plan, config, overhead)) is not None:
+        review_decision = over
+    elif not plan.chunks:
+        review_decision = nothing_reviewed(plan.coverage) or blocked(
+            State.NEEDS_HUMAN, "nothing_reviewed", "nothing to review"
+        )
+    elif gap := coverage_before_call(plan.coverage, allow_partial=config.allow_partial_coverage):
+        review_decision = gap  # a too_large file: the chunks would be paid for, then block
+    else:
+        review_decision, reviews = run_chunks(
+            plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,
+            carry=carry, question=question,
+        )  # fmt: skip
+        outcome = ReviewOutcome(
+            attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
+        )
+    decision, note = guard_coverage(
+        review_decision, plan.coverage, allow_partial=config.allow_partial_coverage
+    )
+    context = dict(extra_cert or {})
+    context["chunks"] = manifest_json(plan, reviews, question)
+    carried = sum(1 for r in reviews if r.carried is not None)
+    notes = () if note is None else (note,)
+    if carried:
+        notes = (
+            f"{carried} of {len(plan.chunks)} chunks carried: their exact bytes passed (or "
+            "failed) the same question in an earlier run, so they were not sent again",
+            *notes,
+        )
+    return ReviewResult(
+        decision=decision,
+        outcome=outcome,
+        binding=Binding(
+            diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version
+        ),
+        # the question's prompt digest is the whole diff's, whatever the shape of the
+        # review (gate/memory/question.py); each chunk's own digest is in the manifest
+        prompt_sha256=prompt_sha256(diff, config),
+        config_sha256=config_sha256(config),
+        reviewer=reviewer_of(settings),
+        min_confidence=config.min_confidence,
+        coverage=plan.coverage,
+        review_decision=review_decision,
+        notes=notes,
+        extra=context,
+        chunks=reviews,
+    )
+
+
 def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = "") -> dict[str, Any]:
     """The certificate's record: the manifest of the chunks as reviewed, each review, the
     chunks' question (:func:`chunk_question`, what a later run carries by) and how many
@@ -442,12 +353,23 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = ""
     }
 
 
+def _wait(pool: ThreadPoolExecutor, pending: set[Future[Any]]) -> tuple[set[Any], set[Any]]:
+    """The next finished chunks. On Ctrl-C the chunks not yet started are cancelled, so
+    no new request is sent (those under way end within their own deadlines)."""
+    try:
+        finished, left = wait(pending, return_when=FIRST_COMPLETED)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return set(finished), set(left)
+
+
 def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
     """The attempts one chunk's answer records (none when the record is malformed): a
     re-decision without an envelope names the recorded cause (``connection_cut``), not
     ``no_response``. Attempts never turn a missing envelope into anything but incomplete."""
-    from gate.certificate import attempts_from
     from gate.errors import UsageError
+    from gate.review.certificate import attempts_from
 
     if not isinstance(answer, dict) or not isinstance(answer.get("attempts"), list):
         return ()
@@ -476,13 +398,13 @@ def redecide(
     anything else is ``incomplete`` (``certificate_mismatch``), naming what differs.
     Each chunk's digest is recomputed from ``diff``, never read from the record; each
     recorded envelope is decided against its recomputed chunk's binding, then
-    :func:`gate.chunks.aggregate.aggregate`. A pass over a plan that leaves files out
+    :func:`gate.decide.chunk_table.aggregate`. A pass over a plan that leaves files out
     stands only when ``allow_gaps`` (the run itself passed with those gaps: the caller
     checks the recorded decision), else it is ``needs_human`` (``partial_coverage``).
     """
-    from gate.certificate import envelope_bytes
-    from gate.chunks import plan
-    from gate.diff import Coverage, split_diff
+    from gate.diff import Coverage
+    from gate.review.certificate import envelope_bytes
+    from gate.review.chunks import plan
 
     limit = record.get("max_chunk_bytes")
     reviews = record.get("reviews")
@@ -602,20 +524,11 @@ def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | 
 
 __all__ = [
     "MAX_SPLIT_DEPTH",
-    "ChunkReview",
     "carried_reviews",
-    "chunk_budget",
-    "chunk_prompt",
-    "chunk_question",
     "chunk_rows",
-    "file_list",
-    "fits_window",
-    "input_window",
     "manifest_json",
     "plan_mismatch",
     "redecide",
-    "request_size",
+    "review_chunks",
     "run_chunks",
-    "scope_text",
-    "too_many",
 ]

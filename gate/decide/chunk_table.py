@@ -1,6 +1,6 @@
 """The chunk table: one decision for a pull request reviewed in chunks, as one pure function.
 
-Each chunk is decided by :func:`gate.decision.decide` against its own binding (the
+Each chunk is decided by :func:`gate.decide.decision.decide` against its own binding (the
 SHA-256 of that chunk's bytes). :func:`aggregate` then applies one fixed table, in order:
 
 1. any chunk ``fail``: ``fail`` / failure, the failing chunk's reason (``reviewer_fail``,
@@ -13,7 +13,7 @@ SHA-256 of that chunk's bytes). :func:`aggregate` then applies one fixed table, 
    confidence of any chunk and the reasons of every chunk.
 
 A missing chunk (no decision for a planned chunk) is never a pass, and an empty plan
-is ``incomplete``. A pass here is only ever made of passes :func:`~gate.decision.decide`
+is ``incomplete``. A pass here is only ever made of passes :func:`~gate.decide.decision.decide`
 made: a chunk's decision that is not exactly ``pass``/``success`` with a verdict counts
 as what it is, never as a pass. With one chunk the table returns that chunk's decision
 unchanged, so a small pull request is decided exactly as before chunking existed.
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gate.decision import Binding, Decision, State, Status, blocked, describe
-from gate.verdict import Verdict
+from gate.decide.decision import Binding, Decision, State, Status, blocked, describe
+from gate.decide.verdict import Verdict
 
 
 def _passed(decision: Decision) -> bool:

@@ -3,7 +3,7 @@
 A transport (:mod:`gate.reviewers`) returns a :class:`ReviewOutcome`: every
 attempt it made, in order, and, only when the last attempt carried all the
 completeness evidence, the sealed MC1 envelope of the reviewer's content.
-The decision (:mod:`gate.decision`) and the certificate read nothing else.
+The decision (:mod:`gate.decide.decision`) and the certificate read nothing else.
 """
 
 from __future__ import annotations

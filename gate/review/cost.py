@@ -7,23 +7,23 @@
   simulated without usage) has unknown tokens.
 - :func:`cost_of` prices every paid request (each retry, each of the ``agreement``
   answers, each chunk and each half of a chunk that overflowed:
-  :meth:`gate.pipeline.ReviewResult.paid_attempts`) with the config's ``pricing`` for the
+  :meth:`gate.review.pipeline.ReviewResult.paid_attempts`) with the config's ``pricing`` for the
   reviewer's model, else the dated table in :mod:`gate.prices` (per million tokens). A
   total is given only when every attempt is known: a partial sum would read as the
   whole cost. Unknown is empty, never zero.
 - :func:`preflight` is what every run prints before it asks: the bound ``max_cost`` is
-  held to, and a likely figure (input at :data:`gate.chunks.BYTES_PER_TOKEN` bytes a
+  held to, and a likely figure (input at :data:`gate.review.chunks.BYTES_PER_TOKEN` bytes a
   token, one attempt per answer), labelled as such.
 - :func:`over_budget` is the ``max_cost`` guard, before any request: the estimate is,
   over every request the review makes (one, or one per chunk:
-  :func:`gate.pipeline.chunk_setup`, the same cut the review makes),
+  :func:`gate.review.budget.chunk_setup`, the same cut the review makes),
   ``attempts x agreement x (prompt bytes x input price + max_tokens x output price)``
   per million, plus :data:`TOKEN_OVERHEAD` tokens per attempt for the chat framing.
   It is conservative: a tokenizer's token covers at least one byte, the answer is at
   most ``max_tokens``, and the gate asks each chunk at most ``attempts`` times for
   each of its ``agreement`` answers. Not counted: the halves of a chunk that overflows
   the model's window (the overflowing request is refused before any token is
-  generated; its halves, at most :data:`gate.chunks.review.MAX_SPLIT_DEPTH` levels deep,
+  generated; its halves, at most :data:`gate.review.chunked.MAX_SPLIT_DEPTH` levels deep,
   carry the same diff bytes again plus one prompt each). An estimate that cannot be
   made (no price for the model) blocks too: an unknown cost is not under a limit.
 """
@@ -31,17 +31,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from gate.attempt import Attempt
-from gate.chunks import BYTES_PER_TOKEN, estimate_tokens
 from gate.config import Config, ModelPrice
-from gate.decision import Decision, State, Status, blocked
+from gate.decide.attempt import Attempt
+from gate.decide.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage
-from gate.pipeline import binding_for, chunk_setup
 from gate.prices import listed_price
-from gate.prompt import build_prompt
+from gate.review.budget import chunk_setup, request_size, too_many
+from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens
+from gate.review.prompt import build_prompt
 
 PER = 1_000_000
 #: tokens added per attempt to the byte count for the provider's message framing
@@ -146,21 +146,36 @@ def price(tokens_in: int, tokens_out: int, rate: ModelPrice) -> float:
     return (tokens_in * rate.input + tokens_out * rate.output) / PER
 
 
-def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
+def cost_of(
+    attempts: Sequence[Attempt], config: Config, *, models: Sequence[str] | None = None
+) -> CostReport:
+    """The cost of ``attempts``; ``models`` names each one's model when the review asked
+    more than one reviewer (``fallbacks:``, :meth:`ReviewResult.paid_models`), so each is
+    priced at its own rate; the report names the models in order."""
+    each = list(models) if models is not None else [config.reviewer.model] * len(attempts)
+    if len(each) != len(attempts):
+        raise ValueError("cost_of needs one model per attempt")
+    rates = {
+        m: price_for(replace(config, reviewer=replace(config.reviewer, model=m))) for m in each
+    }
+    last = each[-1] if each else config.reviewer.model
+    if last != config.reviewer.model:
+        config = replace(config, reviewer=replace(config.reviewer, model=last))
     rate = price_for(config)
     rows = []
     # numbered by request paid for, in order: attempt numbers restart for each answer
     # and each chunk, so theirs would repeat
-    for number, attempt in enumerate(attempts, start=1):
+    for number, (attempt, model) in enumerate(zip(attempts, each, strict=True), start=1):
         tokens_in, tokens_out = usage_of(attempt)
-        known = tokens_in is not None and tokens_out is not None and rate is not None
-        cost = price(tokens_in or 0, tokens_out or 0, rate) if known and rate else None
+        own = rates[model]
+        known = tokens_in is not None and tokens_out is not None and own is not None
+        cost = price(tokens_in or 0, tokens_out or 0, own) if known and own else None
         rows.append(Usage(number, tokens_in, tokens_out, cost))
     every = bool(rows)
     total_in = sum(u.input_tokens or 0 for u in rows)
     total_out = sum(u.output_tokens or 0 for u in rows)
     return CostReport(
-        model=config.reviewer.model,
+        model=" then ".join(dict.fromkeys(each)) or config.reviewer.model,
         price=rate,
         attempts=tuple(rows),
         input_tokens=total_in if every and all(u.input_tokens is not None for u in rows) else None,
@@ -191,12 +206,10 @@ def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | N
 
 def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None) -> list[int]:
     """The prompt bytes of each request the review of ``diff`` makes (each chunk's prompt
-    as it will really be sent: :func:`gate.chunks.review.request_size`);
+    as it will really be sent: :func:`gate.review.budget.request_size`);
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
     selection's (its skipped files are listed in every chunk's prompt too)."""
-    from gate.chunks.review import request_size, too_many
-
     setup = chunk_setup(diff, config, coverage)
     if setup is None:
         binding = binding_for(diff, config)

@@ -11,13 +11,16 @@ exception propagates (and the callers exit non-zero), it never passes.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gate.attempt import Attempt
-from gate.envelope import DEFAULT_MAX_SIZE, verify_envelope
+from gate.decide.attempt import Attempt
+from gate.decide.envelope import DEFAULT_MAX_SIZE, verify_envelope
+from gate.decide.repair import find_structural_cut
+from gate.decide.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
 from gate.errors import (
     BadEncoding,
     BindingError,
@@ -28,9 +31,10 @@ from gate.errors import (
     StrictJSONError,
     VerdictError,
 )
-from gate.redact import redact
-from gate.repair import find_structural_cut
-from gate.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
+from gate.safe.redact import redact
+
+if TYPE_CHECKING:
+    from gate.config import Config
 
 MAX_DESCRIPTION = 140
 
@@ -139,6 +143,11 @@ class Decision:
             "source": self.source,
             "envelope_sha256": self.envelope_sha256,
         }
+
+
+def binding_for(diff: bytes, config: Config) -> Binding:
+    """The binding the verdict must repeat: SHA-256 of the diff bytes and the policy."""
+    return Binding(diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version)
 
 
 def describe(prefix: str, cause: str) -> str:

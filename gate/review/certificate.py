@@ -5,7 +5,7 @@ inputs, the binding, the sealed envelope itself (base64) with its digest,
 every attempt with its finish and end reasons, and the decision), so a
 decision can be re-verified offline from the certificate alone
 (``review-gate verify --certificate-in``). :func:`write` stores it with a
-verified atomic write, every string redacted first (:mod:`gate.redact`; the
+verified atomic write, every string redacted first (:mod:`gate.safe.redact`; the
 paths of what was redacted are listed in ``context.redacted``), and refuses to
 write a record in which a secret is still found. :func:`write_response` stores
 the raw response beside it, redacted the same way.
@@ -21,11 +21,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from gate import __version__, redact
-from gate.atomic import atomic_write
-from gate.attempt import Attempt, EndReason, FinishReason
-from gate.decision import Binding, Decision
+from gate import __version__
+from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.decide.decision import Binding, Decision
 from gate.errors import AtomicWriteError, UsageError
+from gate.safe import redact
+from gate.safe.atomic import atomic_write
 
 SCHEMA = "review-gate.certificate/1"
 
@@ -74,7 +75,7 @@ def write(
 ) -> str:
     """Write the certificate atomically, redacted; return the SHA-256 of the bytes written.
 
-    ``secrets`` are redacted as well as the ones registered (:func:`gate.redact.remember`).
+    ``secrets`` are redacted as well as the ones registered (:func:`gate.safe.redact.remember`).
     A redacted envelope can no longer be re-verified: ``context.redacted`` says so.
     """
     changed: list[str] = []

@@ -3,7 +3,7 @@
 A pull request larger than the reviewer's context window is reviewed in chunks, and every
 chunk is bound to exactly its own bytes (its ``diff_sha``). :func:`plan` owns the cut:
 
-1. the selected diff (:func:`gate.pipeline.select_diff`) is split into file sections
+1. the selected diff (:func:`gate.review.scope.select_diff`) is split into file sections
    (:func:`gate.diff.split_diff`, the same parser that selected them);
 2. a section that fits ``max_chunk_bytes`` is one *piece*; a larger one is cut at hunk
    boundaries into parts, each part repeating the section's *header* (every line before
@@ -59,7 +59,7 @@ about 3.5 to 4.5 bytes per token on source code and diffs, so 3 over-estimates t
 tokens of ordinary code by 15 to 50%: a chunk sized by it fits. Text that tokenizes
 worse (non-Latin scripts, long runs of symbols or base64) can still overflow; the
 provider's context-overflow answer is then recognised and that chunk split in half
-(:mod:`gate.chunks.review`), so the estimate is a budget, never a correctness assumption.
+(:mod:`gate.review.chunked`), so the estimate is a budget, never a correctness assumption.
 """
 
 from __future__ import annotations

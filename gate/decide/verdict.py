@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gate import strictjson
 from gate.errors import (
     BindingError,
     FenceAmbiguous,
@@ -36,7 +35,8 @@ from gate.errors import (
     ShapeError,
     StrictJSONError,
 )
-from gate.redact import redact
+from gate.safe import strictjson
+from gate.safe.redact import redact
 
 KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version")
 VERDICTS = ("pass", "fail")
@@ -206,7 +206,7 @@ def extract_fence(content: str) -> str:
 
 
 def strict_loads(text: str) -> dict[str, Any]:
-    """Parse one JSON object strictly (:func:`gate.strictjson.loads`), or raise StrictJSONError."""
+    """Parse one JSON object strictly (:func:`gate.safe.strictjson.loads`), or StrictJSONError."""
     value = strictjson.loads(
         text, what="the verdict JSON", error=StrictJSONError, max_depth=MAX_DEPTH
     )

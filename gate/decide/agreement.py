@@ -2,7 +2,7 @@
 
 With ``agreement: k`` the pipeline asks the reviewer k times, each on a fresh
 connection, and :func:`aggregate` turns the k decisions (each made by
-:func:`gate.decision.decide`) into one. The rules, in order:
+:func:`gate.decide.decision.decide`) into one. The rules, in order:
 
 1. a pass needs k complete, bound passes: the aggregate is a pass only when every
    answer is a pass (``state`` pass, status success); it is then the first answer's
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gate import certificate
-from gate.attempt import Attempt
-from gate.decision import Decision, State, Status, blocked
+from gate.decide.attempt import Attempt
+from gate.decide.decision import Decision, State, Status, blocked
+from gate.review import certificate
 
 #: the largest k (each answer is a paid call); the config schema's maximum
 MAX_AGREEMENT = 5

@@ -9,7 +9,7 @@ terminal, ``\\r`` overwrites what was printed, and a bidi override reorders
 what is shown. :func:`line` and :func:`lines` are the one way such text is
 printed:
 
-- secrets are redacted first (:func:`gate.redact.redact`);
+- secrets are redacted first (:func:`gate.safe.redact.redact`);
 - every control character (C0, DEL, C1), format character (bidi overrides and
   isolates, zero-width characters, BOM), line or paragraph separator and lone
   surrogate is shown as its Python escape (``\\x1b``, ``\\u202e``), so nothing
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from gate.redact import redact
+from gate.safe.redact import redact
 
 #: Unicode categories never printed as themselves: controls, format characters
 #: (bidi, zero-width, BOM), surrogates, line and paragraph separators.

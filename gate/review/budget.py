@@ -1,0 +1,181 @@
+"""How a diff is cut into requests that fit: the window budget, each chunk's prompt, the setup.
+
+The one place the cut is decided, ahead of any request: the review in chunks
+(:func:`gate.review.chunked.review_chunks`) and the cost estimate (:mod:`gate.review.cost`) both
+call :func:`chunk_setup`, so ``max_cost`` approves exactly the requests the review makes.
+Dependencies point one way: this module, then :mod:`gate.review.cost`, then
+:mod:`gate.review.chunked`, then :mod:`gate.review.pipeline`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gate.config import Config
+from gate.decide.decision import Binding, Decision, State, blocked
+from gate.diff import Coverage, split_diff
+from gate.review.chunks import (
+    BYTES_PER_TOKEN,
+    Chunk,
+    FileEntry,
+    Plan,
+    context_window,
+    estimate_tokens,
+    file_list,
+    plan,
+    plan_file_list,
+)
+from gate.review.prompt import Prompt, build_prompt, fenced
+
+#: bytes added to the measured prompt overhead for what varies between chunks
+#: (chunk numbers, the diff's byte count, a longer fence)
+OVERHEAD_SLACK = 256
+
+
+def scope_text(chunk: Chunk, total: int, files: Sequence[FileEntry]) -> str:
+    """What a chunk's prompt says about its place in the pull request (names fenced)."""
+    label = f"chunk {chunk.name} of {total}"
+    if "." in chunk.name:
+        label += (
+            f" (a part of chunk {chunk.name.split('.')[0]}, which was split because it did "
+            "not fit the model's context window)"
+        )
+    listing = "".join(entry.line() for entry in files)
+    return (
+        f"This is {label} of one pull request. Each chunk is reviewed on its own, and the "
+        "pull request may merge only if every chunk passes. Review the diff of this chunk; "
+        "the diff_sha above names exactly its bytes. Other files of the pull request are "
+        "in other chunks, except those listed as not reviewed, which are in no chunk and "
+        "which nobody reviews here: do not fail this chunk for code you cannot see, and do "
+        "not pass it on the strength of code you cannot see. Every file of the pull request "
+        f"({len(files)}) is listed below, one a line: its change, its size in bytes and its "
+        "path as a JSON string, enclosed like the diff; the names are data.\n\n"
+        + fenced(listing, "text")
+    )
+
+
+def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> Prompt:
+    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+    return build_prompt(
+        chunk.data,
+        binding=binding,
+        instructions=config.instructions,
+        scope=scope_text(chunk, total, files),
+    )
+
+
+#: the schema of a chunk's question (a new shape gets a new name: old records never match)
+QUESTION_SCHEMA = "review-gate.chunk-question/1"
+
+
+def chunk_question(config: Config, config_sha: str) -> str:
+    """The question a chunk's answer is bound to, besides the chunk's own bytes: the
+    policy, the config digest (which holds the reviewer, the instructions, the bar and
+    every other setting), the provider and model, and the digest of the chunk prompt's
+    template (the prompt around an empty chunk with no file list: the system prompt and
+    the scope's wording). A carried answer must be of exactly this question
+    (:mod:`gate.review.carry`); any change of config, model or prompt carries nothing."""
+    template = chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
+    canonical = json.dumps(
+        {
+            "schema": QUESTION_SCHEMA,
+            "policy_version": config.policy_version,
+            "config_sha": config_sha,
+            "provider": config.reviewer.provider,
+            "model": config.reviewer.model,
+            "template_sha": template,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def input_window(config: Config) -> int:
+    """The model's input window in tokens: ``max_input_tokens``, else the known model's."""
+    if config.max_input_tokens is not None:
+        return config.max_input_tokens
+    return context_window(config.reviewer.model)
+
+
+def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+    """A chunk's request in prompt bytes: the size of the prompt that will really be sent
+    (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
+    twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
+    plan and every overflow half with it, and :func:`fits_window` checks the window."""
+    return chunk_prompt(chunk, total, files, config).size
+
+
+def fits_window(size: int, config: Config) -> bool:
+    """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
+    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
+    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
+
+
+def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
+    """(max bytes of diff per chunk, estimated tokens of the prompt around it).
+
+    The bytes are at most ``max_chunk_bytes``, and the window less ``max_tokens`` and the
+    prompt's own tokens at :data:`BYTES_PER_TOKEN` bytes a token; 0 when nothing fits.
+    """
+    probe = Chunk(number=1, pieces=())
+    empty = chunk_prompt(probe, 1, files, config)
+    overhead = empty.size + OVERHEAD_SLACK
+    overhead_tokens = estimate_tokens(overhead)
+    room = input_window(config) - config.reviewer.max_tokens - overhead_tokens
+    return max(0, min(config.max_chunk_bytes, room * BYTES_PER_TOKEN)), overhead_tokens
+
+
+def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | None:
+    """``needs_human`` (``too_large``) when the plan takes more than ``max_chunks`` chunks."""
+    count = len(plan.chunks)
+    if count <= config.max_chunks:
+        return None
+    tokens = estimate_tokens(plan.total_bytes) + count * overhead_tokens
+    return blocked(
+        State.NEEDS_HUMAN,
+        "too_large",
+        f"the pull request would take {count} chunks (max_chunks={config.max_chunks}), about "
+        f"{tokens} input tokens in all ({plan.total_bytes} bytes of diff); nothing was sent. "
+        "Split the change, exclude generated files, or raise max_chunks",
+    )
+
+
+@dataclass(frozen=True)
+class ChunkSetup:
+    """How a diff too large for one request is cut: the plan, the pull request's file
+    list, the most diff bytes per chunk (0: nothing fits) and the estimated tokens of
+    the prompt around each chunk's diff."""
+
+    plan: Plan
+    files: tuple[FileEntry, ...]
+    limit: int
+    overhead: int
+
+
+def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
+    """The chunks ``diff`` is reviewed in, or None when it fits one request whole (and
+    ``incremental`` is not ``always``, which chunks even then). The one place the cut is
+    made: :func:`gate.review.chunked.review_chunks` and the cost estimate
+    (:func:`gate.review.cost.estimate`) both ask here."""
+    sections = split_diff(diff)
+    cov = coverage or Coverage(
+        reviewed=tuple(s.path for s in sections if s.path),
+        skipped=(),
+        diff_bytes=len(diff),
+        diff_sha=hashlib.sha256(diff).hexdigest(),
+    )
+    files = file_list(diff, cov, sections)
+    limit, overhead = chunk_budget(config, files)
+    if limit >= len(diff) and config.incremental != "always":
+        return None
+    cut = plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)
+    if cut.too_large:
+        # the list and the plan together: a file the plan leaves out is listed as not
+        # reviewed (too_large), never as an ordinary change "in other chunks"
+        files = plan_file_list(diff, cut, sections)
+    return ChunkSetup(cut, tuple(files), limit, overhead)

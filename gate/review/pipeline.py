@@ -1,0 +1,221 @@
+"""One review, end to end: diff bytes + config -> decision + certificate.
+
+:func:`review_diff` is the pipeline of docs/design.md between the diff and the
+status, shared by ``review-gate review`` and the GitHub action: it binds the
+review to ``sha256(diff)`` and the policy version, builds the prompt, calls
+the reviewer transport (which retries only bytes that did not arrive) and
+applies the decision table to the sealed envelope; the certificate is built from
+the result, once, by the caller that writes it. It touches no environment
+variable, no file and no exit code; the callers do.
+
+Before it, the selection both callers share (:mod:`gate.review.scope`: ``select_diff``,
+``nothing_reviewed``); ``review_diff(..., coverage=...)`` turns a pass on partial
+coverage into ``needs_human`` (``partial_coverage``) unless ``allow_partial_coverage``.
+A diff too large for one request goes to :func:`gate.review.chunked.review_chunks`;
+both paths return a :class:`gate.review.result.ReviewResult`. Dependencies point one way:
+``chunks.budget`` -> ``cost`` -> ``chunks.review`` -> ``pipeline``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from gate.config import Config
+from gate.decide.agreement import Answer, aggregate
+from gate.decide.agreement import summary as agreement_summary
+from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.decision import Binding, Family, State, binding_for, decide
+from gate.diff import Coverage
+from gate.errors import GateError
+from gate.review.prompt import build_prompt, prompt_sha256
+from gate.review.result import ReviewResult, config_sha256, reviewer_of
+from gate.review.scope import coverage_before_call, guard_coverage
+from gate.reviewers.settings import ReviewerSettings, validate
+
+if TYPE_CHECKING:
+    from gate.review.carry import Ledger
+
+
+def review_diff(
+    diff: bytes,
+    config: Config,
+    *,
+    api_key: str | None,
+    extra_cert: Mapping[str, Any] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    coverage: Coverage | None = None,
+    on_attempt: Callable[[Attempt], None] | None = None,
+    carry: Ledger | None = None,
+    fallback_keys: Sequence[str | None] | None = None,
+) -> ReviewResult:
+    """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
+
+    With ``fallbacks:`` and ``fallback_keys`` (one key each, in order; None: only the
+    reviewer is asked, as replay does), each next reviewer is asked only when the one
+    before :func:`could_not_answer`; the result is the last one asked, with the earlier
+    ones in ``earlier`` (their attempts paid for and certified).
+
+    Raises :class:`~gate.errors.UsageError` / :class:`~gate.errors.ConfigError`
+    only for settings that cannot work (unknown provider, missing model or
+    key, a base URL that is no URL), before any request, and GateError
+    (``undecodable``) for bytes that are not UTF-8 (:func:`select_diff` leaves such
+    sections out); every transport problem becomes an ``incomplete`` decision.
+    ``sleep`` is the pause between retries (tests and the demo shorten it).
+    ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
+    applies :func:`guard_coverage` to the decision and goes into the certificate.
+    ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
+    With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
+    connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes).
+    ``carry``: earlier chunk answers (:mod:`gate.review.carry`) for a review in chunks;
+    ignored with ``incremental: off`` and for a diff reviewed in one request.
+    """
+    from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
+
+    binding = binding_for(diff, config)
+    if coverage is not None and coverage.diff_sha != binding.diff_sha:
+        raise GateError(
+            "review_diff was given a coverage manifest for other bytes than the diff; "
+            "this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    chained = config.chain() if fallback_keys is not None else (config,)
+    keys = (api_key, *(fallback_keys or ()))
+    if len(keys) != len(chained):
+        raise GateError(
+            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
+            "fallbacks; this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    chain = [
+        (c, ReviewerSettings.from_config(c.reviewer, key))
+        for c, key in zip(chained, keys, strict=True)
+    ]
+    for _, settings in chain:
+        validate(settings)  # a UsageError naming the setting, before any request
+    allow = config.allow_partial_coverage
+    if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
+        return ReviewResult(  # never pay for a review that will block on coverage
+            decision=gap,
+            outcome=ReviewOutcome(attempts=(), envelope=None),
+            binding=binding,
+            prompt_sha256=prompt_sha256(diff, config),
+            config_sha256=config_sha256(config),
+            reviewer=reviewer_of(chain[0][1]),
+            min_confidence=config.min_confidence,
+            coverage=coverage,
+            review_decision=gap,
+            extra=dict(extra_cert or {}),
+        )
+    earlier: list[ReviewResult] = []
+    for position, (asked, settings) in enumerate(chain):
+        result = review_chunks(
+            diff,
+            asked,
+            settings,
+            coverage=coverage,
+            extra_cert=extra_cert,
+            sleep=sleep,
+            on_attempt=on_attempt,
+            carry=None if config.incremental == "off" else carry,
+        ) or _review_whole(
+            diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
+            sleep=sleep, on_attempt=on_attempt,
+        )  # fmt: skip
+        if position + 1 == len(chain) or not could_not_answer(result):
+            break
+        earlier.append(result)
+    if not earlier:
+        return result
+    return replace(
+        result,
+        config_sha256=config_sha256(config),
+        earlier=tuple(earlier),
+        notes=(*fallback_notes(result, earlier), *result.notes),
+    )
+
+
+def could_not_answer(result: ReviewResult) -> bool:
+    """Whether the next reviewer may be asked: the review is ``unavailable`` (the reviewer
+    could not answer: quota, rate limit, outage, timeout, cut) and no answer or chunk of
+    it decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
+    low-confidence answer, an unstable set): an outage is never a way to re-roll."""
+    decided = result.review_decision or result.decision
+    if decided.family is not Family.UNAVAILABLE:
+        return False
+    parts = [a.decision for a in result.answers] + [
+        c.decision for c in result.chunks if c.decision is not None and not c.split
+    ]
+    return not any(d.state in (State.FAIL, State.NEEDS_HUMAN) for d in parts)
+
+
+def _who(result: ReviewResult) -> str:
+    return f"{result.reviewer.provider} {result.reviewer.model or '(no model)'}"
+
+
+def fallback_notes(result: ReviewResult, earlier: Sequence[ReviewResult]) -> tuple[str, ...]:
+    """One line per reviewer that could not answer, then who answered (summary, comment)."""
+    lines = [
+        f"reviewer {n} of {len(earlier) + 1} ({_who(r)}) could not answer: "
+        f"{r.decision.reason} ({r.decision.detail[:160]})"
+        for n, r in enumerate(earlier, 1)
+    ]
+    lines.append(f"fallback reviewer {len(earlier) + 1} ({_who(result)}) was asked and decided")
+    return tuple(lines)
+
+
+def _review_whole(
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    binding: Binding,
+    *,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+) -> ReviewResult:
+    """The review in one request (asked ``agreement`` times), decided and aggregated."""
+    from gate.reviewers.transport import review  # httpx: loaded when a request is made
+
+    prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
+    answers: list[Answer] = []
+    outcomes: list[ReviewOutcome] = []
+    for _ in range(config.agreement):
+        # each answer on a fresh connection: review() opens one per attempt
+        outcome = review(
+            settings, system=prompt.system, user=prompt.user, sleep=sleep, on_attempt=on_attempt
+        )
+        answer_decision = decide(
+            outcome.envelope,
+            binding=binding,
+            min_confidence=config.min_confidence,
+            attempts=outcome.attempts,
+        )
+        outcomes.append(outcome)
+        answers.append(Answer(answer_decision, outcome.attempts, outcome.envelope))
+    verdict_decision = aggregate([a.decision for a in answers])
+    decision, note = verdict_decision, None
+    if coverage is not None:
+        decision, note = guard_coverage(
+            verdict_decision, coverage, allow_partial=config.allow_partial_coverage
+        )
+    notes: tuple[str, ...] = () if note is None else (note,)
+    if len(answers) > 1:
+        notes = (f"agreement: {agreement_summary(answers)}", *notes)
+    return ReviewResult(
+        decision=decision,
+        outcome=outcomes[0],
+        binding=binding,
+        prompt_sha256=prompt.sha256(),
+        config_sha256=config_sha256(config),
+        reviewer=reviewer_of(settings),
+        min_confidence=config.min_confidence,
+        coverage=coverage,
+        review_decision=verdict_decision,
+        notes=notes,
+        extra=dict(extra_cert or {}),
+        answers=tuple(answers),
+    )
