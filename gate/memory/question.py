@@ -10,8 +10,9 @@ a context-overflow split, ``agreement: k``). :class:`QuestionKey` is that questi
 * ``model``: the reviewer model;
 * ``prompt_sha``: the digest of the **whole-diff** prompt
   (:func:`gate.review.prompt.prompt_sha256`), even when the diff was reviewed in chunks:
-  known before any call, the same for every review shape. The chunk prompts' digests travel beside it (``chunk_prompts``, not part
-  of equality: the chunk cut follows from the diff and the config, which the key holds).
+  known before any call, the same for every review shape. The chunk prompts' digests
+  travel beside it (``chunk_prompts``, not part of equality: the chunk cut follows from
+  the diff and the config, which the key holds).
 
 The API is small: :func:`key_for` (what a review of these bytes under this config
 would ask), :func:`key_of_record` and :func:`key_of_certificate` (what an earlier
