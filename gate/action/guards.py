@@ -314,12 +314,22 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
 def standing_status(
     run: RunState, statuses: list[tuple[str, str]], key: QuestionKey
 ) -> Decision | None:
-    """The gate's own newest final status on this head, when it is a ``failure`` that
+    """The gate's own newest decisive status on this head, when it is a ``failure`` that
     answered this question (its description's tag, :func:`gate.memory.question.tag`),
     or an untagged ``failure`` no record of this pull request explains (its record was
     lost): that failure stands, whichever pull request asks. Statuses are append-only and
     GitHub records their creator, so no PR author can edit or remove this evidence."""
-    final = next(((state, text) for state, text in statuses if state != "pending"), None)
+    # the newest decisive status: a pending, an error (an outage, a guard that stopped the
+    # run) and a writer's override decide nothing about the question, so they cannot hide
+    # an earlier failure
+    final = next(
+        (
+            (state, text)
+            for state, text in statuses
+            if state == "failure" or (state == "success" and not _overridden(text))
+        ),
+        None,
+    )
     if final is None or final[0] != "failure":
         return None
     tagged = question.tag_of(final[1])
@@ -353,6 +363,11 @@ def carried(run: RunState, body: str | None) -> Book | None:
             f"({err.message}); every chunk is sent"
         )
         return None
+
+
+def _overridden(description: str) -> bool:
+    """Whether a success description is a writer's override (:func:`override`)."""
+    return description.startswith(("overridden by @", "overridden:"))
 
 
 def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None:
