@@ -165,7 +165,7 @@ def with_history(
     visible = carry.strip(record.strip_history(body))
     carried = carry_block(run, artifacts)
     # GitHub's limit, the two blocks, the joins
-    room = 65_536 - record.MAX_BLOCK_CHARS - carry.MAX_BLOCK_CHARS - 200
+    room = 65_536 - len(block) - len(carried) - 200
     if len(visible) > room:
         visible = visible[:room] + "\n\n… (cut; see the job summary)"
     return f"{visible}\n\n{block}\n" + (f"{carried}\n" if carried else "")

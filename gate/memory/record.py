@@ -11,7 +11,7 @@ evidence is (certificate digest, run URL, time).
 Where it lives (docs/security.md, "Memory and records"): the commit status is the
 trusted statement (append-only, its creator recorded by GitHub, ``target_url`` the run
 with the certificate artifact); the sticky comment holds a hidden, bounded
-:func:`history_block` of the PR's records, the index a later run or the nightly replay
+:func:`gate.memory.standing.history_block` of the PR's records, the index a later run or the nightly replay
 reads. A comment can be edited by anyone with write access, so a record read from it is
 worth what the override label is worth, and is read only from a comment the token's own
 identity wrote. :func:`parse_history` reads it back strictly (one strict JSON loader,
@@ -38,7 +38,7 @@ HISTORY_SCHEMA = "review-gate.history/1"
 MAX_RECORDS = 60
 #: the largest history block, in characters (GitHub's comment limit is 65536; the
 #: visible part of the comment is cut to leave room for it)
-MAX_BLOCK_CHARS = 40_000
+MAX_BLOCK_CHARS = 24_000
 SOURCES = ("model", "repaired", "override", "cached", "gate")
 STATES = ("pass", "fail", "needs_human", "incomplete", "skipped")
 STATUSES = ("success", "failure", "error", "pending")
@@ -49,7 +49,7 @@ _TEXT = re.compile(r"[\x20-\x7e]*")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00")
 _ANSWER = r"(pass|fail|needs_human|incomplete)=[0-9]{1,5}"
 _TALLY = re.compile(rf"{_ANSWER}(,{_ANSWER}){{0,3}}")
-_BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,40000}) -->")
+_BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,24000}) -->")
 
 
 class RecordError(GateError):

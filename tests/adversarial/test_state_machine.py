@@ -42,11 +42,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from gate import reviewers
 from gate.action.run import run_action
 from gate.decide.attempt import ReviewOutcome
 from gate.decide.envelope import seal
 from gate.review.prompt import binding_in
+from gate.reviewers import transport
 from tests.fakes.events import issue_comment_event, pull_request_event
 from tests.fakes.github import FakeGitHub
 
@@ -326,7 +326,7 @@ def test_the_state_machine_never_turns_a_rejected_diff_into_success(
                 super().__init__()
                 reviewer_stub[:] = [self.reviewer]
 
-        monkeypatch.setattr(reviewers, "review", lambda *a, **kw: reviewer_stub[0](*a, **kw))
+        monkeypatch.setattr(transport, "review", lambda *a, **kw: reviewer_stub[0](*a, **kw))
         run_state_machine_as_test(
             seed(chosen)(Scripted),
             settings=settings(
