@@ -10,8 +10,9 @@ timed) with bare httpx at the same concurrency, reading each answer whole and no
 Each side runs in a fresh process, so its peak RSS (``ru_maxrss``) is its own; the diff is
 generated inside the measured process (it is the input, and counts).
 
-Prints the wall times, their ratio gate/floor (goal: <= 1.3) and the gate's peak RSS
-(goal: <= 64 MiB + 2 x the diff size).
+Prints the wall times, their ratio gate/floor (goal: <= 1.3), the gate's peak RSS
+(goal: <= 64 MiB + 2 x the diff size) and the request bound (the reviewer's requests, and
+the GitHub requests and blob bytes a rebuild from blobs may spend: docs/action.md).
 Usage: python bench/large_diff.py [--mib 20] [--files 2000] [--concurrency 4] [--rounds 3]
 """
 
@@ -195,7 +196,25 @@ def main() -> int:
         f"peak RSS: gate {gate_best['rss_mib']:.1f} MiB (goal <= {goal_rss:.0f} MiB), "
         f"floor {floor_best['rss_mib']:.1f} MiB"
     )
+    print(request_bounds(args, gate_best["chunks"]))
     return 0
+
+
+def request_bounds(args: argparse.Namespace, chunks: int) -> str:
+    """The request bound (issue 19): the reviewer's requests, and the most GitHub requests
+    and blob bytes the action spends on this pull request should GitHub refuse its diff
+    (HTTP 406) and send no patch for any file (docs/action.md)."""
+    from gate.action.blobfetch import FetchBudget, byte_bound, request_bound
+
+    config = config_for("http://127.0.0.1:9", args.concurrency)
+    budget = FetchBudget.from_config(config)
+    attempts = config.reviewer.attempts * config.agreement
+    return (
+        f"request bound: reviewer {chunks} requests ({chunks} chunks x {attempts} attempts); "
+        f"GitHub rebuild at most {request_bound(args.files)} requests and "
+        f"{byte_bound(budget) / MIB:.1f} MiB of blobs (all {args.files} files without a patch, "
+        f"budget {budget.max_bytes / MIB:.1f} MiB)"
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
 from gate.prices import listed_price
-from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.providers import (
+    AZURE_TOKEN_ENV,
+    DEFAULT_KEY_ENV,
+    LOCAL_OPENAI_URL,
+    Provider,
+    meant_provider,
+)
 from gate.safe.redact import redact
 
 if TYPE_CHECKING:
@@ -87,6 +93,15 @@ class ModelPrice:
 
 
 @dataclass(frozen=True)
+class Escalation:
+    """Triage (``mode: triage``): after ``after_hours`` a waiting pull request's line
+    mentions ``mention`` (``@user`` or ``@org/team``) in the tracking issue."""
+
+    after_hours: float = 24.0
+    mention: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration, after the file and the inputs are merged."""
 
@@ -131,6 +146,10 @@ class Config:
     #: reviewers asked, in order, only when the one before could not answer for an
     #: ``unavailable`` reason (quota, rate limit, outage, timeout, cut) after its retries
     fallbacks: tuple[ReviewerConfig, ...] = ()
+    #: triage: when a waiting pull request is escalated, and to whom
+    escalation: Escalation = field(default_factory=Escalation)
+    #: triage: a label the gate keeps on each pull request waiting for a human (None: none)
+    needs_human_label: str | None = None
 
     def chain(self) -> tuple[Config, ...]:
         """This config, then one per fallback (its reviewer in place, no fallbacks of its
@@ -144,6 +163,13 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
+            elif f.name in ("escalation", "needs_human_label"):
+                if value != f.default and value != Escalation():  # absent at the default
+                    out[f.name] = (
+                        {"after_hours": value.after_hours, "mention": list(value.mention)}
+                        if isinstance(value, Escalation)
+                        else value
+                    )
             elif f.name == "fallbacks":
                 if value:  # absent when empty: a config without fallbacks keeps its digest
                     out[f.name] = [
@@ -801,17 +827,45 @@ def _describe(
     got = _show(err.instance, leaf)
     if key == "reviewer.api_key_env" and isinstance(err.instance, str):
         got = "a value that is not shown (it may be the key itself: name its variable here)"
+    example = _input_text(default) if input_name and default not in ("", None) else ""
+    fix = "" if input_name else _fix(path, leaf)
+    meant = _meant_provider(path, err.instance)
+    if meant is not None:  # e.g. claude: anthropic, not the default
+        got += f" (did you mean {meant[0]}?)"
+        example = meant[1].split()[0] if input_name else ""
+        written = " or ".join(f"`{path[-1]}: {name}`" for name in meant[1].split())
+        fix = "" if input_name else f"write {written}{meant[2]}"
     return [
         ConfigError(
             f"{key} must be {expect}, got {got}",
             source=source,
             line=line,
             key=_dotted(path),
-            fix="" if input_name else _fix(path, leaf),
+            fix=fix,
             setting=setting,
-            example=_input_text(default) if input_name and default not in ("", None) else "",
+            example=example,
         )
     ]
+
+
+def _meant_provider(path: tuple[str | int, ...], value: object) -> tuple[str, str, str] | None:
+    """For a wrong ``provider``: the providers it most likely means (as words), the ones
+    to write (space-separated, the first one as an input's example), and what must go
+    with them (a base URL for an OpenAI-compatible server)."""
+    if not path or path[-1] != "provider" or not isinstance(value, str):
+        return None
+    meant = meant_provider(value)
+    if meant is None:
+        return None
+    names, with_url = meant
+    words = " or ".join(names)
+    if with_url:
+        return (
+            f"openai with base_url {LOCAL_OPENAI_URL} (any OpenAI-compatible server)",
+            "openai",
+            f" and `base_url: {LOCAL_OPENAI_URL}`, your server's URL",
+        )
+    return words, " ".join(names), ""
 
 
 _PATTERN_WORDS = {
@@ -919,6 +973,12 @@ def _build(data: Mapping[str, Any]) -> Config:
     top = {k: v for k, v in data.items() if k != "reviewer"}
     if "fallbacks" in top:
         top["fallbacks"] = tuple(_reviewer(item) for item in top["fallbacks"])
+    if "escalation" in top:
+        raw = top["escalation"]
+        top["escalation"] = Escalation(
+            after_hours=float(raw.get("after_hours", 24.0)),
+            mention=tuple("@" + str(m).lstrip("@") for m in raw.get("mention", ())),
+        )
     if "min_confidence" in top:
         top["min_confidence"] = float(top["min_confidence"])
     for name in ("max_diff_bytes", "max_input_tokens", "max_chunk_bytes", "max_chunks"):

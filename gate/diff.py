@@ -793,6 +793,74 @@ def section_selected(sec: FileSection, include: Sequence[str], exclude: Sequence
     return bool(sec.old_path) and path_selected(sec.old_path, include, exclude)
 
 
+#: an added file takes a deleted one's place when it holds this share of its lines
+MOVE_SHARE = 0.25
+#: lines shorter than this (stripped) say nothing about where a file came from
+MOVE_LINE_CHARS = 6
+
+
+def _header_has(sec: FileSection, *markers: bytes) -> bool:
+    end = sec.data.find(b"\n@@")
+    head = sec.data[: end if end >= 0 else len(sec.data)]  # the header only is copied
+    return any(marker in head for marker in markers)
+
+
+def _side_lines(sec: FileSection, sign: bytes) -> set[bytes]:
+    """The distinct, telling lines a section adds (``+``) or removes (``-``)."""
+    start = sec.data.find(b"\n@@")
+    body = sec.data[start + 1 :] if start >= 0 else b""
+    return {
+        text
+        for line in _iter_lines(body)
+        if line[:1] == sign and len(text := line[1:].strip()) >= MOVE_LINE_CHARS
+    }
+
+
+def moved_out_of_scope(
+    sections: Sequence[FileSection], include: Sequence[str], exclude: Sequence[str]
+) -> set[int]:
+    """Indexes of added files the filters exclude that take the place of an in-scope file
+    deleted in the same change: git did not pair the move (over half rewritten), so the
+    rename rule of :func:`section_selected` cannot see it. Paired when the names' last
+    parts are equal, or the added file holds :data:`MOVE_SHARE` of the deleted file's
+    telling lines. Such a file is in scope (reviewed, or a gap): moving a reviewed file
+    into an excluded folder while rewriting it must not hide it. Best effort: a move
+    that shares neither name nor lines looks like any new file."""
+    deleted = [
+        sec
+        for sec in sections
+        if sec.path
+        and _header_has(sec, b"\ndeleted file mode ", b"\n+++ /dev/null")
+        and path_selected(sec.path, include, exclude)
+    ]
+    if not deleted:
+        return set()
+    names = {sec.path.rsplit("/", 1)[-1] for sec in deleted}
+    owners: dict[bytes, list[int]] = {}
+    sizes: list[int] = []
+    for number, sec in enumerate(deleted):
+        lines = _side_lines(sec, b"-")
+        sizes.append(len(lines))
+        for text in lines:
+            owners.setdefault(text, []).append(number)
+    out: set[int] = set()
+    for index, sec in enumerate(sections):
+        if not sec.path or section_selected(sec, include, exclude):
+            continue
+        if not (sec.no_patch or _header_has(sec, b"\nnew file mode ", b"\n--- /dev/null")):
+            continue
+        if sec.path.rsplit("/", 1)[-1] in names:
+            out.add(index)
+            continue
+        hits: dict[int, int] = {}
+        for text in _side_lines(sec, b"+"):
+            for number in owners.get(text, ()):
+                hits[number] = hits.get(number, 0) + 1
+        if any(sizes[n] and count >= MOVE_SHARE * sizes[n] for n, count in hits.items()):
+            out.add(index)
+    return out
+
+
 def select(
     sections: Sequence[FileSection],
     *,
@@ -816,7 +884,8 @@ def select(
     reviewed: list[str] = []
     skipped: list[SkippedFile] = []
     size = 0
-    for sec in sections:
+    moved = moved_out_of_scope(sections, include, exclude)
+    for index, sec in enumerate(sections):
         if sec.path == "" and not sec.no_patch:
             # stray bytes before the first header: keep them with the diff (never drop bytes)
             if not decodable(sec.data):
@@ -835,7 +904,7 @@ def select(
             # a name that is not strict UTF-8 cannot be compared exactly with a filter:
             # never filtered out, never reviewed (named as git quotes it: ASCII, exact)
             skipped.append(SkippedFile(git_quote(sec.path), SkipWhy.UNDECODABLE, len(sec.data)))
-        elif not section_selected(sec, include, exclude):
+        elif index not in moved and not section_selected(sec, include, exclude):
             skipped.append(SkippedFile(sec.path, SkipWhy.FILTERED, len(sec.data)))
         elif sec.no_patch:
             skipped.append(SkippedFile(sec.path, SkipWhy.NO_PATCH, 0))

@@ -125,3 +125,53 @@ def cloud_base_url(
             return "https://aiplatform.googleapis.com"
         return f"https://{location}-aiplatform.googleapis.com"
     return DEFAULT_BASE_URLS.get(provider, "")
+
+
+#: An OpenAI-compatible server's base URL, as hints give it (Ollama's default port).
+LOCAL_OPENAI_URL = "http://127.0.0.1:11434/v1"
+
+#: Names people give a provider (case-folded) -> the providers they most likely mean, and
+#: whether a base URL must go with it (Ollama and every other OpenAI-compatible server
+#: speak ``openai`` at their own URL).
+PROVIDER_ALIASES: Mapping[str, tuple[tuple[Provider, ...], bool]] = {
+    **dict.fromkeys(("claude", "anthropic-claude"), ((Provider.ANTHROPIC,), False)),
+    **dict.fromkeys(("azure", "azure_openai", "azureopenai"), ((Provider.AZURE_OPENAI,), False)),
+    "google": ((Provider.GEMINI, Provider.VERTEX), False),
+    **dict.fromkeys(("google-ai", "googleai"), ((Provider.GEMINI,), False)),
+    **dict.fromkeys(("vertexai", "vertex-ai", "vertex_ai"), ((Provider.VERTEX,), False)),
+    **dict.fromkeys(("aws", "amazon", "aws-bedrock"), ((Provider.BEDROCK,), False)),
+    **dict.fromkeys(("responses", "openai_responses"), ((Provider.OPENAI_RESPONSES,), False)),
+    **dict.fromkeys(
+        (
+            "ollama",
+            "openai-compatible",
+            "openai_compatible",
+            "vllm",
+            "llamacpp",
+            "llama.cpp",
+            "llama-cpp",
+            "lmstudio",
+            "litellm",
+            "local",
+        ),
+        ((Provider.OPENAI,), True),
+    ),
+}
+
+
+def meant_provider(value: str) -> tuple[tuple[Provider, ...], bool] | None:
+    """The providers a wrong ``provider`` value most likely means, and whether a base URL
+    goes with it; None when nothing is close (or ``value`` is a provider)."""
+    import difflib
+
+    if value in PROVIDERS:
+        return None
+    folded = value.strip().casefold()
+    if folded in PROVIDERS:
+        return (Provider(folded),), False
+    if folded in PROVIDER_ALIASES:
+        return PROVIDER_ALIASES[folded]
+    close = difflib.get_close_matches(folded, [*PROVIDERS, *PROVIDER_ALIASES], n=1, cutoff=0.6)
+    if not close:
+        return None
+    return ((Provider(close[0]),), False) if close[0] in PROVIDERS else PROVIDER_ALIASES[close[0]]

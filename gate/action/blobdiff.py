@@ -10,12 +10,13 @@ then goes through the same selection as any other (strict UTF-8, filters, chunki
 
 The work is bounded: the lines both blobs share at the start and at the end are set
 aside first, and :mod:`difflib` (quadratic, worse on adversarial input: a file whose
-every other line changes took seconds at 8,000 lines) runs only on what is left, and only
-when the two sides' line counts multiply to at most :data:`MAX_DIFF_WORK`. Beyond that
-the changed middle is written as one hunk that removes every old line of it and adds
-every new one: larger than git's, still exact (applying it gives the head blob), so
-nothing is lost to the reviewer, and a section too large for the budget is left out
-by the selection like any other.
+every other line changes took seconds at 8,000 lines) runs only on spans whose two
+sides' line counts multiply to at most :data:`MAX_DIFF_WORK`, and on at most
+:data:`MAX_TOTAL_WORK` line pairs over the file. A larger span is anchored on the lines
+unique on both sides (patience diff, :func:`_align`), so a change to the first and last
+lines of a large file is two small hunks, as git shows it, never one hunk of the whole
+file. Only a span with no anchor left is one hunk that removes every old line of it and
+adds every new one: larger than git's, still exact (applying it gives the head blob).
 
 A blob that looks binary (a NUL byte in its first 8,000 bytes, git's own test) gives a
 ``binary`` section (an asset when its name and first bytes say so: :mod:`gate.assets`),
@@ -27,6 +28,7 @@ head blob, byte for byte).
 
 from __future__ import annotations
 
+import bisect
 import difflib
 
 from gate.assets import asset_kind
@@ -35,9 +37,13 @@ from gate.diff import FileSection, git_label, git_quote
 #: git's binary test reads this many bytes for a NUL
 BINARY_PROBE = 8000
 CONTEXT = 3
-#: the most line pairs (old lines x new lines of the changed middle) difflib is given;
-#: beyond it the middle is one hunk (module docstring)
+#: the most line pairs (old lines x new lines of a span) difflib is given at once;
+#: beyond it the span is anchored on unique lines (module docstring)
 MAX_DIFF_WORK = 1_000_000
+#: the most line pairs difflib is given over one file, in all
+MAX_TOTAL_WORK = 4 * MAX_DIFF_WORK
+#: how many levels of gaps between anchors are anchored again
+MAX_ANCHOR_DEPTH = 4
 _NO_NEWLINE = b"\\ No newline at end of file\n"
 
 
@@ -55,23 +61,91 @@ def _hunk_lines(old: bytes, new: bytes) -> list[bytes]:
     prefix = _common_prefix(a, b)
     suffix = _common_prefix(a[prefix:][::-1], b[prefix:][::-1])
     end_a, end_b = len(a) - suffix, len(b) - suffix
-    if (end_a - prefix) * (end_b - prefix) > MAX_DIFF_WORK:
-        middle: list[Opcode] = [("replace", prefix, end_a, prefix, end_b)]
-    else:
-        # difflib aligns the middle only; the hunks are cut from the whole file's
-        # opcodes, so each has CONTEXT real lines around it (git apply reads a hunk
-        # without trailing context as one that ends the file)
-        matcher = difflib.SequenceMatcher(None, a[prefix:end_a], b[prefix:end_b])
-        middle = [
-            (tag, i1 + prefix, i2 + prefix, j1 + prefix, j2 + prefix)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        ]
+    # the middle is aligned alone; the hunks are cut from the whole file's opcodes, so
+    # each has CONTEXT real lines around it (git apply reads a hunk without trailing
+    # context as one that ends the file)
+    middle = _align(a, b, (prefix, end_a, prefix, end_b), [MAX_TOTAL_WORK], 0)
     codes = [("equal", 0, prefix, 0, prefix), *middle, ("equal", end_a, len(a), end_b, len(b))]
     out: list[bytes] = []
     heading = _Heading(a)
     for group in _groups(_merged(codes), CONTEXT):
         out += _hunk(a, b, group, heading(group[0][1]))
     return out
+
+
+def _align(
+    a: list[bytes], b: list[bytes], span: tuple[int, int, int, int], budget: list[int], depth: int
+) -> list[Opcode]:
+    """Opcodes aligning ``a[lo_a:hi_a]`` with ``b[lo_b:hi_b]``, with bounded work.
+
+    A span whose line pairs fit :data:`MAX_DIFF_WORK` (and what is left of ``budget``,
+    :data:`MAX_TOTAL_WORK` over the file) goes to difflib. A larger one is anchored on
+    the lines that occur exactly once on each side, in the longest order both sides
+    share (patience diff), and each gap between anchors is aligned the same way, at most
+    :data:`MAX_ANCHOR_DEPTH` levels deep; so a few small changes in a large file stay
+    small hunks, as git shows them. Only a span with no such anchor left (or past the
+    depth or the budget) is one replacement.
+    """
+    lo_a, hi_a, lo_b, hi_b = span
+    if lo_a == hi_a and lo_b == hi_b:
+        return []
+    if lo_a == hi_a or lo_b == hi_b:
+        return [("insert" if lo_a == hi_a else "delete", lo_a, hi_a, lo_b, hi_b)]
+    work = (hi_a - lo_a) * (hi_b - lo_b)
+    if work <= MAX_DIFF_WORK and work <= budget[0]:
+        budget[0] -= work
+        matcher = difflib.SequenceMatcher(None, a[lo_a:hi_a], b[lo_b:hi_b])
+        return [
+            (tag, i1 + lo_a, i2 + lo_a, j1 + lo_b, j2 + lo_b)
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        ]
+    anchors = _anchors(a, b, span) if depth < MAX_ANCHOR_DEPTH else []
+    if not anchors:
+        return [("replace", lo_a, hi_a, lo_b, hi_b)]
+    out: list[Opcode] = []
+    at_a, at_b = lo_a, lo_b
+    for i, j in anchors:
+        out += _align(a, b, (at_a, i, at_b, j), budget, depth + 1)
+        out.append(("equal", i, i + 1, j, j + 1))
+        at_a, at_b = i + 1, j + 1
+    out += _align(a, b, (at_a, hi_a, at_b, hi_b), budget, depth + 1)
+    return out
+
+
+def _anchors(
+    a: list[bytes], b: list[bytes], span: tuple[int, int, int, int]
+) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of lines unique on both sides of the span, equal, in the longest
+    run increasing on both sides (patience sorting: O(k log k) for k unique lines)."""
+    lo_a, hi_a, lo_b, hi_b = span
+    seen_a: dict[bytes, int] = {}
+    for i in range(lo_a, hi_a):
+        seen_a[a[i]] = -1 if a[i] in seen_a else i
+    seen_b: dict[bytes, int] = {}
+    for j in range(lo_b, hi_b):
+        line = b[j]
+        if seen_a.get(line, -1) >= 0:
+            seen_b[line] = -1 if line in seen_b else j
+    pairs = sorted((seen_a[line], j) for line, j in seen_b.items() if j >= 0)
+    # longest increasing subsequence of j (pairs are in i order)
+    tails: list[int] = []  # tails[k]: index in pairs of the last pair of a run of k + 1
+    ends: list[int] = []  # ends[k]: that pair's j (sorted, for bisect)
+    back: list[int] = [-1] * len(pairs)
+    for index, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(ends, j)
+        if k > 0:
+            back[index] = tails[k - 1]
+        if k == len(tails):
+            tails.append(index)
+            ends.append(j)
+        else:
+            tails[k], ends[k] = index, j
+    run: list[tuple[int, int]] = []
+    at = tails[-1] if tails else -1
+    while at >= 0:
+        run.append(pairs[at])
+        at = back[at]
+    return run[::-1]
 
 
 #: bytes C's ``isspace`` counts (git trims them from the end of a hunk heading)

@@ -51,10 +51,10 @@ class Candidate:
 
 
 def mode(raw: Mapping[str, str]) -> str:
-    """``review`` (default) or ``replay``; anything else is a UsageError."""
+    """``review`` (default), ``replay`` or ``triage``; anything else is a UsageError."""
     value = raw.get("mode", "").strip() or "review"
-    if value not in ("review", "replay"):
-        raise UsageError(f"input mode: {value!r} is not review or replay")
+    if value not in ("review", "replay", "triage"):
+        raise UsageError(f"input mode: {value!r} is not review, replay or triage")
     return value
 
 

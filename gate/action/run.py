@@ -44,6 +44,7 @@ from gate.action import (
     history,
     report,
     reviews,
+    triage,
 )
 from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
@@ -110,8 +111,11 @@ def _run_action(
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
-        if replay_mode.mode(inputs.raw) == "replay":  # the scheduled job (issue 11)
+        chosen = replay_mode.mode(inputs.raw)
+        if chosen == "replay":  # the scheduled job (issue 11)
             return replay_mode.run_replay(run, client_factory, sleep, throttle)
+        if chosen == "triage":  # the human queue (issue 21): reads statuses, never posts one
+            return triage.run_triage(run, client_factory, sleep, throttle)
         fail_job = inputs.fail_job()
     except UsageError as err:
         return _usage_failure(run, err)

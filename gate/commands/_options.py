@@ -17,7 +17,6 @@ beside every other problem found (all at once). Nothing here reads the network.
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import os
 from collections.abc import Callable
@@ -28,73 +27,29 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: An OpenAI-compatible server's base URL, as examples give it (Ollama's default port).
-LOCAL_OPENAI_URL = "http://127.0.0.1:11434/v1"
-
-_COMPATIBLE = f"openai --base-url {LOCAL_OPENAI_URL}"
-
-#: Names people give a provider (case-folded) -> what to pass instead.
-_ALIASES: dict[str, str] = {
-    "claude": "anthropic",
-    "anthropic-claude": "anthropic",
-    "azure": "azure-openai",
-    "azure_openai": "azure-openai",
-    "azureopenai": "azure-openai",
-    "google": "gemini (Google AI Studio) or --provider vertex (Google Cloud)",
-    "google-ai": "gemini",
-    "googleai": "gemini",
-    "vertexai": "vertex",
-    "vertex-ai": "vertex",
-    "vertex_ai": "vertex",
-    "aws": "bedrock",
-    "amazon": "bedrock",
-    "aws-bedrock": "bedrock",
-    "responses": "openai-responses",
-    "openai_responses": "openai-responses",
-    "ollama": _COMPATIBLE,
-    "openai-compatible": _COMPATIBLE,
-    "openai_compatible": _COMPATIBLE,
-    "vllm": _COMPATIBLE,
-    "llamacpp": _COMPATIBLE,
-    "llama.cpp": _COMPATIBLE,
-    "llama-cpp": _COMPATIBLE,
-    "lmstudio": _COMPATIBLE,
-    "litellm": _COMPATIBLE,
-    "local": _COMPATIBLE,
-}
-
-
-def provider_suggestion(value: str) -> str | None:
-    """What to pass as ``--provider`` instead of ``value``; None when it is a provider."""
-    from gate.providers import PROVIDERS
-
-    if value in PROVIDERS:
-        return None
-    folded = value.strip().casefold()
-    if folded in PROVIDERS:
-        return folded
-    if folded in _ALIASES:
-        return _ALIASES[folded]
-    close = difflib.get_close_matches(folded, [*PROVIDERS, *_ALIASES], n=1, cutoff=0.6)
-    if close:
-        return close[0] if close[0] in PROVIDERS else _ALIASES[close[0]]
-    return None
-
 
 def provider_problem(value: str | None) -> str | None:
     """Why ``--provider`` names no provider, with the one it most likely meant; else None."""
-    from gate.providers import PROVIDERS
+    from gate.providers import LOCAL_OPENAI_URL, PROVIDERS, meant_provider
 
     if value is None or value in PROVIDERS:
         return None
-    meant = provider_suggestion(value)
-    fix = (
-        f"did you mean --provider {meant}?"
-        if meant is not None
-        else f"pass one of --provider {' | '.join(PROVIDERS)} (any OpenAI-compatible server: "
-        f"--provider {_COMPATIBLE})"
-    )
+    meant = meant_provider(value)
+    compatible = f"--provider openai --base-url {LOCAL_OPENAI_URL}"
+    if meant is None:
+        fix = (
+            f"pass one of --provider {' | '.join(PROVIDERS)} (any OpenAI-compatible server: "
+            f"{compatible})"
+        )
+    else:
+        names, with_url = meant
+        said = " or ".join(f"--provider {name}{_WHO.get(name, '')}" for name in names)
+        fix = f"did you mean {compatible if with_url else said}?"
     return f"--provider {value!r} is not a provider (one of {', '.join(PROVIDERS)}); {fix}"
+
+
+#: which service a provider is, where two are offered for one name ("google")
+_WHO = {"gemini": " (Google AI Studio)", "vertex": " (Google Cloud)"}
 
 
 def _local(host: str) -> bool:

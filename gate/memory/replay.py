@@ -29,8 +29,10 @@ from typing import Any
 
 from gate.config import Config, apply_inputs
 from gate.decide.decision import State
+from gate.diff import Coverage
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory.record import Record
+from gate.review.budget import chunk_setup
 from gate.review.pipeline import prompt_sha256, review_diff
 from gate.review.scope import select_diff
 from gate.safe import strictjson, untrusted
@@ -63,6 +65,8 @@ class Recorded:
     degraded: str | None
     base_sha: str = ""
     head_sha: str = ""
+    #: a review in chunks: each chunk's name, the digest of its bytes and of its prompt
+    chunk_prompts: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,16 @@ def from_certificate(data: bytes, name: str) -> Recorded:
     elif isinstance(coverage, dict) and coverage.get("complete") is False:
         degraded = "partial coverage"
     github = _obj(context.get("github"))
+    chunk_reviews = _obj(context.get("chunks")).get("reviews")
+    chunk_prompts = tuple(
+        (
+            str(review.get("chunk")),
+            str(review.get("diff_sha")),
+            str(review.get("prompt_sha256")),
+        )
+        for review in (chunk_reviews if isinstance(chunk_reviews, list) else [])
+        if isinstance(review, dict)
+    )
     return Recorded(
         name=name,
         diff_sha=diff_sha,
@@ -125,6 +139,7 @@ def from_certificate(data: bytes, name: str) -> Recorded:
         degraded=degraded,
         base_sha=str(github.get("base_sha") or ""),
         head_sha=str(github.get("head_sha") or ""),
+        chunk_prompts=chunk_prompts,
     )
 
 
@@ -177,13 +192,64 @@ def config_for(recorded: Recorded, base: Config, overrides: Mapping[str, str]) -
 def bytes_for(recorded: Recorded, diff: bytes, config: Config) -> bytes | None:
     """The bytes that hash to the recorded ``diff_sha``: the diff itself, or what the
     config's selection keeps of it; None when neither does."""
+    found = selection_for(recorded, diff, config)
+    return None if found is None else found[0]
+
+
+def selection_for(
+    recorded: Recorded, diff: bytes, config: Config
+) -> tuple[bytes, Coverage | None] | None:
+    """:func:`bytes_for`, with the selection's coverage when the bytes were selected from
+    ``diff`` (its skipped files are listed in every chunk's prompt, as in the run)."""
     if hashlib.sha256(diff).hexdigest() == recorded.diff_sha:
-        return diff
+        return diff, None
     try:
-        selected = select_diff(diff, config).data
+        selected = select_diff(diff, config)
     except GateError:
         return None
-    return selected if hashlib.sha256(selected).hexdigest() == recorded.diff_sha else None
+    if hashlib.sha256(selected.data).hexdigest() != recorded.diff_sha:
+        return None
+    return selected.data, selected.coverage
+
+
+def chunk_prompts_differ(
+    recorded: Recorded, data: bytes, coverage: Coverage | None, config: Config
+) -> str | None:
+    """Why a review in chunks cannot be replayed as recorded, or None when it can: the
+    diff is planned again (:func:`gate.review.budget.chunk_setup`, the recorded halvings
+    too) and every recorded chunk's prompt digest must be the re-planned chunk's, so a
+    replay asks exactly the questions the run asked, chunk by chunk."""
+    from gate.review.budget import chunk_prompt
+    from gate.review.chunks import halve
+
+    setup = chunk_setup(data, config, coverage)
+    count = len({name.split(".")[0] for name, _, _ in recorded.chunk_prompts})
+    if setup is None:
+        return (
+            f"the run reviewed this diff in {count} chunks; with this config it fits one "
+            "request: pass --config with the run's max_chunk_bytes, max_input_tokens, "
+            "incremental and reviewer.max_tokens"
+        )
+    chunks = {chunk.name: chunk for chunk in setup.plan.chunks}
+    total = len(setup.plan.chunks)
+    for name, diff_sha, sha in sorted(recorded.chunk_prompts, key=lambda c: c[0].count(".")):
+        chunk = chunks.get(name)
+        if chunk is None or chunk.sha != diff_sha:
+            return (
+                f"the run's chunk {name} is not in this config's plan ({total} chunks, the run "
+                f"{count}; the diff is cut elsewhere): pass --config with the run's "
+                "max_chunk_bytes, max_input_tokens and max_chunks"
+            )
+        if chunk_prompt(chunk, total, setup.files, config).sha256() != sha:
+            return (
+                f"chunk {name}'s prompt differs from the recorded one (its bytes are the "
+                "same; the instructions, the file list or the gate's prompt differ): pass "
+                "--config with the run's instructions, or replay with the run's version"
+            )
+        if any(other.startswith(name + ".") for other, _, _ in recorded.chunk_prompts):
+            for half in halve(chunk) or []:
+                chunks[half.name] = half
+    return None
 
 
 def replay_one(
@@ -202,17 +268,22 @@ def replay_one(
 
     if diff is None:
         return row("-", Outcome.UNREPLAYABLE, "diff missing")
-    data = bytes_for(recorded, diff, config)
-    if data is None:
+    found = selection_for(recorded, diff, config)
+    if found is None:
         return row("-", Outcome.UNREPLAYABLE, "diff changed: its bytes no longer hash to diff_sha")
-    if recorded.prompt_sha is not None and prompt_sha256(data, config) != recorded.prompt_sha:
+    data, coverage = found
+    if recorded.chunk_prompts:
+        # a review in chunks: compared chunk by chunk (its prompt_sha is chunk 1's only)
+        if (why := chunk_prompts_differ(recorded, data, coverage, config)) is not None:
+            return row("-", Outcome.UNREPLAYABLE, why)
+    elif recorded.prompt_sha is not None and prompt_sha256(data, config) != recorded.prompt_sha:
         return row(
             "-",
             Outcome.UNREPLAYABLE,
             "prompt differs from the recorded one: pass --config with the run's instructions",
         )
     try:
-        result = review_diff(data, config, api_key=api_key, sleep=sleep)
+        result = review_diff(data, config, api_key=api_key, coverage=coverage, sleep=sleep)
     except (UsageError, ConfigError) as err:
         return row("-", Outcome.UNREPLAYABLE, f"reviewer settings: {err.message}")
     answer = result.review_decision or result.decision

@@ -741,16 +741,42 @@ def _plain_http(err: BaseException) -> bool:
     return False
 
 
+#: how long the plain-HTTP probe after a hung TLS handshake may take, each step
+PROBE_TIMEOUT = 1.0
+
+
+def _answers_plain_http(settings: ReviewerSettings) -> bool:
+    """After a TLS handshake that timed out: does the same host and port answer a plain
+    ``HEAD / HTTP/1.0`` with an HTTP status line? (A plain-HTTP server waits for a
+    request line the ClientHello never completes, so the handshake hangs.) One bounded
+    probe, only for an https base URL; any error means no."""
+    parts = urlsplit(settings.base_url)
+    if parts.scheme != "https" or not parts.hostname:
+        return False
+    try:
+        port = parts.port or 443
+        with socket.create_connection((parts.hostname, port), timeout=PROBE_TIMEOUT) as sock:
+            sock.settimeout(PROBE_TIMEOUT)
+            sock.sendall(b"HEAD / HTTP/1.0\r\nHost: " + parts.hostname.encode("idna") + b"\r\n\r\n")
+            return sock.recv(16).startswith(b"HTTP/")
+    except (OSError, ValueError, UnicodeError):
+        return False
+
+
 def _transport_problem(
     err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: _Watchdog
 ) -> Problem | None:
     """The problem a transport exception stands for; None when the deadline explains it."""
-    if progress.status is None and _plain_http(err):
+    handshake_hung = isinstance(err, httpx.ConnectTimeout) and not watchdog.fired
+    if progress.status is None and (
+        _plain_http(err) or (handshake_hung and _answers_plain_http(settings))
+    ):
         plain = one_line(shown_url("http" + settings.base_url.removeprefix("https")), None, 120)
         return Problem(
             Failure.PLAIN_HTTP,
             f"the server speaks plain http: the TLS handshake with {settings.base_url} got a "
-            f"plain-HTTP answer; use base_url {plain}, not retryable",
+            f"plain-HTTP answer (or none, while a plain request is answered); use base_url "
+            f"{plain}, not retryable",
             EndReason.SOCKET_CLOSE,
             retryable=False,
         )

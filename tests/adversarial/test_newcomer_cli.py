@@ -847,3 +847,119 @@ def test_a_mapping_error_is_at_its_keys_line(
     body = err.removeprefix("review-gate review: error: ").splitlines()
     assert body[0].startswith(f"{config} line 3: pricing.m ")
     assert body[1].startswith(f"{config} line 4: pricing.m.input ")
+
+
+@pytest.mark.parametrize(
+    ("value", "meant", "write"),
+    [
+        ("claude", "did you mean anthropic?", "write `provider: anthropic`"),
+        ("Anthropic", "did you mean anthropic?", "write `provider: anthropic`"),
+        ("azure", "did you mean azure-openai?", "write `provider: azure-openai`"),
+        ("google", "did you mean gemini or vertex?", "`provider: gemini` or `provider: vertex`"),
+        (
+            "ollama",
+            "did you mean openai with base_url",
+            "and `base_url: http://127.0.0.1:11434/v1`",
+        ),
+    ],
+)
+def test_a_wrong_provider_in_the_config_file_or_an_input_gets_the_one_it_meant(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    diff_file: Path,
+    value: str,
+    meant: str,
+    write: str,
+) -> None:
+    from gate.config import apply_inputs, default_config
+    from gate.errors import ConfigError
+
+    config = tmp_path / "c.yml"
+    config.write_text(f"reviewer:\n  provider: {value}\n  model: m\n")
+    code, _, err = cli(capsys, "review", "--diff", str(diff_file), "--config", str(config))
+    assert code == 2
+    assert f"{config} line 2: reviewer.provider must be one of" in err
+    assert meant in err
+    assert write in err
+    assert '`provider: "openai"`' not in err  # the default, named for every wrong value
+    with pytest.raises(ConfigError) as caught:
+        apply_inputs(default_config(), {"provider": value})
+    first = "openai" if value == "ollama" else write.split("`provider: ")[1].split("`")[0]
+    assert meant in caught.value.message
+    assert f'correct the provider input (e.g. "{first}")' in caught.value.message
+
+
+class WaitingHTTP:
+    """A plain-HTTP server on 127.0.0.1 that answers only once a request's head has ended
+    (a blank line), as real ones do: a TLS ClientHello never ends one, so it hangs."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        deadline = time.monotonic() + 30
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.accepted += 1
+            worker = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self.threads.append(worker)
+            worker.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(0.2)
+            data, until = b"", time.monotonic() + 5
+            while b"\r\n\r\n" not in data and time.monotonic() < until and not self.stop.is_set():
+                try:
+                    chunk = conn.recv(4096)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                data += chunk
+            if b"\r\n\r\n" in data:
+                conn.sendall(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    def __enter__(self) -> WaitingHTTP:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        for worker in self.threads:
+            worker.join(5)
+        self.sock.close()
+
+
+def test_https_against_a_plain_http_server_that_waits_is_named_after_one_handshake(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    diff_file: Path,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    config = tmp_path / "c.yml"
+    config.write_text("reviewer:\n  connect_timeout: 1\n")
+    with WaitingHTTP() as server:
+        url = f"https://127.0.0.1:{server.port}/v1"
+        code, out, err = cli(
+            capsys, "review", "--diff", str(diff_file), "--model", "m", "--base-url", url,
+            "--config", str(config),
+        )  # fmt: skip
+    assert code == 3
+    assert server.accepted == 2  # one handshake, one plain probe; no retry
+    assert "attempt 2/" not in err
+    assert "(plain_http)" in out
+    assert f"use base_url http://127.0.0.1:{server.port}/v1" in out

@@ -4,7 +4,9 @@
 (406), the compare API lists 300 files, so the gate in the container reads the pull
 request's file list (20 pages), binds every entry to the head tree, rebuilds the files
 GitHub gave no patch for from their blobs, and reviews everything in chunks against the
-reviewer simulator: 100% coverage, ``pending`` then ``success``. The same pull request
+reviewer simulator: 100% coverage, ``pending`` then ``success``. A second push changes
+one file: the image sends only the chunks holding it (the count of requests is checked)
+and carries every other chunk's pass from the first run's sticky comment. The same pull request
 with one chunk's only attempt cut on the wire ends ``incomplete``: ``pending`` then
 ``error``, the job fails. The fake GitHub checks every request and response against
 GitHub's OpenAPI description.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -55,23 +58,32 @@ def large() -> Iterator[tuple[World, LargePull]]:
 
 
 def _act(
-    tools: dict[str, str], tmp_path: Path, world: World, script: tuple[SimResponse, ...]
+    tools: dict[str, str],
+    tmp_path: Path,
+    world: World,
+    script: tuple[SimResponse, ...],
+    *,
+    pages: int = 20,
+    sim: ReviewerSimulator | None = None,
 ) -> tuple[ActRun, int, dict]:  # type: ignore[type-arg]
-    with ReviewerSimulator("openai", ScriptedModel("pass"), script=script) as sim:
-        run = run_act(
-            tools,
-            build_workspace(tmp_path),
-            _event(world.head_sha, world.base_sha),
-            api_url=world.github.api_url,
-            reviewer_url=sim.base_url,
-            reviewer_key=world.key,
-            extra_env={"RG_ATTEMPTS": "1"},
-        )
-        _reviewer_requests(sim, world)
-        count = sim.count
+    if sim is None:
+        with ReviewerSimulator("openai", ScriptedModel("pass"), script=script) as own:
+            return _act(tools, tmp_path, world, script, pages=pages, sim=own)
+    mark = sim.count
+    run = run_act(
+        tools,
+        build_workspace(tmp_path),
+        _event(world.head_sha, world.base_sha),
+        api_url=world.github.api_url,
+        reviewer_url=sim.base_url,
+        reviewer_key=world.key,
+        extra_env={"RG_ATTEMPTS": "1"},
+    )
+    _reviewer_requests(sim, world)
+    count = sim.count - mark
     assert_key_kept(run, world)
     ops = [r.operation for r in world.github.requests]
-    assert ops.count("pulls/list-files") == 20, run.explain()
+    assert ops.count("pulls/list-files") == pages, run.explain()
     certificate = run.workspace / run.outputs["certificate"]
     cert = json.loads(certificate.read_text("utf-8"))
     assert world.key not in json.dumps(cert)
@@ -85,7 +97,15 @@ def test_a_2000_file_20_mib_pull_request_is_reviewed_whole_by_the_image(
     large: tuple[World, LargePull],
 ) -> None:
     world, pull = large
-    run, count, context = _act(tools, tmp_path, world, ())
+    # one reviewer for both pushes: its URL is part of the config, so of the question
+    with ReviewerSimulator("openai", ScriptedModel("pass")) as sim:
+        _two_pushes(tools, tmp_path, world, pull, sim)
+
+
+def _two_pushes(
+    tools: dict[str, str], tmp_path: Path, world: World, pull: LargePull, sim: ReviewerSimulator
+) -> None:
+    run, count, context = _act(tools, tmp_path, world, (), sim=sim)
     coverage = context["coverage"]
     assert coverage["complete"] is True, run.explain()
     assert len(coverage["reviewed"]) == pull.files == 2000
@@ -100,6 +120,25 @@ def test_a_2000_file_20_mib_pull_request_is_reviewed_whole_by_the_image(
     assert run.job_result == "success"
     assert f"### Chunks: {len(chunks)}" in run.summary
     assert run.exit_code == 0
+
+    # a second push changes one file: only the chunks holding it are sent; every other
+    # chunk's pass is carried from the first run through the gate's own sticky comment
+    head = secrets.token_hex(20)
+    add_large_pull(world.github, PR_NUMBER, head_sha=head, base_sha=world.base_sha, edited=777)
+    world.github.set_file(head, ".github/review-gate.yml", CONFIG + LARGE_CONFIG)
+    pushed = replace(world, head_sha=head)
+    (tmp_path / "push2").mkdir()
+    again, sent, context = _act(tools, tmp_path / "push2", pushed, (), pages=40, sim=sim)
+    reviews = context["chunks"]["reviews"]
+    fresh = [r for r in reviews if "carried" not in r]
+    assert 1 <= len(fresh) <= 2, again.explain()
+    assert any("services/s07/module_0777.py" in r["files"] for r in fresh)
+    assert sent == len(fresh), again.explain()  # the count of requests
+    assert context["chunks"]["carried"] == len(reviews) - len(fresh)
+    assert [s["state"] for s in world.github.status_list(head)] == ["pending", "success"]
+    assert again.outputs["state"] == "pass"
+    assert "carried, not sent again" in again.summary
+    assert again.exit_code == 0
 
 
 def test_one_cut_chunk_blocks_the_whole_run_in_the_image(

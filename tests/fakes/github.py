@@ -476,6 +476,8 @@ class FakeGitHub:
             (r"/pulls", "GET", self._list_pulls),
             (r"/issues", "GET", self._list_issues),
             (r"/issues", "POST", self._post_issue),
+            (r"/issues/(\d+)/labels", "POST", self._post_labels),
+            (r"/issues/(\d+)/labels/([^/]+)", "DELETE", self._delete_label),
             (r"/issues/(\d+)", "PATCH", self._patch_issue),
             (r"/issues/(\d+)", "GET", self._get_issue),
         ]
@@ -680,8 +682,10 @@ class FakeGitHub:
     def _list_pulls(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
     ) -> tuple[int, dict[str, str], bytes]:
+        wanted = query.get("state", "open")
         with self.lock:
             items = sorted(self.pulls.values(), key=lambda p: p["updated_at"], reverse=True)
+        items = [p for p in items if wanted == "all" or p["state"] == wanted]
         return self._page(items, query, f"/repos/{self.repository}/pulls")
 
     def _issue_json(self, number: int, title: str, body: str) -> dict[str, Any]:
@@ -737,6 +741,60 @@ class FakeGitHub:
                     entry[key] = body[key]
         return _json(200, entry)
 
+    def add_status(
+        self,
+        sha: str,
+        *,
+        state: str,
+        description: str,
+        context: str = "review-gate",
+        created_at: str = EPOCH,
+        login: str | None = None,
+    ) -> None:
+        """A status posted earlier (by the token's identity unless ``login`` says who)."""
+        entry = {
+            "url": f"{self.api_url}/repos/{self.repository}/statuses/{sha}",
+            "avatar_url": None, "id": self._id(), "node_id": "S_1", "state": state,
+            "description": description, "target_url": None, "context": context,
+            "created_at": created_at, "updated_at": created_at,
+            "creator": self._author() if login is None else _user(login),
+        }  # fmt: skip
+        with self.lock:
+            self.statuses.setdefault(sha, []).append(entry)
+
+    def _label_json(self, name: str) -> dict[str, Any]:
+        return {"id": abs(hash(name)) % 10_000 + 1, "node_id": "L_1", "url": f"{self.api_url}/x",
+                "name": name, "description": None, "color": "ededed", "default": False}  # fmt: skip
+
+    def _post_labels(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        number = int(m.group(1))
+        names = (rec.json_body() or {}).get("labels") or []
+        with self.lock:
+            pull = self.pulls.get(number)
+            if pull is None:
+                return _json(404, {"message": "Not Found"})
+            have = [label["name"] for label in pull["labels"]]
+            for name in names:
+                if name not in have:
+                    pull["labels"].append({"id": len(have) + 1, "name": name})
+                    have.append(name)
+            return _json(200, [self._label_json(n) for n in have])
+
+    def _delete_label(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        from urllib.parse import unquote
+
+        number, name = int(m.group(1)), unquote(m.group(2))
+        with self.lock:
+            pull = self.pulls.get(number)
+            if pull is None or name not in [label["name"] for label in pull["labels"]]:
+                return _json(404, {"message": "Label does not exist"})
+            pull["labels"] = [label for label in pull["labels"] if label["name"] != name]
+            return _json(200, [self._label_json(label["name"]) for label in pull["labels"]])
+
     def _get_authenticated_user(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
         if self.token_login is None or self.token_app is not None:
             return _json(403, {"message": "Resource not accessible by integration"})
@@ -779,7 +837,7 @@ class FakeGitHub:
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
     ) -> tuple[int, dict[str, str], bytes]:
         number = int(m.group(1))
-        if number not in self.pulls:
+        if number not in self.pulls and number not in self.issues:
             return _json(404, {"message": "Not Found"})
         entry = self._comment_json(number, self._id(), str((rec.json_body() or {}).get("body", "")))
         with self.lock:

@@ -34,10 +34,13 @@ class LargePull:
     without_patch: tuple[str, ...]
 
 
-def _file(index: int, lines: int) -> tuple[str, bytes, str]:
-    """A module's path, its head contents and the patch from :data:`OLD` to them."""
+def _file(index: int, lines: int, edited: bool = False) -> tuple[str, bytes, str]:
+    """A module's path, its head contents and the patch from :data:`OLD` to them
+    (``edited``: as a later push changed it, one line different)."""
     path = f"services/s{index // 100:02d}/module_{index:04d}.py"
     added = [f"value_{j:05d} = compute({index}, {j}) + offset  # line\n" for j in range(lines)]
+    if edited:
+        added[0] = f"value_00000 = compute({index}, 0) + offset + 1  # edited\n"
     new = "".join(added).encode()
     patch = f"@@ -1 +1,{lines} @@\n-pass\n" + "".join("+" + line for line in added)
     return path, new, patch
@@ -52,14 +55,16 @@ def add_large_pull(
     files: int = 2000,
     total: int = 20 * MIB,
     without_patch: int = 5,
+    edited: int | None = None,
 ) -> LargePull:
-    """Add a pull request of ``files`` modified files, about ``total`` bytes of diff."""
+    """Add a pull request of ``files`` modified files, about ``total`` bytes of diff
+    (``edited``: the index of the one file a later push changed)."""
     lines = max(1, max(200, total // files) // 50)  # each added line is about 50 bytes
     entries: list[dict[str, Any]] = []
     size = 0
     skipped: list[str] = []
     for index in range(files):
-        path, new, patch = _file(index, lines)
+        path, new, patch = _file(index, lines, edited=index == edited)
         fake.set_file(base_sha, path, OLD)
         fake.set_file(head_sha, path, new)
         entry: dict[str, Any] = {

@@ -223,3 +223,22 @@ def test_a_forged_or_foreign_record_carries_nothing(
     foreign.write_text(json.dumps(record))
     result = review(config, pr(), from_certificate(foreign.read_bytes(), run="foreign"))
     assert all(r.carried is None for r in result.chunks)
+
+
+def test_small_pull_requests_stay_whole_unless_always(
+    sim_factory: Callable[..., ReviewerSimulator], tmp_path: Path
+) -> None:
+    sim = sim_factory(ScriptedModel("pass"))
+    roomy = {"max_chunk_bytes": 1 << 20}
+    whole = review(config_for(sim, **roomy), pr())
+    assert whole.chunks == ()  # auto: a diff that fits one request is one request
+    assert sim.count == 1
+    always = config_for(sim, incremental="always", **roomy)
+    first = review(always, pr())
+    assert len(first.chunks) == 1  # always: reviewed as a chunk, so a push can carry it
+    assert "of one pull request" in request_text(sim.requests[-1])
+    mark = sim.count
+    again = review(always, pr(), book_of(first, tmp_path))
+    assert again.decision.state is State.PASS
+    assert sim.count == mark
+    assert all(r.carried is not None for r in again.chunks)

@@ -35,6 +35,7 @@ WORKFLOW_FILES = sorted(
         *(ROOT / ".github" / "workflows").glob("*.yml"),
         ROOT / "examples" / "review-gate.yml",
         ROOT / "examples" / "review-gate-replay.yml",
+        ROOT / "examples" / "review-gate-triage.yml",
         *(ROOT / "tests" / "e2e" / "workflow").glob("*.yml"),
     ]
 )
@@ -152,7 +153,11 @@ def test_every_uses_is_pinned_by_sha_with_its_version(path: Path) -> None:
             continue  # the action in this checkout (the e2e workflow)
         if value == f"{_repository()}@v1":
             # the examples: no release SHA exists yet
-            assert path.name in ("review-gate.yml", "review-gate-replay.yml")
+            assert path.name in (
+                "review-gate.yml",
+                "review-gate-replay.yml",
+                "review-gate-triage.yml",
+            )
             continue
         assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", value), value
         assert re.fullmatch(r" # v\d+\.\d+\.\d+", rest), (value, rest)

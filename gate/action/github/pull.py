@@ -22,7 +22,7 @@ from github import GithubException
 
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
 from gate.action.github.http import GitHubHttp, _http_status, _iter
-from gate.action.github.records import DiffFetch, PullInfo, TreeListing
+from gate.action.github.records import DiffFetch, OpenPull, PullInfo, TreeListing
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError
 
@@ -327,6 +327,30 @@ class PullReader(GitHubHttp):
             if err.reason == "github_http_404":  # not a collaborator
                 return "none"
             raise
+
+    def open_pulls(self, *, limit: int) -> list[OpenPull]:
+        """The open pull requests, newest first, at most ``limit``."""
+
+        def run() -> list[OpenPull]:
+            found: list[OpenPull] = []
+            for pull in _iter(self._repo.get_pulls(state="open", sort="created", direction="desc")):
+                if len(found) >= limit:
+                    break
+                if str(pull.state) != "open":
+                    continue
+                found.append(
+                    OpenPull(
+                        number=int(pull.number),
+                        title=str(pull.title or ""),
+                        head_sha=str(pull.head.sha),
+                        url=str(pull.html_url or ""),
+                        labels=tuple(str(label.name) for label in pull.labels),
+                        draft=bool(pull.draft),
+                    )
+                )
+            return found
+
+        return self._call("GET the open pull requests", run)
 
     def recent_pulls(self, since: datetime, *, limit: int) -> list[int]:
         """Numbers of the pull requests (any state) updated at or after ``since``, newest

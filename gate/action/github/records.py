@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from gate.action.blobfetch import FetchCount, Side
@@ -129,3 +130,24 @@ class Identity:
 
 #: who writes with the workflow's GITHUB_TOKEN (GET /user is refused to that token)
 ACTIONS_BOT = Identity(login="github-actions[bot]", kind="Bot")
+
+
+@dataclass(frozen=True)
+class OpenPull:
+    """An open pull request as triage lists it."""
+
+    number: int
+    title: str
+    head_sha: str
+    url: str
+    labels: tuple[str, ...]
+    draft: bool
+
+
+@dataclass(frozen=True)
+class SeenStatus:
+    """A commit status the gate posted: its state, description and time."""
+
+    state: str
+    description: str
+    created_at: datetime

@@ -8,11 +8,14 @@ are :mod:`gate.action.reviews`; check runs :mod:`gate.action.checks`.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from urllib.parse import quote
+
 from github.CommitStatus import CommitStatus
 from github.PaginatedList import PaginatedList
 
 from gate.action.github.http import RETRY_STATUSES, GitHubHttp, _iter
-from gate.action.github.records import ACTIONS_BOT, Identity
+from gate.action.github.records import ACTIONS_BOT, Identity, SeenStatus
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
@@ -156,6 +159,72 @@ class StatusWriter(GitHubHttp):
             return found
 
         return self._call(f"GET statuses of {sha[:12]}", run)
+
+    # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
+
+    def newest_own_status(self, sha: str, *, context: str) -> SeenStatus | None:
+        """The newest status in ``context`` on ``sha`` that this token posted, with its time."""
+        own = self.identity()
+
+        def run() -> SeenStatus | None:
+            url = f"{self._repo.url}/commits/{sha}/statuses"
+            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            for scanned, status in enumerate(_iter(statuses)):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if status.context == context and own.wrote(status.creator):
+                    when = status.created_at
+                    if when is not None and when.tzinfo is None:
+                        when = when.replace(tzinfo=UTC)
+                    return SeenStatus(
+                        str(status.state), str(status.description or ""), when or datetime.now(UTC)
+                    )
+            return None
+
+        return self._call(f"GET statuses of {sha[:12]}", run)
+
+    def own_issue(self, title: str) -> tuple[int, str] | None:
+        """(number, body) of the open issue titled ``title`` this token opened, or None."""
+        own = self.identity()
+
+        def run() -> tuple[int, str] | None:
+            for scanned, issue in enumerate(_iter(self._repo.get_issues(state="open"))):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if issue.title == title and own.wrote(issue.user) and issue.pull_request is None:
+                    return int(issue.number), str(issue.body or "")
+            return None
+
+        return self._call(f"find the issue {title!r}", run)
+
+    def close_issue(self, number: int) -> None:
+        self._call(
+            f"close issue #{number}", lambda: self._repo.get_issue(number).edit(state="closed")
+        )
+
+    def comment_on_issue(self, number: int, body: str) -> None:
+        body = redact(body)
+        self._call(
+            f"comment on issue #{number}", lambda: self._repo.get_issue(number).create_comment(body)
+        )
+
+    def add_label(self, number: int, label: str) -> None:
+        """POST /repos/{owner}/{repo}/issues/{number}/labels (a pull request is an issue)."""
+        url = f"{self._repo.url}/issues/{number}/labels"
+        self._call(
+            f"label #{number} {label!r}",
+            lambda: self._repo._requester.requestJsonAndCheck(
+                "POST", url, input={"labels": [label]}
+            ),
+        )
+
+    def remove_label(self, number: int, label: str) -> None:
+        """DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}."""
+        url = f"{self._repo.url}/issues/{number}/labels/{quote(label, safe='')}"
+        self._call(
+            f"unlabel #{number} {label!r}",
+            lambda: self._repo._requester.requestJsonAndCheck("DELETE", url),
+        )
 
     def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
         """Create or update the one comment that starts with ``marker``; return its id.

@@ -108,3 +108,38 @@ def test_one_cut_chunk_of_2000_files_blocks_the_run(
     # the blocking chunk is in the table, whatever its number
     for text in (result.summary, fake_github.comments[7][0]["body"]):
         assert "| `incomplete` |" in text
+
+
+def test_a_second_push_of_2000_files_sends_only_the_changed_files_chunks(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Callable[..., ReviewerSimulator]
+) -> None:
+    """Incremental review at size: a push that changes one file of 2,000 sends only the
+    chunks holding it; every other chunk's pass is carried from the first run (the
+    carry block in the gate's comment holds them all, within its bound)."""
+    from gate.action import carry
+    from tests.fakes.events import pull_request_event
+    from tests.integration.action.test_run_fake_github import NEW_HEAD, REPO
+
+    _setup(fake_github)
+    sim = sim_factory(ScriptedModel("pass"))
+    first = run_gate(tmp_path, fake_github, sim, pr_payload())
+    assert first.code == 0, first.stdout[-2000:]
+    total = len(first.certificate["context"]["chunks"]["reviews"])
+    body = fake_github.comments[7][0]["body"]
+    assert len(body) <= MAX_COMMENT
+    assert len(carry.read(body)) == total  # every chunk's pass fits the block
+    add_large_pull(fake_github, 7, head_sha=NEW_HEAD, base_sha=BASE, edited=777)
+    fake_github.set_file(NEW_HEAD, CONFIG_PATH, LARGE_CONFIG)
+    mark = sim.count
+    payload = pull_request_event(
+        "synchronize", repository=REPO, number=7, head_sha=NEW_HEAD, base_sha=BASE
+    )
+    second = run_gate(tmp_path, fake_github, sim, payload)
+    assert second.code == 0, second.stdout[-2000:]
+    rows = second.certificate["context"]["chunks"]["reviews"]
+    fresh = [r for r in rows if "carried" not in r]
+    assert 1 <= len(fresh) <= 2
+    assert any("services/s07/module_0777.py" in r["files"] for r in fresh)
+    assert sim.count - mark == len(fresh)
+    assert len(rows) - len(fresh) == second.certificate["context"]["chunks"]["carried"]
+    assert [s["state"] for s in fake_github.status_list(NEW_HEAD)] == ["pending", "success"]
