@@ -62,6 +62,12 @@ class Carried:
     #: SHA-256 of the certificate that first recorded them ("" when not known)
     certificate_sha: str = ""
 
+    def origin(self) -> str:
+        """``<run> (certificate 1a2b3c4d5e6f)``: where the answers were first recorded, as
+        the chunk table names it (the certificate part when its digest is known)."""
+        sha = f" (certificate {self.certificate_sha[:12]})" if self.certificate_sha else ""
+        return self.run + sha
+
     def to_json(self) -> dict[str, Any]:
         """Where the carried answers came from, for the certificate and the comment."""
         return {"question": self.question, "run": self.run, "certificate_sha": self.certificate_sha}

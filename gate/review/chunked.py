@@ -82,7 +82,7 @@ def chunk_rows(reviews: Sequence[ChunkReview]) -> list[dict[str, Any]]:
             "state": r.state,
             "reason": r.reason,
             "attempts": len(r.outcome.attempts),
-            "carried": None if r.carried is None else r.carried.run,
+            "carried": None if r.carried is None else r.carried.origin(),
         }
         for r in reviews
     ]

@@ -117,3 +117,27 @@ def test_every_setup_error_the_tree_raises_is_the_config_family() -> None:
     assert len(reasons) > 5  # the scan found the tree's errors
     wrong = sorted(r for r in reasons if family_of("needs_human", r) is not Family.CONFIG)
     assert not wrong, f"setup errors outside the config family: {wrong}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    state=st.sampled_from(["success", "pending", "failure", "error"]),
+    lead=st.sampled_from(["rejected: ", "fail: ", "pass: ", "", "superseded by 1234567: "]),
+    rest=DETAILS,
+)
+def test_triage_lists_no_pass_no_pending_and_no_rejection(state: str, lead: str, rest: str) -> None:
+    """Class: the human queue holding what no human must act on (or missing what one must).
+    A success or a pending status never waits; a rejection waits for its author."""
+    from gate.action.triage import WAITING, family_of_status
+
+    found = family_of_status(state, lead + rest)
+    if (
+        state in ("success", "pending")
+        or lead.strip(": ") in ("rejected", "fail")
+        or (lead.startswith("superseded") and rest.startswith(("rejected", "fail:")))
+    ):
+        assert found is None
+    else:
+        assert found is None or found in WAITING
+    for family in WAITING:
+        assert family_of_status("error", f"{family}: {rest}") is family

@@ -104,6 +104,11 @@ def test_a_push_that_changes_one_file_of_40_sends_only_its_chunks_and_passes(
     assert f"({len(kept)} carried, not sent again)" in body
     assert fake_github.status_list(NEW_HEAD)[-1]["state"] == "success"
     assert len(carry.read(body)) == total
+    # each carried row names the run and the certificate its answers came from
+    [cert_sha] = {r["carried"]["certificate_sha"] for r in kept}
+    assert len(cert_sha) == 64
+    for text in (second.summary, body):
+        assert f"certificate {cert_sha[:12]}" in text
 
 
 def test_a_cut_on_the_fresh_chunk_blocks_though_the_others_are_carried(
