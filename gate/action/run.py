@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate.action import (
+    bar,
     checks,
     command,
     cost_report,
     findings_report,
     guards,
     history,
+    next_step,
     report,
     reviews,
     triage,
@@ -54,7 +56,14 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.config import Config, apply_inputs, default_config, fallback_keys, parse_config
+from gate.config import (
+    DEFAULT_CONFIG_PATH,
+    Config,
+    apply_inputs,
+    default_config,
+    fallback_keys,
+    parse_config,
+)
 from gate.decide.decision import (
     Binding,
     Decision,
@@ -169,9 +178,12 @@ def _review(
         run.target = replace(target, ignore=refused)
         return None
     _read_pull(run, gh)
+    if (fork := guards.fork_on_pull_request(target.event, run.pull)) is not None:
+        report.emit([f"::error::{report.escape_data(fork)}"], run.out)
+        run.notes.append(fork)
     # config from the BASE commit: a pull request cannot lower its own bar
     try:
-        run.config = config = _load_config(gh, run.inputs.config_path, run.base, run.inputs.raw)
+        run.config = config = _load_config(run, gh)
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
@@ -278,23 +290,34 @@ def _read_pull(run: RunState, gh: GitHubClient) -> None:
         run.evidence.github["command"] = run.command
 
 
-def _load_config(gh: GitHubClient, path: str, base: str, inputs: Mapping[str, str]) -> Config:
+def _load_config(run: RunState, gh: GitHubClient) -> Config:
+    """The base commit's config with the inputs applied; on an event whose workflow file
+    comes from the pull request, inputs that lower the bar are refused (gate.action.bar)."""
+    path, inputs = run.inputs.config_path, run.inputs.raw
+    event = run.target.event if run.target is not None else ""
+    if path != DEFAULT_CONFIG_PATH and event in bar.UNTRUSTED_WORKFLOW_EVENTS:
+        bar.check_config_path(event, path, _base_config(gh, DEFAULT_CONFIG_PATH, run.base))
+    config = _base_config(gh, path, run.base)
+    merged = apply_inputs(config, inputs)
+    bar.check(event, config, merged, inputs)
+    return merged
+
+
+def _base_config(gh: GitHubClient, path: str, base: str) -> Config:
     raw = gh.read_file(path, base)
     source = f"{path}@{base[:12]}"
     if raw is None:
-        config = default_config()
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ConfigError(
-                f"not UTF-8 (byte {err.start})",
-                source=source,
-                fix="save the file as UTF-8",
-                reason="config_encoding",
-            ) from err
-        config = parse_config(text, source=source)
-    return apply_inputs(config, inputs)
+        return default_config()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"not UTF-8 (byte {err.start})",
+            source=source,
+            fix="save the file as UTF-8",
+            reason="config_encoding",
+        ) from err
+    return parse_config(text, source=source)
 
 
 def _record_config(run: RunState, config: Config) -> None:
@@ -669,6 +692,11 @@ def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts)
         certificate_path=artifacts.certificate_path,
         run_url=run.run_url,
         notes=tuple(run.notes),
+        next_step=next_step.next_step(
+            decision.family,
+            override_label=run.config.override_label if run.config else Config().override_label,
+            fresh_label=guards.FRESH_LABEL,
+        ),
     )
 
 

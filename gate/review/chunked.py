@@ -200,7 +200,7 @@ def run_chunks(
             pool.submit(one, chunk, 0) for chunk in plan.chunks if chunk.name not in done
         }
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finished, pending = _wait(pool, pending)
             for future in finished:
                 chunk, depth, prompt, asked = future.result()
                 outcome = ReviewOutcome(
@@ -350,6 +350,17 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = ""
         "carried": sum(1 for r in reviews if r.carried is not None),
         "reviews": [r.to_json() for r in reviews],
     }
+
+
+def _wait(pool: ThreadPoolExecutor, pending: set[Future[Any]]) -> tuple[set[Any], set[Any]]:
+    """The next finished chunks. On Ctrl-C the chunks not yet started are cancelled, so
+    no new request is sent (those under way end within their own deadlines)."""
+    try:
+        finished, left = wait(pending, return_when=FIRST_COMPLETED)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return set(finished), set(left)
 
 
 def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
