@@ -509,7 +509,9 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
-            context["cost"] = cost.cost_of(result.paid_attempts(), run.config).to_json()
+            context["cost"] = cost.cost_of(
+                result.paid_attempts(), run.config, models=result.paid_models()
+            ).to_json()
         found = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
         if found:
             context["findings"] = [f.to_json() for f in found]
@@ -607,7 +609,9 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             extra += cost_report.estimate_lines(run.estimate)
             outputs.update(run.estimate.outputs())
         if run.result is not None and run.config is not None:
-            spent = cost.cost_of(run.result.paid_attempts(), run.config)
+            spent = cost.cost_of(
+                run.result.paid_attempts(), run.config, models=run.result.paid_models()
+            )
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
         outputs.update(artifacts.files)
