@@ -52,7 +52,8 @@ from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config import (
