@@ -116,6 +116,9 @@ class Config:
     #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
     #: records them as not reviewable without blocking; "block" makes them partial coverage
     binary_assets: str = "allow"
+    #: action inputs a pull request's own workflow may use to lower the bar below this
+    #: config (gate/action/bar.py); none by default
+    inputs_may_lower: tuple[str, ...] = ()
     status_context: str = "review-gate"
     instructions: str = ""
     override_label: str = "review-gate:override"
@@ -990,7 +993,7 @@ def _build(data: Mapping[str, Any]) -> Config:
         top["run_deadline"] = float(top["run_deadline"])
     if "agreement" in top:
         top["agreement"] = int(top["agreement"])
-    for name in ("include", "exclude"):
+    for name in ("include", "exclude", "inputs_may_lower"):
         if name in top:
             top[name] = tuple(top[name])
     if top.get("max_cost") is not None:

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gate import REPOSITORY_URL
 from gate.action import carry
-from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
+from gate.action.github.client import GitHubClient
+from gate.action.github.pull import OVERRIDE_PERMISSIONS
+from gate.action.github.records import PullInfo
 from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
 from gate.config import Config
@@ -109,6 +112,25 @@ def apply_marker(gh: GitHubClient, head: str) -> Decision | None:
     return None
 
 
+#: the workflow for pull requests from forks, as an absolute link
+FORKS_EXAMPLE_URL = f"{REPOSITORY_URL}/blob/main/examples/review-gate-forks.yml"
+
+
+def fork_on_pull_request(event: str, pull: PullInfo | None) -> str | None:
+    """What to tell a fork's ``pull_request`` run: GitHub gives it a read-only token and no
+    secrets, so the status branch protection waits for may never arrive. Said at the
+    start, in the log and as an annotation, never a silent wait."""
+    if event != "pull_request" or pull is None or not pull.is_fork:
+        return None
+    return (
+        f"pull request #{pull.number} comes from a fork, and on pull_request GitHub gives a "
+        "fork's run a read-only token and no secrets: the reviewer cannot be asked and the "
+        "required status may never be posted. Run the gate on pull_request_target with the "
+        f"workflow for forks, which never checks out or runs the pull request's code: "
+        f"{FORKS_EXAMPLE_URL}"
+    )
+
+
 def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> Decision | None:
     """No reviewer key where one is needed: name the variable (and why a fork has none)."""
     if api_key:
@@ -126,8 +148,8 @@ def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> D
             State.NEEDS_HUMAN,
             "fork_no_credentials",
             f"fork PR without reviewer credentials: {key_env} is not available to runs "
-            "from forks; use pull_request_target (the gate never checks out fork code) "
-            "or review by hand",
+            f"from forks; use pull_request_target ({FORKS_EXAMPLE_URL}: it never checks "
+            "out fork code) or review by hand",
         )
     return blocked(
         State.NEEDS_HUMAN,

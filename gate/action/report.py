@@ -83,6 +83,8 @@ class Report:
     certificate_path: str | None = None
     run_url: str | None = None
     notes: tuple[str, ...] = ()  # superseded, override, warnings
+    #: who can act on a block, and how (gate.action.next_step; Markdown, built there)
+    next_step: str | None = None
     #: one row per chunk of a review in chunks (gate.review.chunked.chunk_rows)
     chunks: tuple[Mapping[str, Any], ...] = ()
 
@@ -377,6 +379,8 @@ def summary_markdown(report: Report) -> str:
     lines.append("")
     if d.detail and d.detail not in report.description:
         lines += [md(d.detail), ""]
+    if report.next_step:
+        lines += [report.next_step, ""]
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)
@@ -394,6 +398,8 @@ def summary_markdown(report: Report) -> str:
     return "\n".join(lines)
 
 
+#: the most of a block's reason the comment holds (the job summary holds all of it)
+MAX_COMMENT_DETAIL = 4000
 #: binary assets the comment names (the summary names more)
 MAX_NAMED_ASSETS = 10
 
@@ -446,6 +452,15 @@ def comment_body(report: Report) -> str:
             )
             lines.append(f"Not reviewable (binary asset): {listed}{more}")
     lines.append("")
+    # a block's full reason, never only the 140-character description, then who can act
+    if report.family is not Family.PASS and d.detail and d.detail not in report.description:
+        cut = len(d.detail) > MAX_COMMENT_DETAIL
+        lines += [
+            md(d.detail[:MAX_COMMENT_DETAIL]) + (" … (the summary has it all)" if cut else ""),
+            "",
+        ]
+    if report.next_step:
+        lines += [report.next_step, ""]
     for note in report.notes:
         lines += [f"> {md(note)}", ""]
     lines += _verdict_md(d)

@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gate.action import (
+    bar,
     checks,
     command,
     cost_report,
     findings_report,
     guards,
     history,
+    next_step,
     report,
     reviews,
     triage,
@@ -50,10 +52,18 @@ from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.config import Config, apply_inputs, default_config, fallback_keys, parse_config
+from gate.config import (
+    DEFAULT_CONFIG_PATH,
+    Config,
+    apply_inputs,
+    default_config,
+    fallback_keys,
+    parse_config,
+)
 from gate.decide.decision import (
     Binding,
     Decision,
@@ -168,9 +178,12 @@ def _review(
         run.target = replace(target, ignore=refused)
         return None
     _read_pull(run, gh)
+    if (fork := guards.fork_on_pull_request(target.event, run.pull)) is not None:
+        report.emit([f"::error::{report.escape_data(fork)}"], run.out)
+        run.notes.append(fork)
     # config from the BASE commit: a pull request cannot lower its own bar
     try:
-        run.config = config = _load_config(gh, run.inputs.config_path, run.base, run.inputs.raw)
+        run.config = config = _load_config(run, gh)
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
@@ -277,23 +290,34 @@ def _read_pull(run: RunState, gh: GitHubClient) -> None:
         run.evidence.github["command"] = run.command
 
 
-def _load_config(gh: GitHubClient, path: str, base: str, inputs: Mapping[str, str]) -> Config:
+def _load_config(run: RunState, gh: GitHubClient) -> Config:
+    """The base commit's config with the inputs applied; on an event whose workflow file
+    comes from the pull request, inputs that lower the bar are refused (gate.action.bar)."""
+    path, inputs = run.inputs.config_path, run.inputs.raw
+    event = run.target.event if run.target is not None else ""
+    if path != DEFAULT_CONFIG_PATH and event in bar.UNTRUSTED_WORKFLOW_EVENTS:
+        bar.check_config_path(event, path, _base_config(gh, DEFAULT_CONFIG_PATH, run.base))
+    config = _base_config(gh, path, run.base)
+    merged = apply_inputs(config, inputs)
+    bar.check(event, config, merged, inputs)
+    return merged
+
+
+def _base_config(gh: GitHubClient, path: str, base: str) -> Config:
     raw = gh.read_file(path, base)
     source = f"{path}@{base[:12]}"
     if raw is None:
-        config = default_config()
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ConfigError(
-                f"not UTF-8 (byte {err.start})",
-                source=source,
-                fix="save the file as UTF-8",
-                reason="config_encoding",
-            ) from err
-        config = parse_config(text, source=source)
-    return apply_inputs(config, inputs)
+        return default_config()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"not UTF-8 (byte {err.start})",
+            source=source,
+            fix="save the file as UTF-8",
+            reason="config_encoding",
+        ) from err
+    return parse_config(text, source=source)
 
 
 def _record_config(run: RunState, config: Config) -> None:
@@ -485,7 +509,9 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
             digests["raw_response"] = certificate.write_response(raw_path, result.outcome.raw)
             context["raw_response"] = {"path": str(raw_path), "sha256": digests["raw_response"]}
         if run.config is not None:
-            context["cost"] = cost.cost_of(result.paid_attempts(), run.config).to_json()
+            context["cost"] = cost.cost_of(
+                result.paid_attempts(), run.config, models=result.paid_models()
+            ).to_json()
         found = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
         if found:
             context["findings"] = [f.to_json() for f in found]
@@ -583,7 +609,9 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             extra += cost_report.estimate_lines(run.estimate)
             outputs.update(run.estimate.outputs())
         if run.result is not None and run.config is not None:
-            spent = cost.cost_of(run.result.paid_attempts(), run.config)
+            spent = cost.cost_of(
+                run.result.paid_attempts(), run.config, models=run.result.paid_models()
+            )
             extra += cost_report.summary_lines(spent)
             outputs.update(spent.outputs())
         outputs.update(artifacts.files)
@@ -668,6 +696,11 @@ def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts)
         certificate_path=artifacts.certificate_path,
         run_url=run.run_url,
         notes=tuple(run.notes),
+        next_step=next_step.next_step(
+            decision.family,
+            override_label=run.config.override_label if run.config else Config().override_label,
+            fresh_label=guards.FRESH_LABEL,
+        ),
     )
 
 

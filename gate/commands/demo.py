@@ -99,6 +99,11 @@ def run(args: argparse.Namespace) -> int:
         from gate.errors import UsageError
 
         raise UsageError("--port and --for go with --serve")
+    # said first: the one folder it writes (the certificates and the sample diffs)
+    say(
+        f"review-gate demo: writing only to {Path(args.out).resolve()}/ (--out DIR to change)",
+        err=True,
+    )
     demo = run_demo(Path(args.out), args.provider)
     if args.json:
         say_json(summary_json(demo.outcomes, demo.out), indent=2)

@@ -426,7 +426,7 @@ def _run(args: argparse.Namespace) -> int:
     decision = result.decision
     written = write_exports(args, decision, selected.data, config, result.chunks)
     hint = unreachable_hint(result, result.reviewer.base_url)
-    spent = cost.cost_of(result.paid_attempts(), config)
+    spent = cost.cost_of(result.paid_attempts(), config, models=result.paid_models())
     if args.json:
         out = summary_json(result, cert_sha)
         out["cost"] = spent.to_json()

@@ -13,8 +13,9 @@ The statement (``<stem>.statement.json`` beside ``<stem>.certificate.json``)::
     predicateType  PREDICATE_TYPE (this module's, versioned)
     predicate      decision (state, status, reason, family), diff_sha, policy_version,
                    config_sha256, reviewer (provider, model), prompt_sha256, coverage
-                   (counts), chunks (count, manifest digest), certificate (schema,
-                   sha256), commit, gate_version
+                   (counts), chunks (count, manifest digest, carried and the
+                   certificates they came from), certificate (schema, sha256), commit,
+                   gate_version
 
 The predicate holds digests, the gate's own codes and the config's names only: never a
 secret, never the reviewer's words (the reasons are in the certificate, which the
@@ -190,9 +191,23 @@ def _chunks(context: Mapping[str, Any]) -> dict[str, Any] | None:
     rows = manifest.get("chunks")
     if not isinstance(rows, list):
         raise _fail("context.chunks.manifest.chunks", "is not a list")
+    reviews = record.get("reviews", [])
+    if not isinstance(reviews, list):
+        raise _fail("context.chunks.reviews", "is not a list")
+    sources = set()
+    for row in reviews:
+        carried = row.get("carried") if isinstance(row, dict) else None
+        if carried is not None:
+            source = _object(carried, "context.chunks.reviews[].carried").get("certificate_sha")
+            if source not in (None, ""):
+                sources.add(_hex64(source, "context.chunks.reviews[].carried.certificate_sha"))
     return {
         "count": len(rows),
         "manifest_sha256": _hex64(manifest.get("sha256"), "context.chunks.manifest.sha256"),
+        # issue 24: chunks whose earlier bound answers were carried, not sent again, and
+        # the certificates that first recorded them (each checkable the same way)
+        "carried": _count(record.get("carried", 0), "context.chunks.carried"),
+        "carried_from": sorted(sources),
     }
 
 

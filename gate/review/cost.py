@@ -31,7 +31,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gate.config import Config, ModelPrice
@@ -146,21 +146,36 @@ def price(tokens_in: int, tokens_out: int, rate: ModelPrice) -> float:
     return (tokens_in * rate.input + tokens_out * rate.output) / PER
 
 
-def cost_of(attempts: Sequence[Attempt], config: Config) -> CostReport:
+def cost_of(
+    attempts: Sequence[Attempt], config: Config, *, models: Sequence[str] | None = None
+) -> CostReport:
+    """The cost of ``attempts``; ``models`` names each one's model when the review asked
+    more than one reviewer (``fallbacks:``, :meth:`ReviewResult.paid_models`), so each is
+    priced at its own rate; the report names the models in order."""
+    each = list(models) if models is not None else [config.reviewer.model] * len(attempts)
+    if len(each) != len(attempts):
+        raise ValueError("cost_of needs one model per attempt")
+    rates = {
+        m: price_for(replace(config, reviewer=replace(config.reviewer, model=m))) for m in each
+    }
+    last = each[-1] if each else config.reviewer.model
+    if last != config.reviewer.model:
+        config = replace(config, reviewer=replace(config.reviewer, model=last))
     rate = price_for(config)
     rows = []
     # numbered by request paid for, in order: attempt numbers restart for each answer
     # and each chunk, so theirs would repeat
-    for number, attempt in enumerate(attempts, start=1):
+    for number, (attempt, model) in enumerate(zip(attempts, each, strict=True), start=1):
         tokens_in, tokens_out = usage_of(attempt)
-        known = tokens_in is not None and tokens_out is not None and rate is not None
-        cost = price(tokens_in or 0, tokens_out or 0, rate) if known and rate else None
+        own = rates[model]
+        known = tokens_in is not None and tokens_out is not None and own is not None
+        cost = price(tokens_in or 0, tokens_out or 0, own) if known and own else None
         rows.append(Usage(number, tokens_in, tokens_out, cost))
     every = bool(rows)
     total_in = sum(u.input_tokens or 0 for u in rows)
     total_out = sum(u.output_tokens or 0 for u in rows)
     return CostReport(
-        model=config.reviewer.model,
+        model=" then ".join(dict.fromkeys(each)) or config.reviewer.model,
         price=rate,
         attempts=tuple(rows),
         input_tokens=total_in if every and all(u.input_tokens is not None for u in rows) else None,

@@ -138,6 +138,13 @@ class ReviewResult:
             return before + tuple(a for answer in self.answers for a in answer.attempts)
         return before + self.outcome.attempts
 
+    def paid_models(self) -> tuple[str, ...]:
+        """The model of each of :meth:`paid_attempts`, in the same order (a fallback's
+        attempts are priced at its own model's rate)."""
+        before = tuple(m for result in self.earlier for m in result.paid_models())
+        own = len(self.paid_attempts()) - len(before)
+        return before + (self.reviewer.model,) * own
+
     def agreement(self) -> str | None:
         """``3/3 agree: pass`` (for the summary), or None with a single answer."""
         return agreement_summary(self.answers) if len(self.answers) > 1 else None

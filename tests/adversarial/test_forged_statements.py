@@ -204,6 +204,17 @@ BAD_CERTS = {
     "two heads": {"context": {"github": {"head_sha": HEAD}, "commit": "2" * 40}},
     "coverage count negative": {"context": {"coverage": {"diff_bytes": -1}}},
     "manifest digest not hex": {"context": {"chunks": {"manifest": {"chunks": [], "sha256": 1}}}},
+    "carried count negative": {
+        "context": {"chunks": {"manifest": {"chunks": [], "sha256": "a" * 64}, "carried": -1}}
+    },
+    "carried from a source that is no digest": {
+        "context": {
+            "chunks": {
+                "manifest": {"chunks": [], "sha256": "a" * 64},
+                "reviews": [{"carried": {"certificate_sha": "../other.json"}}],
+            }
+        }
+    },
     "another schema": {"schema": "review-gate.certificate/2"},
     "not an object": None,
 }

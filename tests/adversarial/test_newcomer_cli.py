@@ -963,3 +963,48 @@ def test_https_against_a_plain_http_server_that_waits_is_named_after_one_handsha
     assert "attempt 2/" not in err
     assert "(plain_http)" in out
     assert f"use base_url http://127.0.0.1:{server.port}/v1" in out
+
+
+def test_ctrl_c_in_a_review_in_chunks_sends_no_further_chunk(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    files = [
+        f"diff --git a/f{i}.py b/f{i}.py\n--- a/f{i}.py\n+++ b/f{i}.py\n@@ -0,0 +1,40 @@\n"
+        + "".join(f"+line {n} of file {i}, padded to a steady width\n" for n in range(40))
+        for i in range(4)
+    ]
+    diff = tmp_path / "four.diff"
+    diff.write_text("".join(files))
+    config = tmp_path / "c.yml"
+    config.write_text(
+        "max_chunk_bytes: 2048\nconcurrency: 1\nreviewer:\n  read_timeout: 1\n  attempts: 1\n"
+    )
+    cert = tmp_path / "cert.json"
+    with ReviewerSimulator(
+        "openai", scripted(["pass"]), script=(SimResponse(stall_after=300),)
+    ) as sim:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": KEY}
+        argv = [sys.executable, "-m", "gate", "review", "--diff", str(diff), "--config",
+                str(config), "--model", MODEL, "--base-url", sim.base_url,
+                "--certificate", str(cert)]  # fmt: skip
+        proc = subprocess.Popen(
+            argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while sim.count < 1 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=10)
+        sent = sim.count
+    assert proc.returncode == 130, err
+    assert sent == 1  # the queued chunks were cancelled, never sent
+    assert json.loads(cert.read_text())["decision"]["reason"] == "interrupted"

@@ -55,7 +55,8 @@ def test_max_cost_blocks_before_the_reviewer_is_asked(tmp_path, fake, sim_factor
 
 
 def test_the_max_cost_input_overrides_the_config(tmp_path, fake, sim_factory):
-    setup_pull(fake, config=PRICED + "max_cost: 0.000001\n")
+    # raising the limit on pull_request needs the base config's leave (gate.action.bar)
+    setup_pull(fake, config=PRICED + "max_cost: 0.000001\ninputs_may_lower: [max-cost]\n")
     sim = sim_factory()
     result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"max-cost": "100"})
     assert result.code == 0, result.stdout

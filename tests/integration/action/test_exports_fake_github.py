@@ -114,3 +114,40 @@ def test_exports_that_cannot_be_written_leave_the_decision_and_say_so(
     assert (result.outputs["statement"], result.outputs["sarif"]) == ("", "")
     assert md("no in-toto statement was written: no space left on the device") in result.summary
     assert md("no SARIF file was written: no space left on the device") in result.summary
+
+
+def test_a_carried_run_names_how_many_chunks_were_carried_and_from_which_certificate(
+    tmp_path: Path, fake_github: Any, sim_factory: Any
+) -> None:
+    """Issue 24's incremental review: the second push carries the first run's chunk
+    passes. Its statement counts the carried chunks and names the certificate they were
+    first recorded in, by digest; both statements pass every check, and so does SARIF."""
+    from gate.lab.demo import ScriptedModel
+    from tests.fakes.events import pull_request_event
+    from tests.integration.action.test_incremental_fake_github import pushed
+    from tests.integration.action.test_run_fake_github import BASE, CONFIG_PATH, NEW_HEAD, REPO
+
+    sim = sim_factory(ScriptedModel("pass"))
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    # both runs ask for SARIF: the config is part of the question a chunk is carried by
+    fake_github.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=large_diff())
+    fake_github.set_file(BASE, CONFIG_PATH, CHUNKED)
+    first = run_gate(tmp_path / "one", fake_github, sim, pr_payload(), inputs={"sarif": "true"})
+    assert first.code == 0, first.stdout
+    fake_github.move_head(7, NEW_HEAD)
+    fake_github.add_compare(BASE, NEW_HEAD, pushed())
+    payload = pull_request_event(
+        "synchronize", repository=REPO, number=7, head_sha=NEW_HEAD, base_sha=BASE
+    )
+    second = run_gate(tmp_path / "two", fake_github, sim, payload, inputs={"sarif": "true"})
+    assert second.code == 0, second.stdout
+    made = json.loads(Path(second.outputs["statement"]).read_text("utf-8"))
+    check_statement(made)
+    chunks = made["predicate"]["chunks"]
+    kept = [r for r in second.certificate["context"]["chunks"]["reviews"] if "carried" in r]
+    assert chunks["carried"] == len(kept) >= 1
+    first_sha = hashlib.sha256(Path(first.outputs["certificate"]).read_bytes()).hexdigest()
+    assert chunks["carried_from"] == sorted({r["carried"]["certificate_sha"] for r in kept})
+    assert chunks["carried_from"] == [first_sha]
+    check_sarif(json.loads(Path(second.outputs["sarif"]).read_text("utf-8")))

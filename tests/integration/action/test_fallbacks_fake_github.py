@@ -82,3 +82,22 @@ def test_a_fail_by_the_fallback_stands_for_the_primary_on_a_re_push(tmp_path, fa
     assert again.code == 1, again.stdout
     assert again.outputs["reason"] == "fail_stands"
     assert (primary.count, backup.count) == (1, 1)
+
+
+def test_each_reviewers_attempts_are_priced_at_its_own_rate(tmp_path, fake, sim_factory):
+    primary = sim_factory(script=(SimResponse(status=500), SimResponse(status=500)))
+    backup = sim_factory()
+    prices = (
+        "pricing:\n  sim-model: {input: 1000, output: 1000}\n"
+        "  backup-model: {input: 1, output: 1}\n"
+    )
+    setup_pull(fake, config=prices + fallback_config(backup.base_url))
+    result = run_gate(
+        tmp_path, fake, primary, pr_payload(), env={"BACKUP_KEY": KEY}, inputs={"attempts": "2"}
+    )
+    assert result.code == 0, result.stdout
+    spent = result.certificate["context"]["cost"]
+    assert spent["model"] == "sim-model then backup-model"
+    rows = spent["attempts"]
+    assert len(rows) == 3  # two refused by the primary (no usage), one answered
+    assert rows[2]["cost"] == (rows[2]["input_tokens"] + rows[2]["output_tokens"]) / 1e6

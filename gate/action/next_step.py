@@ -1,0 +1,52 @@
+"""What the blocked author reads next: one "next step" per reason family, and a link.
+
+The status description is cut at 140 characters; the sticky comment and the job summary
+give the full reason, and after it the step this module words for the decision's family
+(:class:`gate.decide.decision.Family`, issue 21): who can act, and how. Each step links to the
+matching section of docs/troubleshooting.md, as an absolute URL built from
+:data:`gate.REPOSITORY_URL`, the project's one URL.
+
+Keyed on the family alone, so the certificate, the record and the comment agree on it.
+"""
+
+from __future__ import annotations
+
+from gate import REPOSITORY_URL
+from gate.action.report import code
+from gate.decide.decision import Family
+
+TROUBLESHOOTING_URL = f"{REPOSITORY_URL}/blob/main/docs/troubleshooting.md"
+
+#: the section of docs/troubleshooting.md each family links to (its heading's anchor)
+ANCHORS: dict[Family, str] = {
+    Family.REJECTED: "rejected",
+    Family.NEEDS_HUMAN: "needs_human",
+    Family.COVERAGE: "coverage",
+    Family.UNAVAILABLE: "unavailable",
+    Family.CONFIG: "config",
+}
+
+
+def next_step(family: Family, *, override_label: str, fresh_label: str) -> str | None:
+    """The next step for a decision of ``family`` (None for a pass)."""
+    if family is Family.PASS:
+        return None
+    override_label, fresh_label = code(override_label), code(fresh_label)
+    steps = {
+        Family.REJECTED: "fix what the reasons above say and push; the new head is reviewed again.",
+        Family.NEEDS_HUMAN: f"a maintainer can override with the label {override_label}, or "
+        f"ask for a fresh review with the label {fresh_label}.",
+        Family.COVERAGE: "the files named above were not reviewed, each with what would cover "
+        "it: cover them that way, or a maintainer reviews them and overrides with the label "
+        f"{override_label}.",
+        Family.UNAVAILABLE: "this is not a judgement of your code: the reviewer could not "
+        "answer. Re-run the job, or comment `/review-gate review`.",
+        Family.CONFIG: "this is not a judgement of your code: the gate's setup needs a "
+        "maintainer to fix what the reason names.",
+    }
+    return f"**Next step**: {steps[family]} [What this means]({link(family)})"
+
+
+def link(family: Family) -> str:
+    """The absolute URL of ``family``'s section of docs/troubleshooting.md."""
+    return f"{TROUBLESHOOTING_URL}#{ANCHORS[family]}"
