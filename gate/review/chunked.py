@@ -43,7 +43,7 @@ from typing import Any
 from gate.config import Config
 from gate.decide.agreement import Answer
 from gate.decide.agreement import aggregate as agree
-from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.chunk_table import aggregate
 from gate.decide.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, split_diff
@@ -174,6 +174,11 @@ def run_chunks(
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
+        # each attempt reported live names its chunk (the CLI prints "chunk 7/40: attempt ...")
+        live = None
+        if on_attempt is not None:
+            report, label = on_attempt, f"{chunk.name}/{total}"
+            live = lambda attempt: report(ChunkAttempt.of(attempt, label))  # noqa: E731
         answers: list[PacedOutcome] = []
         if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
             # never sent: it cannot fit, so it is split as an overflow would split it
@@ -188,7 +193,7 @@ def run_chunks(
                 user=prompt.user,
                 pacer=pacer,
                 sleep=sleep,
-                on_attempt=on_attempt,
+                on_attempt=live,
             )
             answers.append(paced)
             if paced.overflow:
