@@ -31,6 +31,7 @@ from gate.decide.attempt import EndReason, FinishReason
 from gate.decide.envelope import seal
 from gate.errors import TransportError
 from gate.reviewers.base import Exchange, Reply, one_line
+from gate.reviewers.limits import QUOTA_REASON, Refusal, quota_in_frame
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent, SSEParser
 from gate.safe import strictjson
@@ -72,6 +73,8 @@ class ErrorFrame:
     kind: str
     message: str
     transient: bool
+    #: a quota or billing stop (:func:`gate.reviewers.limits.quota_in_frame`): never retried
+    quota: Refusal | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ def frame_error(
         if not (named or _carries_error(list(value.items()))):
             return None
         kind, message, code = error_fields(value, secret)
-        return ErrorFrame(kind, message, transient_error(kind, code))
+        quota = quota_in_frame(value)
+        return ErrorFrame(kind, message, transient_error(kind, code) and quota is None, quota)
     data = event.data
     if not (named or (data is not None and _carries_error(_loose_pairs(data)))):
         return None
@@ -283,6 +287,14 @@ class SSEStream:
                 exchange.failure_detail,
                 EndReason.HTTP_ERROR,
                 retry=exchange.retryable,
+            )
+        if self.error is not None and self.error.quota is not None:
+            return reply(  # who acts first: the detail is cut at its limit
+                QUOTA_REASON,
+                f"{self.error.quota.advice(self.PROVIDER)}; said inside the 200 stream "
+                f"({self.error.kind}: {self.error.message})",
+                EndReason.ERROR_FRAME,
+                retry=False,
             )
         if self.error is not None:
             advice = "transient, retryable" if self.error.transient else "not retryable"
