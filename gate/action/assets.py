@@ -5,7 +5,7 @@ binary section whose name has a listed extension (:mod:`gate.assets`), the blob 
 its id is the full one the commit's tree holds at that path, and it must start with the
 abbreviated id the diff's own ``index`` line names (so the bytes judged are the bytes the
 diff changed, not another version of the file), it must be a regular file there, and
-:meth:`gate.action.github.GitHubClient.blob` checks the bytes against that id. The head's
+:meth:`gate.action.github.pull.PullReader.blob` checks the bytes against that id. The head's
 blob for an added or changed file, the base's for a deleted one.
 
 Within the fetch budget: at most :data:`MAX_ASSET_FILES` blobs per run, each at most
@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gate.action.github import GitHubClient
+from gate.action.github.client import GitHubClient
 from gate.assets import asset_kind, listed_type
 from gate.diff import FileSection
 from gate.errors import GitHubError

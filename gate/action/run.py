@@ -52,7 +52,9 @@ from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+from gate.action.github.records import DiffFetch
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config import (
@@ -73,7 +75,7 @@ from gate.decide.decision import (
     exit_code,
     status_description,
 )
-from gate.diff import file_count, possibly_unlisted, unlisted
+from gate.diff import FileSection, file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.export import sarif, statement
 from gate.findings import Finding
@@ -166,13 +168,7 @@ def _review(
     run.target = target = target_from_event(*read_event(run.env), pr_number=run.inputs.pr_number)
     if target.ignore:
         return None
-    token = redact.first_key(
-        (run.inputs.raw.get("token"), "the action input token"),
-        (run.env.get("GITHUB_TOKEN"), "the environment variable GITHUB_TOKEN"),
-    )
-    settings = GitHubSettings.from_env(run.env, token=token or "")
-    run.settings = replace(settings, throttle=throttle, sleep=sleep)
-    run.gh = gh = client_factory(run.settings)
+    run.gh = gh = _client(run, client_factory, sleep, throttle)
     if (refused := command.start(run, gh)) is not None:  # /review-gate review by a non-writer
         run.target = replace(target, ignore=refused)
         return None
@@ -216,18 +212,7 @@ def _review(
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
-    sections = list(fetch.sections)
-    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
-        sections = mark_assets(gh, sections, base=run.base, head=run.head)
-    expected = run.pull.changed_files if run.pull is not None else None
-    if expected is not None and file_count(sections) < expected:
-        # GitHub lists at most 3000 files; whatever it did not list was not reviewed
-        sections.append(unlisted(expected - file_count(sections)))
-    elif expected is None and fetch.capped_at is not None:
-        # a merge group has no PR file count: a list that reached GitHub's cap may have
-        # left files out, so coverage cannot be called complete
-        sections.append(possibly_unlisted(fetch.capped_at))
-    selected = select_diff(sections, config, source=fetch.source)
+    selected = select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage, config)) is not None:
@@ -261,6 +246,39 @@ def _review(
     if result.coverage is not None:  # chunking may have left a too_large file out
         run.evidence.coverage = result.coverage
     return _post_final(run, result.decision)
+
+
+def _client(
+    run: RunState, client_factory: ClientFactory, sleep: Callable[[float], None], throttle: bool
+) -> GitHubClient:
+    """The GitHub client, with the token from the input or ``GITHUB_TOKEN`` (registered
+    as a secret before anything can print it)."""
+    token = redact.first_key(
+        (run.inputs.raw.get("token"), "the action input token"),
+        (run.env.get("GITHUB_TOKEN"), "the environment variable GITHUB_TOKEN"),
+    )
+    settings = GitHubSettings.from_env(run.env, token=token or "")
+    run.settings = replace(settings, throttle=throttle, sleep=sleep)
+    return client_factory(run.settings)
+
+
+def _sections(
+    run: RunState, gh: GitHubClient, config: Config, fetch: DiffFetch
+) -> list[FileSection]:
+    """The fetched sections, binary assets marked (``binary_assets: allow``), and a
+    section for every file GitHub did not list, so coverage can never read complete."""
+    sections = list(fetch.sections)
+    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
+        sections = mark_assets(gh, sections, base=run.base, head=run.head)
+    expected = run.pull.changed_files if run.pull is not None else None
+    if expected is not None and file_count(sections) < expected:
+        # GitHub lists at most 3000 files; whatever it did not list was not reviewed
+        sections.append(unlisted(expected - file_count(sections)))
+    elif expected is None and fetch.capped_at is not None:
+        # a merge group has no PR file count: a list that reached GitHub's cap may have
+        # left files out, so coverage cannot be called complete
+        sections.append(possibly_unlisted(fetch.capped_at))
+    return sections
 
 
 def _read_pull(run: RunState, gh: GitHubClient) -> None:

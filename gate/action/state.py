@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from gate.action.event import Target
-from gate.action.github import GitHubClient, GitHubSettings, PullInfo
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+from gate.action.github.records import PullInfo
 from gate.action.inputs import ActionInputs
 from gate.config import Config
 from gate.decide.decision import Decision

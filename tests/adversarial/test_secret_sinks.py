@@ -346,7 +346,8 @@ def test_nothing_of_the_key_is_left_at_a_cut(key: str, kept: int, sink: str) -> 
 
 def _posted_description(key: str, description: str) -> str:
     """What GitHubClient.create_status posts (PyGithub is not called: the text is caught)."""
-    from gate.action import github
+    from gate.action.github.client import GitHubClient
+    from gate.action.github.http import GitHubSettings
 
     posted: list[str] = []
 
@@ -354,8 +355,8 @@ def _posted_description(key: str, description: str) -> str:
         def create_status(self, state: str, **kw: Any) -> None:
             posted.append(kw["description"])
 
-    client = object.__new__(github.GitHubClient)
-    client.settings = github.GitHubSettings(repository="o/r", token="t", retries=0)
+    client = object.__new__(GitHubClient)
+    client.settings = GitHubSettings(repository="o/r", token="t", retries=0)
     client.policy = client.settings.retry
     client._repo = type("Repo", (), {"get_commit": lambda self, sha: Commit()})()
     client._identity = None
