@@ -174,11 +174,7 @@ def run_chunks(
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
-        # each attempt reported live names its chunk (the CLI prints "chunk 7/40: attempt ...")
-        live = None
-        if on_attempt is not None:
-            report, label = on_attempt, f"{chunk.name}/{total}"
-            live = lambda attempt: report(ChunkAttempt.of(attempt, label))  # noqa: E731
+        live = _labelled(on_attempt, f"{chunk.name}/{total}")
         answers: list[PacedOutcome] = []
         if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
             # never sent: it cannot fit, so it is split as an overflow would split it
@@ -225,6 +221,17 @@ def run_chunks(
                 )
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     return _chunk_table(plan, reviews, config), reviews
+
+
+def _labelled(
+    on_attempt: Callable[[Attempt], None] | None, label: str
+) -> Callable[[Attempt], None] | None:
+    """``on_attempt`` with each attempt naming its chunk (the CLI prints "chunk 7/40:
+    attempt ..."), or None when nobody listens."""
+    if on_attempt is None:
+        return None
+    report = on_attempt
+    return lambda attempt: report(ChunkAttempt.of(attempt, label))
 
 
 def _all_attempts(asked: Sequence[PacedOutcome]) -> ReviewOutcome:
