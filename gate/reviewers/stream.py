@@ -132,6 +132,23 @@ def frame_error(
     return ErrorFrame("error", message, transient=False)
 
 
+def _frame_verdict(error: ErrorFrame, provider: str) -> tuple[str, str, bool]:
+    """(reason, detail, retryable) of an error frame inside a 200 stream: a quota stop
+    names who acts first (the detail is cut at its limit) and is never retried."""
+    if error.quota is not None:
+        detail = (
+            f"{error.quota.advice(provider)}; said inside the 200 stream "
+            f"({error.kind}: {error.message})"
+        )
+        return QUOTA_REASON, detail, False
+    advice = "transient, retryable" if error.transient else "not retryable"
+    detail = (
+        f"the provider sent an error inside the 200 stream ({error.kind}: {error.message}); "
+        f"everything after it is void; {advice}"
+    )
+    return "error_frame", detail, error.transient
+
+
 class SSEStream:
     """Collect one SSE answer and conclude it into a :class:`Reply`.
 
@@ -288,23 +305,9 @@ class SSEStream:
                 EndReason.HTTP_ERROR,
                 retry=exchange.retryable,
             )
-        if self.error is not None and self.error.quota is not None:
-            return reply(  # who acts first: the detail is cut at its limit
-                QUOTA_REASON,
-                f"{self.error.quota.advice(self.PROVIDER)}; said inside the 200 stream "
-                f"({self.error.kind}: {self.error.message})",
-                EndReason.ERROR_FRAME,
-                retry=False,
-            )
         if self.error is not None:
-            advice = "transient, retryable" if self.error.transient else "not retryable"
-            return reply(
-                "error_frame",
-                f"the provider sent an error inside the 200 stream ({self.error.kind}: "
-                f"{self.error.message}); everything after it is void; {advice}",
-                EndReason.ERROR_FRAME,
-                retry=self.error.transient,
-            )
+            reason, detail, retry = _frame_verdict(self.error, self.PROVIDER)
+            return reply(reason, detail, EndReason.ERROR_FRAME, retry=retry)
         if exchange.failure:
             return reply(
                 exchange.reason,
