@@ -175,6 +175,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bound fail stands; every other chunk is sent. Without it every chunk is sent "
         "(default: none; ignored with incremental: off)",
     )
+    _add_outputs(parser)
+
+
+def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    """Where the decision, the certificate and its companions are written."""
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
         "--certificate",

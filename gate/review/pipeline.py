@@ -88,20 +88,7 @@ def review_diff(
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
-    chained = config.chain() if fallback_keys is not None else (config,)
-    keys = (api_key, *(fallback_keys or ()))
-    if len(keys) != len(chained):
-        raise GateError(
-            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
-            "fallbacks; this is a bug in review-gate, please report it",
-            reason="internal_error",
-        )
-    chain = [
-        (c, ReviewerSettings.from_config(c.reviewer, key))
-        for c, key in zip(chained, keys, strict=True)
-    ]
-    for _, settings in chain:
-        validate(settings)  # a UsageError naming the setting, before any request
+    chain = settings_chain(config, api_key, fallback_keys)
     allow = config.allow_partial_coverage
     if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
         return ReviewResult(  # never pay for a review that will block on coverage
@@ -142,6 +129,28 @@ def review_diff(
         earlier=tuple(earlier),
         notes=(*fallback_notes(result, earlier), *result.notes),
     )
+
+
+def settings_chain(
+    config: Config, api_key: str | None, fallback_keys: Sequence[str | None] | None
+) -> list[tuple[Config, ReviewerSettings]]:
+    """The reviewer and each fallback (with ``fallback_keys``), each with its settings,
+    every one validated before any request (a UsageError naming the setting)."""
+    chained = config.chain() if fallback_keys is not None else (config,)
+    keys = (api_key, *(fallback_keys or ()))
+    if len(keys) != len(chained):
+        raise GateError(
+            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
+            "fallbacks; this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    chain = [
+        (c, ReviewerSettings.from_config(c.reviewer, key))
+        for c, key in zip(chained, keys, strict=True)
+    ]
+    for _, settings in chain:
+        validate(settings)
+    return chain
 
 
 def could_not_answer(result: ReviewResult) -> bool:
