@@ -81,7 +81,7 @@ def with_history(
         block = record.history_block([*run.history, record_for(run, decision, state, artifacts)])
     except record.RecordError as err:
         run.notes.append(f"the decision record was not written: {err.message}")
-        return body
+        return carry.strip(record.strip_history(body))  # no block the comment's text spells
     visible = carry.strip(record.strip_history(body))
     carried = carry_block(run, artifacts)
     # GitHub's limit, the two blocks, the joins

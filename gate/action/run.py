@@ -56,6 +56,7 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import DiffFetch
 from gate.action.inputs import ActionInputs
+from gate.action.progress import ChunkProgress
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config import (
     DEFAULT_CONFIG_PATH,
@@ -97,12 +98,13 @@ def run_action(
     client_factory: ClientFactory = GitHubClient,
     sleep: Callable[[float], None] = time.sleep,
     throttle: bool = True,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the action once; return the process exit code. Never raises."""
     environ = dict(os.environ if env is None else env)
     stream = out if out is not None else sys.stdout
     try:
-        return _run_action(environ, stream, client_factory, sleep, throttle)
+        return _run_action(environ, stream, client_factory, sleep, throttle, clock)
     except Exception as err:  # noqa: BLE001 - last resort: a message and non-zero, never a pass
         message = report.escape_data(f"review-gate failed: {type(err).__name__}: {err}")
         report.emit([f"::error::{message}"], stream)
@@ -115,9 +117,11 @@ def _run_action(
     client_factory: ClientFactory,
     sleep: Callable[[float], None],
     throttle: bool,
+    clock: Callable[[], float],
 ) -> int:
     inputs = ActionInputs.from_env(environ)
     run = RunState(env=environ, inputs=inputs, out=stream, secrets=inputs.secrets(environ))
+    run.clock = clock
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
@@ -229,12 +233,16 @@ def _review(
     try:
         keys = fallback_keys(config, run.env)
         _mask(run, keys)
+        progress = ChunkProgress(
+            lambda text: _post(run, Status.PENDING, text), clock=run.clock, notes=run.notes
+        )
         run.result = result = review_diff(
             selected.data,
             config,
             api_key=api_key,
             sleep=sleep,
             coverage=coverage,
+            on_attempt=progress.attempt,
             fallback_keys=keys,
             carry=run.carry,
         )

@@ -7,7 +7,8 @@ about the run, one typed field per key (``to_json`` spells the keys).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -141,6 +142,8 @@ class RunState:
     #: review, :mod:`gate.action.carry`); None when fresh or unread
     carry: Book | None = None
     prompt_sha: str = ""
+    #: monotonic seconds (the pending status's progress updates are spaced by it)
+    clock: Callable[[], float] = time.monotonic
     #: the cost estimate made before any request (the bound and the likely figure)
     estimate: Preflight | None = None
 

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gate.errors import GateError
-from gate.safe import strictjson
+from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.record/1"
 HISTORY_SCHEMA = "review-gate.history/1"
@@ -232,4 +232,4 @@ def parse_history(body: str) -> list[Record]:
 
 def strip_history(body: str) -> str:
     """``body`` without its history block (to rebuild the comment around a new one)."""
-    return _BLOCK.sub("", body).rstrip()
+    return untrusted.remove_all(_BLOCK, body).rstrip()

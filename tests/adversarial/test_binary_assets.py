@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gate.assets import ASSET_TYPES, asset_kind, listed_type
@@ -92,6 +92,9 @@ def test_an_asset_is_its_name_and_its_bytes_never_the_name_alone(
 ) -> None:
     name = folder + "logo" + (ext.upper() if upper else ext)
     assert asset_kind(name, SIGNATURES[ext] + tail) in {"image", "font", "audio", "video"}
+    # after an empty prefix the tail alone is the file: it may itself open with the format's
+    # signature (b"BM" is a BMP), which would be an asset, rightly
+    assume(foreign or not tail.startswith(SIGNATURES[ext][:2]))
     assert asset_kind(name, foreign + tail) == ""
     assert asset_kind(name, None) == ""  # bytes that could not be read
     assert asset_kind(ext, SIGNATURES[ext]) == ""  # no name before the extension
