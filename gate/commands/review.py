@@ -370,6 +370,7 @@ def _run(args: argparse.Namespace) -> int:
     from gate.review import certificate, cost
     from gate.review.pipeline import review_diff
     from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+    from gate.reviewers.heartbeat import Heartbeat
     from gate.reviewers.transport import attempt_line
     from gate.safe import untrusted
 
@@ -409,16 +410,18 @@ def _run(args: argparse.Namespace) -> int:
 
     keys = fallback_keys(config, os.environ)  # a missing one is named before any call
     try:
-        result = review_diff(
-            selected.data,
-            config,
-            api_key=api_key,
-            fallback_keys=keys,
-            extra_cert=cert_context(args),
-            coverage=selected.coverage,
-            on_attempt=report_attempt,
-            carry=carry,
-        )
+        # a line at least every 15 s while the reviewer is silent: slow is not hung
+        with Heartbeat(lambda line: say(line, err=True)):
+            result = review_diff(
+                selected.data,
+                config,
+                api_key=api_key,
+                fallback_keys=keys,
+                extra_cert=cert_context(args),
+                coverage=selected.coverage,
+                on_attempt=report_attempt,
+                carry=carry,
+            )
     except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
         raw = err.raw if isinstance(err, Interrupted) else b""
         return _interrupted(args, selected.data, config, selected.coverage, ended, raw, api_key)
