@@ -29,8 +29,10 @@ from gate.errors import GitHubError
 MAX_ASSET_FILES = 50
 #: the largest blob read for that (GitHub's blobs API sends the whole blob)
 MAX_ASSET_BYTES = 16 * 1024 * 1024
-#: regular files only: a symlink or a submodule is no asset
-_FILE_MODES = frozenset({"100644", "100755"})
+#: regular, non-executable files only: a symlink or a submodule is no asset, and neither is
+#: an executable file (``\x89PNG\r\n`` has no NUL before its first line break, so a shell
+#: runs a ``.png`` of mode 100755 as a script; a hook or a run-parts directory would)
+_FILE_MODES = frozenset({"100644"})
 _INDEX = re.compile(rb"index ([0-9a-f]{7,64})\.\.([0-9a-f]{7,64})(?: [0-7]{6})?\r?\n")
 _MARKERS = (b"Binary files ", b"GIT binary patch", b"--- ", b"@@")
 

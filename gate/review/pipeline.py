@@ -153,18 +153,27 @@ def settings_chain(
     return chain
 
 
+#: ``incomplete`` reasons the model chose, not an outage: a refusal or content filter, a
+#: tool call or an unknown finish reason instead of text, an answer run past max_tokens.
+#: The diff is the author's and can ask for any of them, so they decide the review.
+MODEL_ENDS = frozenset({"refusal", "unexpected_finish", "token_exhaustion"})
+
+
 def could_not_answer(result: ReviewResult) -> bool:
     """Whether the next reviewer may be asked: the review is ``unavailable`` (the reviewer
     could not answer: quota, rate limit, outage, timeout, cut) and no answer or chunk of
     it decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
-    low-confidence answer, an unstable set): an outage is never a way to re-roll."""
+    low-confidence answer, an unstable set, an end the model chose, :data:`MODEL_ENDS`):
+    an outage is never a way to re-roll."""
     decided = result.review_decision or result.decision
     if decided.family is not Family.UNAVAILABLE:
         return False
-    parts = [a.decision for a in result.answers] + [
+    parts = [decided, *(a.decision for a in result.answers)] + [
         c.decision for c in result.chunks if c.decision is not None and not c.split
     ]
-    return not any(d.state in (State.FAIL, State.NEEDS_HUMAN) for d in parts)
+    return not any(
+        d.state in (State.FAIL, State.NEEDS_HUMAN) or d.reason in MODEL_ENDS for d in parts
+    )
 
 
 def _who(result: ReviewResult) -> str:
