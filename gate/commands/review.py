@@ -385,7 +385,6 @@ def _run(args: argparse.Namespace) -> int:
     from gate.review import certificate, cost
     from gate.review.pipeline import review_diff
     from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
-    from gate.reviewers.heartbeat import Heartbeat
     from gate.reviewers.transport import attempt_line
     from gate.safe import untrusted
 
@@ -418,6 +417,8 @@ def _run(args: argparse.Namespace) -> int:
         say(attempt_line(attempt, total), err=True)
 
     keys = fallback_keys(config, os.environ)  # a missing one is named before any call
+    from gate.reviewers.heartbeat import Heartbeat  # httpx: only when a request is made
+
     try:
         # a line at least every 15 s while the reviewer is silent: slow is not hung
         with Heartbeat(lambda line: say(line, err=True)):
