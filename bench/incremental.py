@@ -18,8 +18,9 @@ reviewed in chunks (over ``--max-chunk-bytes``) at some push count.
 
 Prints, over follow-up pushes (i >= 2) of pull requests that chunk: the chunks and
 request bytes sent with and without carrying (median and p90 per push), the ratio of
-bytes per pull request (median; goal <= 0.35), the share of identical decisions (must
-be 100%), and the end-to-end time ratio (carrying / scratch).
+bytes per pull request (median; goal <= 0.35; and for pull requests of
+:data:`LARGE_PR_CHUNKS` or more chunks), the same over all follow-up pushes, the share of
+identical decisions (must be 100%), and the end-to-end time ratio (carrying / scratch).
 
 Usage: python bench/incremental.py REPO [--prs 60] [--max-pushes 12] [--max-chunk-bytes 16384]
 """
@@ -39,6 +40,8 @@ from typing import Any
 
 #: a chunk fails when the first byte of its digest is below this (1 in 16)
 FAIL_BELOW = 16
+#: a pull request counts as large when a push of it took at least this many chunks
+LARGE_PR_CHUNKS = 6
 
 
 def git(repo: str, *args: str) -> str:
@@ -142,6 +145,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     prs = pull_requests(repo, args.prs, args.max_pushes)
     scratch, carried = Side(), Side()
     ratios: list[float] = []
+    large: list[float] = []
     same = total = chunked_prs = 0
     with ReviewerSimulator("openai", deterministic) as sim:
         reviewer = ReviewerConfig(
@@ -158,6 +162,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             book = None
             pr_scratch = pr_carried = 0
             chunked = False
+            most = 0
             for index, push in enumerate(pushes):
                 diff = git(repo, "diff", "-M", "--no-color", "--no-ext-diff", base, push).encode()
                 mark = sim.count
@@ -173,6 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 same += fresh.decision.state == inc.decision.state
                 if inc.chunks:
                     chunked = True
+                    most = max(most, len(inc.chunks))
                     data = json.dumps(inc.certificate).encode()
                     book = from_certificate(data, run=f"push {index + 1}")
                 else:
@@ -194,6 +200,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if chunked and pr_scratch:
                 chunked_prs += 1
                 ratios.append(pr_carried / pr_scratch)
+                if most >= LARGE_PR_CHUNKS:
+                    large.append(pr_carried / pr_scratch)
     return {
         "repo": args.repo,
         "prs": len(prs),
@@ -204,6 +212,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "scratch": scratch,
         "carried": carried,
         "ratios": ratios,
+        "large": large,
     }
 
 
@@ -244,6 +253,11 @@ def main() -> int:
         f"  bytes sent with carrying / from scratch, per PR: median {ratio:.2f} "
         f"p90 {percentile(out['ratios'], 0.9):.2f} (goal <= 0.35: {verdict})"
     )
+    if out["large"]:
+        print(
+            f"  the same for the {len(out['large'])} PRs of {LARGE_PR_CHUNKS}+ chunks: median "
+            f"{statistics.median(out['large']):.2f}"
+        )
     print(
         f"  over all follow-up pushes: request bytes {sum(carried.bytes) / sum(scratch.bytes):.2f}"
         f", diff bytes {sum(carried.diff) / max(1, sum(scratch.diff)):.2f}, chunks "

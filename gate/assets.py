@@ -13,7 +13,8 @@ listed: executables, libraries, archives (a ``.zip``, ``.jar`` or ``.whl`` holds
 script), ``.pyc``, ``.wasm``, and anything else a build or an interpreter loads as code.
 
 A file is an asset only when its name has a listed extension AND its first bytes are
-that type's signature, read from the blob itself (:func:`asset_kind`). A ``.png`` that is
+that type's signature, read from the blob itself (:func:`asset_kind`), or on the command line from
+the diff's own ``GIT binary patch`` literal (:func:`literal_head`). A ``.png`` that is
 not a PNG (an executable renamed, a text file) is no asset and blocks as any other
 binary; so does one whose bytes could not be read (too large for the fetch budget, no
 blob to read). Pure: the caller reads the bytes.
@@ -21,6 +22,8 @@ blob to read). Pure: the caller reads the bytes.
 
 from __future__ import annotations
 
+import base64
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -97,3 +100,37 @@ def asset_kind(path: str, head: bytes | None) -> str:
 def extensions() -> list[str]:
     """Every listed extension, for the docs and ``--help``."""
     return [ext for kind in ASSET_TYPES for ext in kind.extensions]
+
+
+def literal_head(section: bytes) -> bytes | None:
+    """The first bytes of the file a ``GIT binary patch`` section writes, when its forward
+    patch is a ``literal`` (the whole new content, deflated and base85-encoded, each line
+    led by its decoded length): what a local diff (``git diff --binary``) carries instead
+    of a blob. None for anything else (a ``delta`` needs the old file, ``Binary files ...
+    differ`` carries no bytes, a malformed patch proves nothing). Only the first
+    :data:`PROBE_BYTES` are inflated, so a deflate bomb costs nothing."""
+    lines = section.split(b"\n")
+    try:
+        start = lines.index(b"GIT binary patch")
+    except ValueError:
+        return None
+    header = lines[start + 1] if start + 1 < len(lines) else b""
+    if not header.startswith(b"literal "):
+        return None
+    packed = bytearray()
+    for line in lines[start + 2 :]:
+        if not line:
+            break
+        size = line[0]
+        length = size - 64 if 65 <= size <= 90 else size - 70 if 97 <= size <= 122 else -1
+        try:
+            chunk = base64.b85decode(line[1:])
+        except ValueError:
+            return None
+        if length < 1 or length > len(chunk):
+            return None
+        packed += chunk[:length]
+    try:
+        return zlib.decompressobj().decompress(bytes(packed), PROBE_BYTES)
+    except zlib.error:
+        return None

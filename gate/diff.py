@@ -36,6 +36,7 @@ the gate does not pretend the file was reviewed, and a person looks at it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -456,6 +457,25 @@ def split_diff(data: bytes) -> list[FileSection]:
     Bytes before the first ``diff --git`` header (there should be none) are
     returned as a section with an empty path so nothing is silently dropped.
     """
+    if not isinstance(data, bytes):
+        return list(_split_diff(bytes(data)))
+    return list(_split_diff(data))
+
+
+#: the diffs split most recently (by equal bytes): one run selects, cuts and estimates the
+#: cost of the same bytes, so each distinct diff of a run is parsed once
+SPLIT_MEMO = 2
+
+
+@functools.lru_cache(maxsize=SPLIT_MEMO)
+def _split_diff(data: bytes) -> tuple[FileSection, ...]:
+    """:func:`split_diff`'s work, memoised: a pure function of the bytes, and a
+    :class:`FileSection` is frozen, so the sections can be shared."""
+    return tuple(_parse_sections(data))
+
+
+def _parse_sections(data: bytes) -> list[FileSection]:
+    """The sections of ``data``, parsed (see :func:`split_diff`)."""
     sections: list[list[bytes]] = []
     unparseable: set[int] = set()  # indexes of sections with an unreadable hunk header
     preamble: list[bytes] = []

@@ -8,8 +8,9 @@
 
 The two standards' schemas are not copied into this repository (their sources and
 licences are in ``$REVIEW_GATE_STANDARD_SCHEMAS/SOURCES.md``; default
-``/work/shared/schemas``). Where they are absent the checks that need them skip, saying
-which file is missing; the bindings and the project's schema always run.
+``shared/schemas`` beside the clone, as CI lays it out, else ``/work/shared/schemas``).
+Where they are absent the checks that need them skip, saying which file is missing, except
+under ``CI=true``, where they fail; the bindings and the project's schema always run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,19 @@ from typing import Any
 import jsonschema
 import pytest
 
-STANDARDS = Path(os.environ.get("REVIEW_GATE_STANDARD_SCHEMAS", "/work/shared/schemas"))
+
+def _standards_folder() -> Path:
+    """$REVIEW_GATE_STANDARD_SCHEMAS, else ``shared/schemas`` beside the clone (as CI lays it)."""
+    named = os.environ.get("REVIEW_GATE_STANDARD_SCHEMAS")
+    if named:
+        return Path(named)
+    beside = Path(__file__).resolve().parents[2] / "shared" / "schemas"
+    return beside if beside.is_dir() else Path("/work/shared/schemas")
+
+
+STANDARDS = _standards_folder()
+# In CI the standards' schemas must be there: a missing one fails instead of skipping.
+REQUIRED = os.environ.get("CI") == "true"
 IN_TOTO_SCHEMA = "in-toto-statement-v1.schema.json"
 SARIF_SCHEMA = "sarif-schema-2.1.0.json"
 
@@ -42,7 +55,10 @@ def _standard(name: str) -> dict[str, Any] | None:
 def standard(name: str) -> dict[str, Any]:
     schema = _standard(name)
     if schema is None:
-        pytest.skip(f"{STANDARDS / name} is missing (set REVIEW_GATE_STANDARD_SCHEMAS)")
+        missing = f"{STANDARDS / name} is missing (set REVIEW_GATE_STANDARD_SCHEMAS)"
+        if REQUIRED:
+            pytest.fail(f"CI=true: {missing}")
+        pytest.skip(missing)
     assert schema is not None
     return schema
 
@@ -69,6 +85,8 @@ def check_statement(statement: dict[str, Any]) -> None:
     schema = _standard(IN_TOTO_SCHEMA)
     if schema is not None:
         jsonschema.Draft7Validator(schema).validate(statement)
+    elif REQUIRED:
+        pytest.fail(f"CI=true: {STANDARDS / IN_TOTO_SCHEMA} is missing")
 
 
 def check_sarif(log: dict[str, Any]) -> None:

@@ -5,8 +5,10 @@ binary section whose name has a listed extension (:mod:`gate.assets`), the blob 
 its id is the full one the commit's tree holds at that path, and it must start with the
 abbreviated id the diff's own ``index`` line names (so the bytes judged are the bytes the
 diff changed, not another version of the file), it must be a regular file there, and
-:meth:`gate.action.github.GitHubClient.blob` checks the bytes against that id. The head's
-blob for an added or changed file, the base's for a deleted one.
+:meth:`gate.action.github.pull.PullReader.blob` checks the bytes against that id. The head's
+blob for an added or changed file, the base's for a deleted one, and both for a rename or
+a copy: one whose old side is no asset (a script git paired with a PNG holding its bytes)
+is no asset, since its one binary line hides the old file's removal.
 
 Within the fetch budget: at most :data:`MAX_ASSET_FILES` blobs per run, each at most
 :data:`MAX_ASSET_BYTES`. A file beyond the budget, a blob too large, an id that does not
@@ -20,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gate.action.github import GitHubClient
+from gate.action.github.client import GitHubClient
 from gate.assets import asset_kind, listed_type
 from gate.diff import FileSection
 from gate.errors import GitHubError
@@ -29,8 +31,10 @@ from gate.errors import GitHubError
 MAX_ASSET_FILES = 50
 #: the largest blob read for that (GitHub's blobs API sends the whole blob)
 MAX_ASSET_BYTES = 16 * 1024 * 1024
-#: regular files only: a symlink or a submodule is no asset
-_FILE_MODES = frozenset({"100644", "100755"})
+#: regular, non-executable files only: a symlink or a submodule is no asset, and neither is
+#: an executable file (``\x89PNG\r\n`` has no NUL before its first line break, so a shell
+#: runs a ``.png`` of mode 100755 as a script; a hook or a run-parts directory would)
+_FILE_MODES = frozenset({"100644"})
 _INDEX = re.compile(rb"index ([0-9a-f]{7,64})\.\.([0-9a-f]{7,64})(?: [0-7]{6})?\r?\n")
 _MARKERS = (b"Binary files ", b"GIT binary patch", b"--- ", b"@@")
 
@@ -58,17 +62,47 @@ def mark_assets(
             out.append(sec)
             continue
         budget -= 1
-        out.append(replace(sec, asset=asset_kind(sec.path, _first_bytes(gh, sec, base, head))))
+        kind = asset_kind(sec.path, _first_bytes(gh, sec, base, head))
+        if kind and _renamed(sec):
+            budget -= 1  # the old side's blob is read too
+            if not _old_side_is_asset(gh, sec, base):
+                kind = ""  # a code file renamed or copied into an image: its removal is unseen
+        out.append(replace(sec, asset=kind))
     return out
+
+
+def _renamed(sec: FileSection) -> bool:
+    """The section pairs two names (a rename or a copy), not an added or deleted file."""
+    ids = index_ids(sec.data)
+    return (
+        bool(sec.old_path)
+        and sec.old_path != sec.path
+        and ids is not None
+        and (set(ids[0]) != {"0"} and set(ids[1]) != {"0"})
+    )
+
+
+def _old_side_is_asset(gh: GitHubClient, sec: FileSection, base: str) -> bool:
+    """A rename or copy is an asset only when its old side was one too (its name and the
+    bytes of the old id): git pairs a deleted script with an added PNG that holds its
+    bytes in a text chunk, and the section's one binary line hides the script's removal."""
+    return bool(asset_kind(sec.old_path, _side_bytes(gh, sec, base, old_side=True)))
 
 
 def _first_bytes(gh: GitHubClient, sec: FileSection, base: str, head: str) -> bytes | None:
     ids = index_ids(sec.data)
+    deleted = ids is not None and set(ids[1]) == {"0"}
+    return _side_bytes(gh, sec, base if deleted else head, old_side=deleted)
+
+
+def _side_bytes(gh: GitHubClient, sec: FileSection, ref: str, *, old_side: bool) -> bytes | None:
+    """The bytes of one side of ``sec`` at ``ref``: the old id at the old name, or the new
+    id at the new name; None when they cannot be shown to be those bytes."""
+    ids = index_ids(sec.data)
     if ids is None:
         return None
     old, new = ids
-    deleted = set(new) == {"0"}
-    ref, path, short = (base, sec.old_path or sec.path, old) if deleted else (head, sec.path, new)
+    path, short = (sec.old_path or sec.path, old) if old_side else (sec.path, new)
     try:
         tree = gh.tree_paths(ref)
         full = tree.objects.get(path)

@@ -58,6 +58,10 @@ LOWERS: dict[str, tuple[Rule, str]] = {
     "policy-version": (_changed, "changed"),
     "override-label": (_changed, "changed (another label would override the review)"),
     "temperature": (_changed, "changed"),
+    # with fallbacks only (ONLY_WITH_FALLBACKS): a reviewer that times out or gives up
+    # sooner hands the review to the next one, so the workflow would pick who judges
+    "timeout": (_lower, "shortened (the reviewer would time out and a fallback judge instead)"),
+    "attempts": (_lower, "lowered (the reviewer would give up sooner and a fallback judge)"),
     **{
         name: (_repinned, "changed from the reviewer the base config names")
         for name in (
@@ -67,11 +71,14 @@ LOWERS: dict[str, tuple[Rule, str]] = {
     },
 }  # fmt: skip
 
+#: inputs of LOWERS that lower the bar only when the base config names ``fallbacks``:
+#: without one, a reviewer that times out or gives up early only blocks
+ONLY_WITH_FALLBACKS = frozenset({"timeout", "attempts"})
+
 #: inputs that cannot lower the bar, and why
 NEVER_LOWERS: dict[str, str] = {
-    "max-tokens": "a smaller answer limit can only cut an answer, which blocks",
-    "attempts": "retries are for bytes that did not arrive, never for answers",
-    "timeout": "a deadline can only end a review early, which blocks",
+    "max-tokens": "a smaller answer limit can only cut an answer, which blocks (the model's "
+    "own end: no fallback is asked, gate.review.pipeline.MODEL_ENDS)",
     "status-context": "a status on another context leaves the required one pending",
     "max-diff-bytes": "raising it reviews more; lowering it leaves files out, which blocks",
     "skip-drafts": "a skipped draft gets pending, never success",
@@ -113,6 +120,8 @@ def lowered(base: Config, merged: Config, given: Mapping[str, str]) -> list[str]
     found = []
     for name, raw in sorted(given.items()):
         if not raw.strip() or name not in LOWERS or name in base.inputs_may_lower:
+            continue
+        if name in ONLY_WITH_FALLBACKS and not base.fallbacks:
             continue
         rule, how = LOWERS[name]
         path = INPUT_KEYS[name]

@@ -33,7 +33,7 @@ from typing import Any
 
 from gate.decide.decision import State
 from gate.review.carry import Book, Carried, CarryError
-from gate.safe import strictjson
+from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.carry/1"
 #: the largest carry block, in characters (the comment's limit is 65,536, shared with
@@ -118,8 +118,10 @@ def block(entries: Sequence[Carried]) -> str:
 
 
 def strip(body: str) -> str:
-    """``body`` without a carry block."""
-    return _BLOCK.sub("", body).rstrip()
+    """``body`` without a carry block, removed until none is left: taking one out must
+    not join the text around it into another (``<!-- review-gate:carry A<block>B -->``
+    is a block once ``<block>`` is gone, and a file name can spell it)."""
+    return untrusted.remove_all(_BLOCK, body).rstrip()
 
 
 def _inflate(packed: str) -> bytes:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.action.findings_report import annotatable
-from gate.action.github import GitHubClient
+from gate.action.github.client import GitHubClient
 from gate.action.report import md
 from gate.decide.decision import Status
 from gate.findings import Finding

@@ -3,7 +3,7 @@
 :mod:`gate.action.event` recognises the command (``issue_comment``, a new comment on a
 pull request whose first line is the command, not written by a bot). Before anything
 else, :func:`start` checks who asked, as the override label is checked: only a user with
-write, maintain or admin permission (:data:`gate.action.github.OVERRIDE_PERMISSIONS`)
+write, maintain or admin permission (:data:`gate.action.github.pull.OVERRIDE_PERMISSIONS`)
 may spend a model call. Anyone else gets a polite reply and nothing more: no status, no
 model call. A writer's command is acknowledged with the 👀 reaction, then the run
 reviews the pull request's current head as a fresh review, exactly like a ``synchronize``.
@@ -11,7 +11,8 @@ reviews the pull request's current head as a fresh review, exactly like a ``sync
 
 from __future__ import annotations
 
-from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient
+from gate.action.github.client import GitHubClient
+from gate.action.github.pull import OVERRIDE_PERMISSIONS
 from gate.action.report import md
 from gate.action.state import RunState
 from gate.errors import GitHubError

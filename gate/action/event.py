@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate.action.github import PullInfo
+from gate.action.github.records import PullInfo
 from gate.errors import UsageError
 from gate.safe import strictjson
 

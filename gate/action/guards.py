@@ -16,7 +16,9 @@ from dataclasses import replace
 
 from gate import REPOSITORY_URL
 from gate.action import carry
-from gate.action.github import OVERRIDE_PERMISSIONS, GitHubClient, PullInfo
+from gate.action.github.client import GitHubClient
+from gate.action.github.pull import OVERRIDE_PERMISSIONS
+from gate.action.github.records import PullInfo
 from gate.action.state import Override, RunState
 from gate.config import Config
 from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe

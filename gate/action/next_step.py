@@ -2,7 +2,7 @@
 
 The status description is cut at 140 characters; the sticky comment and the job summary
 give the full reason, and after it the step this module words for the decision's family
-(:class:`gate.decision.Family`, issue 21): who can act, and how. Each step links to the
+(:class:`gate.decide.decision.Family`, issue 21): who can act, and how. Each step links to the
 matching section of docs/troubleshooting.md, as an absolute URL built from
 :data:`gate.REPOSITORY_URL`, the project's one URL.
 

@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 
 from gate.action import report
 from gate.action.blobfetch import FetchBudget
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
 from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError

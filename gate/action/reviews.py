@@ -7,7 +7,7 @@ finding (:mod:`gate.findings`; right side, the line or the range). Its event is
 status decides the merge, a review by the gate must not count as a human approval.
 
 A review is the gate's own when the token's identity wrote it (same login, same account
-type: :meth:`gate.action.github.Identity.wrote`, the sticky comment's adoption rule) and
+type: :meth:`gate.action.github.records.Identity.wrote`, the sticky comment's adoption rule) and
 its body starts with the review marker of the status context. On a new head, each of the
 gate's own earlier reviews is dismissed (``CHANGES_REQUESTED``) or, as GitHub cannot
 dismiss a ``COMMENTED`` review, its body is replaced by a "superseded" note; a review by
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.action.findings_report import annotatable
-from gate.action.github import GitHubClient
+from gate.action.github.client import GitHubClient
 from gate.action.report import code, comment_marker, md
 from gate.findings import Anchor, Finding
 from gate.safe.redact import redact

@@ -52,8 +52,11 @@ from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
 from gate.action.event import read_event, target_from_event
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+from gate.action.github.records import DiffFetch
 from gate.action.inputs import ActionInputs
+from gate.action.progress import ChunkProgress
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config import (
     DEFAULT_CONFIG_PATH,
@@ -74,7 +77,7 @@ from gate.decide.decision import (
     exit_code,
     status_description,
 )
-from gate.diff import file_count, possibly_unlisted, unlisted
+from gate.diff import FileSection, file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.export import sarif, statement
 from gate.findings import Finding
@@ -97,12 +100,13 @@ def run_action(
     client_factory: ClientFactory = GitHubClient,
     sleep: Callable[[float], None] = time.sleep,
     throttle: bool = True,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the action once; return the process exit code. Never raises."""
     environ = dict(os.environ if env is None else env)
     stream = out if out is not None else sys.stdout
     try:
-        return _run_action(environ, stream, client_factory, sleep, throttle)
+        return _run_action(environ, stream, client_factory, sleep, throttle, clock)
     except Exception as err:  # noqa: BLE001 - last resort: a message and non-zero, never a pass
         message = report.escape_data(f"review-gate failed: {type(err).__name__}: {err}")
         report.emit([f"::error::{message}"], stream)
@@ -115,9 +119,11 @@ def _run_action(
     client_factory: ClientFactory,
     sleep: Callable[[float], None],
     throttle: bool,
+    clock: Callable[[], float],
 ) -> int:
     inputs = ActionInputs.from_env(environ)
     run = RunState(env=environ, inputs=inputs, out=stream, secrets=inputs.secrets(environ))
+    run.clock = clock
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
@@ -168,13 +174,7 @@ def _review(
     run.target = target = target_from_event(*read_event(run.env), pr_number=run.inputs.pr_number)
     if target.ignore:
         return None
-    token = redact.first_key(
-        (run.inputs.raw.get("token"), "the action input token"),
-        (run.env.get("GITHUB_TOKEN"), "the environment variable GITHUB_TOKEN"),
-    )
-    settings = GitHubSettings.from_env(run.env, token=token or "")
-    run.settings = replace(settings, throttle=throttle, sleep=sleep)
-    run.gh = gh = client_factory(run.settings)
+    run.gh = gh = _client(run, client_factory, sleep, throttle)
     if (refused := command.start(run, gh)) is not None:  # /review-gate review by a non-writer
         run.target = replace(target, ignore=refused)
         return None
@@ -221,18 +221,7 @@ def _review(
         run.notes.append(fetch.note)
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
-    sections = list(fetch.sections)
-    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
-        sections = mark_assets(gh, sections, base=run.base, head=run.head)
-    expected = run.pull.changed_files if run.pull is not None else None
-    if expected is not None and file_count(sections) < expected:
-        # GitHub lists at most 3000 files; whatever it did not list was not reviewed
-        sections.append(unlisted(expected - file_count(sections)))
-    elif expected is None and fetch.capped_at is not None:
-        # a merge group has no PR file count: a list that reached GitHub's cap may have
-        # left files out, so coverage cannot be called complete
-        sections.append(possibly_unlisted(fetch.capped_at))
-    selected = select_diff(sections, config, source=fetch.source)
+    selected = select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage, config)) is not None:
@@ -250,12 +239,16 @@ def _review(
     try:
         keys = fallback_keys(config, run.env)
         _mask(run, keys)
+        progress = ChunkProgress(
+            lambda text: _post(run, Status.PENDING, text), clock=run.clock, notes=run.notes
+        )
         run.result = result = review_diff(
             selected.data,
             config,
             api_key=api_key,
             sleep=sleep,
             coverage=coverage,
+            on_attempt=progress.attempt,
             fallback_keys=keys,
             carry=run.carry,
         )
@@ -267,6 +260,39 @@ def _review(
     if result.coverage is not None:  # chunking may have left a too_large file out
         run.evidence.coverage = result.coverage
     return _post_final(run, result.decision)
+
+
+def _client(
+    run: RunState, client_factory: ClientFactory, sleep: Callable[[float], None], throttle: bool
+) -> GitHubClient:
+    """The GitHub client, with the token from the input or ``GITHUB_TOKEN`` (registered
+    as a secret before anything can print it)."""
+    token = redact.first_key(
+        (run.inputs.raw.get("token"), "the action input token"),
+        (run.env.get("GITHUB_TOKEN"), "the environment variable GITHUB_TOKEN"),
+    )
+    settings = GitHubSettings.from_env(run.env, token=token or "")
+    run.settings = replace(settings, throttle=throttle, sleep=sleep)
+    return client_factory(run.settings)
+
+
+def _sections(
+    run: RunState, gh: GitHubClient, config: Config, fetch: DiffFetch
+) -> list[FileSection]:
+    """The fetched sections, binary assets marked (``binary_assets: allow``), and a
+    section for every file GitHub did not list, so coverage can never read complete."""
+    sections = list(fetch.sections)
+    if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
+        sections = mark_assets(gh, sections, base=run.base, head=run.head)
+    expected = run.pull.changed_files if run.pull is not None else None
+    if expected is not None and file_count(sections) < expected:
+        # GitHub lists at most 3000 files; whatever it did not list was not reviewed
+        sections.append(unlisted(expected - file_count(sections)))
+    elif expected is None and fetch.capped_at is not None:
+        # a merge group has no PR file count: a list that reached GitHub's cap may have
+        # left files out, so coverage cannot be called complete
+        sections.append(possibly_unlisted(fetch.capped_at))
+    return sections
 
 
 def _read_pull(run: RunState, gh: GitHubClient) -> None:

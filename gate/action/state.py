@@ -7,12 +7,15 @@ about the run, one typed field per key (``to_json`` spells the keys).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from gate.action.event import Target
-from gate.action.github import GitHubClient, GitHubSettings, PullInfo
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+from gate.action.github.records import PullInfo
 from gate.action.inputs import ActionInputs
 from gate.config import Config
 from gate.decide.decision import Decision
@@ -147,6 +150,8 @@ class RunState:
     prompt_sha: str = ""
     #: the question this run asks (gate/memory/question.py), once the diff is selected
     question: QuestionKey | None = None
+    #: monotonic seconds (the pending status's progress updates are spaced by it)
+    clock: Callable[[], float] = time.monotonic
     #: the cost estimate made before any request (the bound and the likely figure)
     estimate: Preflight | None = None
 

@@ -34,7 +34,9 @@ from functools import partial
 from typing import TypeVar
 
 from gate.action import report
-from gate.action.github import GitHubClient, GitHubSettings, OpenPull, SeenStatus
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+from gate.action.github.records import OpenPull, SeenStatus
 from gate.action.guards import FRESH_LABEL
 from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
@@ -82,7 +84,7 @@ class Waiting:
 
 
 def family_of_status(state: str, description: str) -> Family | None:
-    """The family a gate status names (its lead, :func:`gate.decision.status_description`),
+    """The family a gate status names (its lead, :func:`gate.decide.decision.status_description`),
     when it waits for a human; None for success, pending and rejected. A status without a
     lead (written before families) is ``needs_human`` when it is a failure or an error."""
     if state not in ("failure", "error"):

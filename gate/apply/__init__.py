@@ -206,6 +206,27 @@ def _apply_write(root: Path, top: Path, req: WriteFile, writer: Writer) -> Apply
         return _write_locked(root, top, home, marked, norm, target, req, writer)
 
 
+def _listing(home: Path, target: Path) -> Path | None:
+    """The first marker (from ``home`` up) that lists ``target``; a marker that cannot be
+    read counts as listing it (never reported as clean)."""
+    for folder in dict.fromkeys((home, *markers_over(target))):
+        try:
+            listed = any(e.path == marker_key(folder, target) for e in read_marker(folder))
+        except ApplyError:
+            listed = True
+        if listed:
+            return marker_path(folder)
+    return None
+
+
+def _file_in_the_way(root: Path, target: Path) -> str | None:
+    """The nearest existing ancestor of ``target`` when it is a file (relative to ``root``)."""
+    ancestor = target.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    return None if ancestor.is_dir() else ancestor.relative_to(root).as_posix()
+
+
 def _write_locked(
     root: Path,
     top: Path,
@@ -237,15 +258,7 @@ def _write_locked(
             for folder in dict.fromkeys((home, *marked)):
                 detail += clear(folder, marker_key(folder, target))
             detail += clear_above(top, target)
-        listing = None
-        for folder in dict.fromkeys((home, *markers_over(target))):
-            try:
-                listed = any(e.path == marker_key(folder, target) for e in read_marker(folder))
-            except ApplyError:
-                listed = True
-            if listed:
-                listing = marker_path(folder)
-                break
+        listing = _listing(home, target)
         return ApplyResult(
             tool="write_file",
             path=norm,
@@ -294,11 +307,7 @@ def _write_locked(
         )
     if target.is_dir():
         return result(Outcome.REFUSED, "is_directory", f"{norm} is a folder, not a file")
-    ancestor = target.parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        blocker = ancestor.relative_to(root).as_posix()
+    if (blocker := _file_in_the_way(root, target)) is not None:
         return result(Outcome.REFUSED, "not_a_directory", f"{blocker} is a file, not a folder")
     report = write_verified(target, data, req.sha256, writer)
     if report.reason == "write_error":

@@ -175,6 +175,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bound fail stands; every other chunk is sent. Without it every chunk is sent "
         "(default: none; ignored with incremental: off)",
     )
+    _add_outputs(parser)
+
+
+def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    """Where the decision, the certificate and its companions are written."""
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     parser.add_argument(
         "--certificate",
@@ -354,21 +359,12 @@ def run(args: argparse.Namespace) -> int:
         raise usage_from(err) from err
 
 
-def _run(args: argparse.Namespace) -> int:
-    import os
+def _check_before_reading(args: argparse.Namespace, config: Config) -> None:
+    """What can be refused before the diff is read: the endpoint, the output paths."""
+    from gate.commands._io import check_output_path
+    from gate.commands._options import endpoint_problems
+    from gate.errors import UsageError
 
-    from gate.commands._io import check_output_path, read_input, say, say_json
-    from gate.commands._options import endpoint_problems, with_hints
-    from gate.config import fallback_keys
-    from gate.decide.decision import exit_code
-    from gate.errors import Interrupted, UsageError
-    from gate.review import certificate, cost
-    from gate.review.pipeline import review_diff
-    from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
-    from gate.reviewers.transport import attempt_line
-    from gate.safe import untrusted
-
-    config = with_hints(lambda: load(args), provider=args.provider, base_url=args.base_url)
     check_base_url(config, args)
     problems = endpoint_problems(config)
     if problems:
@@ -376,6 +372,24 @@ def _run(args: argparse.Namespace) -> int:
     check_output_path("--certificate", args.certificate)
     check_output_path("--save-response", args.save_response)
     check_exports(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import os
+
+    from gate.commands._io import read_input, say, say_json
+    from gate.commands._options import with_hints
+    from gate.config import fallback_keys
+    from gate.decide.decision import exit_code
+    from gate.errors import Interrupted
+    from gate.review import certificate, cost
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+    from gate.reviewers.transport import attempt_line
+    from gate.safe import untrusted
+
+    config = with_hints(lambda: load(args), provider=args.provider, base_url=args.base_url)
+    _check_before_reading(args, config)
     # the whole file: max_diff_bytes chooses files to send, as in the action
     diff = read_input(args.diff, what="diff", limit=MAX_DIFF_FILE_BYTES)
     check_is_diff(args.diff, diff)
@@ -403,17 +417,21 @@ def _run(args: argparse.Namespace) -> int:
         say(attempt_line(attempt, total), err=True)
 
     keys = fallback_keys(config, os.environ)  # a missing one is named before any call
+    from gate.reviewers.heartbeat import Heartbeat  # httpx: only when a request is made
+
     try:
-        result = review_diff(
-            selected.data,
-            config,
-            api_key=api_key,
-            fallback_keys=keys,
-            extra_cert=cert_context(args),
-            coverage=selected.coverage,
-            on_attempt=report_attempt,
-            carry=carry,
-        )
+        # a line at least every 15 s while the reviewer is silent: slow is not hung
+        with Heartbeat(lambda line: say(line, err=True)):
+            result = review_diff(
+                selected.data,
+                config,
+                api_key=api_key,
+                fallback_keys=keys,
+                extra_cert=cert_context(args),
+                coverage=selected.coverage,
+                on_attempt=report_attempt,
+                carry=carry,
+            )
     except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
         raw = err.raw if isinstance(err, Interrupted) else b""
         return _interrupted(args, selected.data, config, selected.coverage, ended, raw, api_key)

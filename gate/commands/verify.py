@@ -230,30 +230,14 @@ def refuse_certificate_as_response(name: str, raw: bytes) -> None:
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
-    from gate.commands._io import check_output_path, read_input
+    from gate.commands._io import read_input
     from gate.decide.decision import decide
     from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
     from gate.review.certificate import attempts_from, build, envelope_from, write
     from gate.safe import strictjson
 
-    if (args.response is None) == (args.from_certificate is None):
-        raise UsageError("give exactly one of RESPONSE or --from-certificate")
-    if args.max_size < 1:
-        raise UsageError("--max-size must be at least 1")
-    check_output_path("--certificate", args.certificate)
-    if args.statement is not None and args.from_certificate is None:
-        raise UsageError(
-            "--statement needs --from-certificate CERT: the statement is checked against "
-            "the certificate it names"
-        )
-    if args.statement is not None and args.diff == "-":
-        raise UsageError(
-            "--statement reads --diff twice (for the statement, then the re-decision): "
-            "give the diff as a file, not standard input"
-        )
-    if args.statement is None and args.policy_version is None:
-        raise UsageError("--policy-version is required (e.g. --policy-version 1)")
+    _check_arguments(args)
     cert_bytes = b""
     if args.from_certificate is not None:
         cert_bytes = read_input(args.from_certificate, what="certificate")
@@ -319,6 +303,30 @@ def run(args: argparse.Namespace) -> int:
         )
         write(args.certificate, cert_out)
     return _report(args, decision, binding)
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """The arguments that cannot work together, refused before anything is read."""
+    from gate.commands._io import check_output_path
+    from gate.errors import UsageError
+
+    if (args.response is None) == (args.from_certificate is None):
+        raise UsageError("give exactly one of RESPONSE or --from-certificate")
+    if args.max_size < 1:
+        raise UsageError("--max-size must be at least 1")
+    check_output_path("--certificate", args.certificate)
+    if args.statement is not None and args.from_certificate is None:
+        raise UsageError(
+            "--statement needs --from-certificate CERT: the statement is checked against "
+            "the certificate it names"
+        )
+    if args.statement is not None and args.diff == "-":
+        raise UsageError(
+            "--statement reads --diff twice (for the statement, then the re-decision): "
+            "give the diff as a file, not standard input"
+        )
+    if args.statement is None and args.policy_version is None:
+        raise UsageError("--policy-version is required (e.g. --policy-version 1)")
 
 
 def _report(args: argparse.Namespace, decision: Decision, binding: Binding | None) -> int:

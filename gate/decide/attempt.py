@@ -9,7 +9,7 @@ The decision (:mod:`gate.decide.decision`) and the certificate read nothing else
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -74,6 +74,21 @@ class Attempt:
             "elapsed_s": round(self.elapsed_s, 3),
             "retryable": self.retryable,
         }
+
+
+@dataclass(frozen=True)
+class ChunkAttempt(Attempt):
+    """An attempt as a review in chunks reports it live (``on_attempt``): the same
+    attempt, with the chunk it was for (``7/40``). Only the live report carries it; the
+    outcome and the certificate keep the plain :class:`Attempt` inside each chunk's record.
+    """
+
+    chunk: str = ""
+
+    @staticmethod
+    def of(attempt: Attempt, chunk: str) -> ChunkAttempt:
+        values = {f.name: getattr(attempt, f.name) for f in fields(Attempt)}
+        return ChunkAttempt(**values, chunk=chunk)
 
 
 @dataclass(frozen=True)

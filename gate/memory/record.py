@@ -8,14 +8,15 @@ verdict, confidence, reason, and the ``source``: ``model``, ``repaired``, ``over
 ``cached``, or ``gate`` for a block made before or without an answer), and where the
 evidence is (certificate digest, run URL, time).
 
-Where it lives (docs/security.md, "Memory and records"): the commit status is the
-trusted statement (append-only, its creator recorded by GitHub, ``target_url`` the run
-with the certificate artifact); the sticky comment holds a hidden, bounded
-:func:`gate.memory.standing.history_block` of the PR's records, the index a later run or the nightly replay
-reads. A comment can be edited by anyone with write access, so a record read from it is
-worth what the override label is worth, and is read only from a comment the token's own
-identity wrote. :func:`parse_history` reads it back strictly (one strict JSON loader,
-every field checked, unknown keys refused); anything malformed is no history at all.
+Where it lives (docs/security.md, "The state machine"): the commit status is the trusted
+statement (append-only, its creator recorded by GitHub, ``target_url`` the run with the
+certificate artifact); the sticky comment holds a hidden, bounded history block of the
+PR's records (:func:`gate.memory.standing.history_block` chooses them, :func:`encode_block`
+writes them), the index a later run or the nightly replay reads. A comment can be edited
+by anyone with write access, so a record read from it is worth what the override label is
+worth, and is read only from a comment the token's own identity wrote.
+:func:`parse_history` reads it back strictly (one strict JSON loader, every field checked,
+unknown keys refused); anything malformed is never trusted, and never overwritten.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gate.errors import GateError
-from gate.safe import strictjson
+from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.record/1"
 HISTORY_SCHEMA = "review-gate.history/1"
@@ -227,4 +228,4 @@ def parse_history(body: str) -> list[Record]:
 
 def strip_history(body: str) -> str:
     """``body`` without its history block (to rebuild the comment around a new one)."""
-    return _BLOCK.sub("", body).rstrip()
+    return untrusted.remove_all(_BLOCK, body).rstrip()

@@ -43,7 +43,7 @@ from typing import Any
 from gate.config import Config
 from gate.decide.agreement import Answer
 from gate.decide.agreement import aggregate as agree
-from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.chunk_table import aggregate
 from gate.decide.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, split_diff
@@ -174,6 +174,7 @@ def run_chunks(
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
         prompt = chunk_prompt(chunk, total, files, config)
+        live = _labelled(on_attempt, f"{chunk.name}/{total}")
         answers: list[PacedOutcome] = []
         if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
             # never sent: it cannot fit, so it is split as an overflow would split it
@@ -188,7 +189,7 @@ def run_chunks(
                 user=prompt.user,
                 pacer=pacer,
                 sleep=sleep,
-                on_attempt=on_attempt,
+                on_attempt=live,
             )
             answers.append(paced)
             if paced.overflow:
@@ -203,11 +204,7 @@ def run_chunks(
             finished, pending = _wait(pool, pending)
             for future in finished:
                 chunk, depth, prompt, asked = future.result()
-                outcome = ReviewOutcome(
-                    attempts=tuple(a for paced in asked for a in paced.outcome.attempts),
-                    envelope=asked[0].outcome.envelope,
-                    raw=asked[0].outcome.raw,
-                )
+                outcome = _all_attempts(asked)
                 overflow = asked[-1].overflow
                 halves = halve(chunk) if overflow and depth < MAX_SPLIT_DEPTH else None
                 if halves is not None and not affordable(halves):
@@ -218,42 +215,77 @@ def run_chunks(
                     )
                     pending |= {pool.submit(one, half, depth + 1) for half in halves}
                     continue
-                binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
-                answers = tuple(
-                    Answer(
-                        decide(
-                            paced.outcome.envelope,
-                            binding=binding,
-                            min_confidence=config.min_confidence,
-                            attempts=paced.outcome.attempts,
-                        ),
-                        paced.outcome.attempts,
-                        paced.outcome.envelope,
-                    )
-                    for paced in asked
-                )
-                decision = agree([answer.decision for answer in answers])
-                if overflow and not outcome.attempts:
-                    decision = blocked(
-                        State.INCOMPLETE,
-                        "context_overflow",
-                        f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
-                        f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
-                        f"{config.reviewer.max_tokens}) does not fit the model's window of "
-                        f"{input_window(config)} tokens and was not sent: it cannot be split "
-                        "further within max_cost; raise max_input_tokens or max_cost, or "
-                        "split the change",
-                    )
+                decision, answers = _decide_chunk(chunk, prompt, asked, config)
                 done[chunk.name] = ChunkReview(
                     chunk, total, prompt.sha256(), outcome, decision, answers=answers
                 )
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
+    return _chunk_table(plan, reviews, config), reviews
+
+
+def _labelled(
+    on_attempt: Callable[[Attempt], None] | None, label: str
+) -> Callable[[Attempt], None] | None:
+    """``on_attempt`` with each attempt naming its chunk (the CLI prints "chunk 7/40:
+    attempt ..."), or None when nobody listens."""
+    if on_attempt is None:
+        return None
+    report = on_attempt
+    return lambda attempt: report(ChunkAttempt.of(attempt, label))
+
+
+def _all_attempts(asked: Sequence[PacedOutcome]) -> ReviewOutcome:
+    """One chunk's outcome: every attempt of its answers, the first answer's envelope."""
+    return ReviewOutcome(
+        attempts=tuple(a for paced in asked for a in paced.outcome.attempts),
+        envelope=asked[0].outcome.envelope,
+        raw=asked[0].outcome.raw,
+    )
+
+
+def _decide_chunk(
+    chunk: Chunk, prompt: Prompt, asked: Sequence[PacedOutcome], config: Config
+) -> tuple[Decision, tuple[Answer, ...]]:
+    """One chunk's decision from its answers (each decided against the chunk's own
+    binding, then agreed), and the answers; a chunk never sent because its prompt cannot
+    fit the window and cannot be split further is ``context_overflow``."""
+    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+    answers = tuple(
+        Answer(
+            decide(
+                paced.outcome.envelope,
+                binding=binding,
+                min_confidence=config.min_confidence,
+                attempts=paced.outcome.attempts,
+            ),
+            paced.outcome.attempts,
+            paced.outcome.envelope,
+        )
+        for paced in asked
+    )
+    decision = agree([answer.decision for answer in answers])
+    if asked[-1].overflow and not any(paced.outcome.attempts for paced in asked):
+        decision = blocked(
+            State.INCOMPLETE,
+            "context_overflow",
+            f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+            f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
+            f"{config.reviewer.max_tokens}) does not fit the model's window of "
+            f"{input_window(config)} tokens and was not sent: it cannot be split "
+            "further within max_cost; raise max_input_tokens or max_cost, or "
+            "split the change",
+        )
+    return decision, answers
+
+
+def _chunk_table(plan: Plan, reviews: Sequence[ChunkReview], config: Config) -> Decision:
+    """The chunk table over the leaves: every planned chunk must be answered by itself or
+    by all of its halves (a chunk answered by neither is missing, never a pass)."""
     leaves = [(r.chunk.name, r.decision) for r in reviews if not r.split]
-    # every planned chunk must be answered by itself or by all of its halves
     covered = {r.chunk.name.split(".")[0] for r in reviews if not r.split}
     leaves += [(c.name, None) for c in plan.chunks if c.name not in covered]
     whole = Binding(diff_sha=plan.coverage.diff_sha, policy_version=config.policy_version)
-    return aggregate(leaves, binding=whole), reviews
+    return aggregate(leaves, binding=whole)
 
 
 def review_chunks(
@@ -403,7 +435,6 @@ def redecide(
     checks the recorded decision), else it is ``needs_human`` (``partial_coverage``).
     """
     from gate.diff import Coverage
-    from gate.review.certificate import envelope_bytes
     from gate.review.chunks import plan
 
     limit = record.get("max_chunk_bytes")
@@ -448,27 +479,11 @@ def redecide(
             f"the diff given is not what the certificate names: {mismatch}; give the diff "
             "the run reviewed (its selected bytes), or re-run the review",
         )
-    for review in reviews:
-        if not isinstance(review, dict) or review.get("split"):
-            continue
-        name = str(review.get("chunk"))
-        chunk = chunks.get(name)
-        if chunk is None or chunk.sha != review.get("diff_sha"):
-            rows.append((name, None))
-            continue
-        binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
-        recorded = review.get("answers")
-        answers = recorded if isinstance(recorded, list) and recorded else [review]
-        decisions = [
-            decide(
-                envelope_bytes(one.get("envelope") if isinstance(one, dict) else None),
-                binding=binding,
-                min_confidence=min_confidence,
-                attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
-            )
-            for one in answers
-        ]
-        rows.append((name, agree(decisions)))
+    rows += [
+        _recorded_row(review, chunks, policy_version, min_confidence)
+        for review in reviews
+        if isinstance(review, dict) and not review.get("split")
+    ]
     answered = {name for name, _ in rows}
     rows += [(c.name, None) for c in chunks.values() if c.name not in answered | split]
     rows.sort(key=lambda row: _order(row[0]))
@@ -482,6 +497,36 @@ def redecide(
             "recorded decision did not allow partial coverage",
         )
     return decision
+
+
+def _recorded_row(
+    review: Mapping[str, Any],
+    chunks: Mapping[str, Chunk],
+    policy_version: str,
+    min_confidence: float,
+) -> tuple[str, Decision | None]:
+    """One recorded chunk decided again: its answers' envelopes against the binding of the
+    chunk recomputed from the diff (a chunk the diff does not hold, or of other bytes, is
+    missing), agreed as the run agreed them."""
+    from gate.review.certificate import envelope_bytes
+
+    name = str(review.get("chunk"))
+    chunk = chunks.get(name)
+    if chunk is None or chunk.sha != review.get("diff_sha"):
+        return name, None
+    binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
+    recorded = review.get("answers")
+    answers = recorded if isinstance(recorded, list) and recorded else [review]
+    decisions = [
+        decide(
+            envelope_bytes(one.get("envelope") if isinstance(one, dict) else None),
+            binding=binding,
+            min_confidence=min_confidence,
+            attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
+        )
+        for one in answers
+    ]
+    return name, agree(decisions)
 
 
 def plan_mismatch(replanned: Plan, manifest: Any, coverage: Mapping[str, Any] | None) -> str | None:

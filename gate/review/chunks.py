@@ -64,6 +64,7 @@ provider's context-overflow answer is then recognised and that chunk split in ha
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -229,8 +230,23 @@ def section_header(data: bytes) -> tuple[bytes, list[bytes]]:
 
     Hunk extents are counted as :func:`gate.diff.split_diff` counts them (a ``@@`` line
     inside a hunk body is content, never a new hunk), so ``header + b"".join(hunks)`` is
-    ``data``. Lines after a hunk that are not hunk content stay with that hunk.
+    ``data``. Lines after a hunk that are not hunk content stay with that hunk. Each
+    section is read once per run: the file list, the plan and its cuts ask for the same
+    sections (a memo of the most recent ones, by equal bytes).
     """
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    header, hunks = _section_header(data)
+    return header, list(hunks)
+
+
+#: the sections whose header and hunks are kept (a pull request's files, several times over)
+HEADER_MEMO = 4096
+
+
+@functools.lru_cache(maxsize=HEADER_MEMO)
+def _section_header(data: bytes) -> tuple[bytes, tuple[bytes, ...]]:
+    """:func:`section_header`'s work, memoised (a pure function of the bytes)."""
     header: list[bytes] = []
     hunks: list[list[bytes]] = []
     old_left = new_left = 0
@@ -254,7 +270,7 @@ def section_header(data: bytes) -> tuple[bytes, list[bytes]]:
             hunks[-1].append(line)
         else:
             header.append(line)
-    return b"".join(header), [b"".join(hunk) for hunk in hunks]
+    return b"".join(header), tuple(b"".join(hunk) for hunk in hunks)
 
 
 def cut_section(section: FileSection, max_bytes: int) -> list[Piece] | None:

@@ -81,20 +81,7 @@ def review_diff(
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
-    chained = config.chain() if fallback_keys is not None else (config,)
-    keys = (api_key, *(fallback_keys or ()))
-    if len(keys) != len(chained):
-        raise GateError(
-            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
-            "fallbacks; this is a bug in review-gate, please report it",
-            reason="internal_error",
-        )
-    chain = [
-        (c, ReviewerSettings.from_config(c.reviewer, key))
-        for c, key in zip(chained, keys, strict=True)
-    ]
-    for _, settings in chain:
-        validate(settings)  # a UsageError naming the setting, before any request
+    chain = settings_chain(config, api_key, fallback_keys)
     allow = config.allow_partial_coverage
     if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
         return ReviewResult(  # never pay for a review that will block on coverage
@@ -137,18 +124,49 @@ def review_diff(
     )
 
 
+def settings_chain(
+    config: Config, api_key: str | None, fallback_keys: Sequence[str | None] | None
+) -> list[tuple[Config, ReviewerSettings]]:
+    """The reviewer and each fallback (with ``fallback_keys``), each with its settings,
+    every one validated before any request (a UsageError naming the setting)."""
+    chained = config.chain() if fallback_keys is not None else (config,)
+    keys = (api_key, *(fallback_keys or ()))
+    if len(keys) != len(chained):
+        raise GateError(
+            f"review_diff was given {len(keys) - 1} fallback keys for {len(config.fallbacks)} "
+            "fallbacks; this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    chain = [
+        (c, ReviewerSettings.from_config(c.reviewer, key))
+        for c, key in zip(chained, keys, strict=True)
+    ]
+    for _, settings in chain:
+        validate(settings)
+    return chain
+
+
+#: ``incomplete`` reasons the model chose, not an outage: a refusal or content filter, a
+#: tool call or an unknown finish reason instead of text, an answer run past max_tokens.
+#: The diff is the author's and can ask for any of them, so they decide the review.
+MODEL_ENDS = frozenset({"refusal", "unexpected_finish", "token_exhaustion"})
+
+
 def could_not_answer(result: ReviewResult) -> bool:
     """Whether the next reviewer may be asked: the review is ``unavailable`` (the reviewer
     could not answer: quota, rate limit, outage, timeout, cut) and no answer or chunk of
     it decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
-    low-confidence answer, an unstable set): an outage is never a way to re-roll."""
+    low-confidence answer, an unstable set, an end the model chose, :data:`MODEL_ENDS`):
+    an outage is never a way to re-roll."""
     decided = result.review_decision or result.decision
     if decided.family is not Family.UNAVAILABLE:
         return False
-    parts = [a.decision for a in result.answers] + [
+    parts = [decided, *(a.decision for a in result.answers)] + [
         c.decision for c in result.chunks if c.decision is not None and not c.split
     ]
-    return not any(d.state in (State.FAIL, State.NEEDS_HUMAN) for d in parts)
+    return not any(
+        d.state in (State.FAIL, State.NEEDS_HUMAN) or d.reason in MODEL_ENDS for d in parts
+    )
 
 
 def _who(result: ReviewResult) -> str:

@@ -10,7 +10,9 @@ the model; :func:`guard_coverage` turns a pass on partial coverage into ``needs_
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from gate.assets import asset_kind, listed_type, literal_head
 from gate.config import Config
 from gate.decide.decision import Decision, State, blocked
 from gate.diff import COVER_HINT, Coverage, FileSection, SelectedDiff, select, split_diff
@@ -26,6 +28,8 @@ def select_diff(
     in the coverage manifest with why.
     """
     sections = split_diff(diff) if isinstance(diff, bytes) else list(diff)
+    if config.binary_assets == "allow":  # a local diff's binary literal shows its bytes
+        sections = [_literal_asset(sec) for sec in sections]
     return select(
         sections,
         include=config.include,
@@ -35,6 +39,14 @@ def select_diff(
         original=diff if isinstance(diff, bytes) else None,
         assets=config.binary_assets == "allow",
     )
+
+
+def _literal_asset(sec: FileSection) -> FileSection:
+    """``sec`` marked as an asset when it is binary, not marked yet, and the bytes its
+    ``GIT binary patch`` literal writes match its name (gate/assets.py)."""
+    if not sec.binary or sec.asset or listed_type(sec.path) is None:
+        return sec
+    return replace(sec, asset=asset_kind(sec.path, literal_head(sec.data)))
 
 
 def nothing_reviewed(coverage: Coverage) -> Decision | None:

@@ -807,6 +807,19 @@ def _client(settings: ReviewerSettings) -> httpx.Client:
     )
 
 
+#: the streams open now (for :func:`open_streams`: the command line's heartbeat)
+_OPEN: dict[int, _Progress] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_streams() -> list[tuple[int, float, int]]:
+    """Each open exchange as (its id, seconds since it started, bytes received so far):
+    what a heartbeat says while a stream is silent (gate/reviewers/heartbeat.py)."""
+    now = time.monotonic()
+    with _OPEN_LOCK:
+        return [(key, now - p.start, len(p.raw)) for key, p in _OPEN.items()]
+
+
 def perform(
     settings: ReviewerSettings,
     request: HttpRequest,
@@ -826,6 +839,8 @@ def perform(
         **request.headers,
     }
     watchdog = _Watchdog(settings.deadline)
+    with _OPEN_LOCK:
+        _OPEN[id(progress)] = progress
     try:
         with (
             watchdog,
@@ -844,6 +859,9 @@ def perform(
         progress.problem = _transport_problem(err, settings, progress, watchdog)
     except KeyboardInterrupt as err:  # Ctrl-C: the front end records what had arrived
         raise Interrupted(bytes(progress.raw)) from err
+    finally:
+        with _OPEN_LOCK:
+            _OPEN.pop(id(progress), None)
     return progress.seal(settings, deadline_fired=watchdog.fired)
 
 

@@ -174,6 +174,17 @@ def _bedrock(status: int, headers: Mapping[str, str], body: object) -> Refusal |
     return None
 
 
+def quota_in_frame(value: object) -> Refusal | None:
+    """The quota or billing stop an error frame inside a 200 stream names (any dialect's
+    signature: they do not collide), or None; an in-stream quota stop is not retried
+    either."""
+    error = _error(value)
+    for found in (_openai(0, error), _anthropic(0, error), _gemini(0, error)):
+        if found is not None and found.kind is Limit.QUOTA:
+            return found
+    return None
+
+
 def classify(provider: str, status: int, headers: Mapping[str, str], raw: bytes) -> Refusal | None:
     """The capacity refusal a non-200 answer is, as ``provider`` documents it, or None."""
     body = _body(raw)

@@ -31,6 +31,7 @@ from gate.decide.attempt import EndReason, FinishReason
 from gate.decide.envelope import seal
 from gate.errors import TransportError
 from gate.reviewers.base import Exchange, Reply, one_line
+from gate.reviewers.limits import QUOTA_REASON, Refusal, quota_in_frame
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEEvent, SSEParser
 from gate.safe import strictjson
@@ -72,6 +73,8 @@ class ErrorFrame:
     kind: str
     message: str
     transient: bool
+    #: a quota or billing stop (:func:`gate.reviewers.limits.quota_in_frame`): never retried
+    quota: Refusal | None = None
 
 
 @dataclass(frozen=True)
@@ -119,13 +122,31 @@ def frame_error(
         if not (named or _carries_error(list(value.items()))):
             return None
         kind, message, code = error_fields(value, secret)
-        return ErrorFrame(kind, message, transient_error(kind, code))
+        quota = quota_in_frame(value)
+        return ErrorFrame(kind, message, transient_error(kind, code) and quota is None, quota)
     data = event.data
     if not (named or (data is not None and _carries_error(_loose_pairs(data)))):
         return None
     # an error frame is an error whatever its body; redacted before it is shortened
     message = one_line(data, secret, limit=200) if data else "(no data)"
     return ErrorFrame("error", message, transient=False)
+
+
+def _frame_verdict(error: ErrorFrame, provider: str) -> tuple[str, str, bool]:
+    """(reason, detail, retryable) of an error frame inside a 200 stream: a quota stop
+    names who acts first (the detail is cut at its limit) and is never retried."""
+    if error.quota is not None:
+        detail = (
+            f"{error.quota.advice(provider)}; said inside the 200 stream "
+            f"({error.kind}: {error.message})"
+        )
+        return QUOTA_REASON, detail, False
+    advice = "transient, retryable" if error.transient else "not retryable"
+    detail = (
+        f"the provider sent an error inside the 200 stream ({error.kind}: {error.message}); "
+        f"everything after it is void; {advice}"
+    )
+    return "error_frame", detail, error.transient
 
 
 class SSEStream:
@@ -285,14 +306,8 @@ class SSEStream:
                 retry=exchange.retryable,
             )
         if self.error is not None:
-            advice = "transient, retryable" if self.error.transient else "not retryable"
-            return reply(
-                "error_frame",
-                f"the provider sent an error inside the 200 stream ({self.error.kind}: "
-                f"{self.error.message}); everything after it is void; {advice}",
-                EndReason.ERROR_FRAME,
-                retry=self.error.transient,
-            )
+            reason, detail, retry = _frame_verdict(self.error, self.PROVIDER)
+            return reply(reason, detail, EndReason.ERROR_FRAME, retry=retry)
         if exchange.failure:
             return reply(
                 exchange.reason,

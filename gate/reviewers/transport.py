@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gate.decide.attempt import Attempt, ReviewOutcome
+from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.providers import PROVIDERS, Provider
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
@@ -126,8 +126,9 @@ def attempt_line(attempt: Attempt, total: int | None = None) -> str:
     else:
         state = f"incomplete: {attempt.reason} ({attempt.end_reason})"
     status = f" HTTP {attempt.http_status}" if attempt.http_status is not None else ""
+    chunk = f"chunk {attempt.chunk}: " if isinstance(attempt, ChunkAttempt) else ""
     head = (
-        f"attempt {attempt.number}{of} {attempt.provider}{status}: {state}, "
+        f"{chunk}attempt {attempt.number}{of} {attempt.provider}{status}: {state}, "
         f"{attempt.bytes_received} bytes in {attempt.elapsed_s:.2f}s, "
         f"finish {attempt.finish_reason}"
     )

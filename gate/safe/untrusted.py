@@ -24,6 +24,7 @@ Escaping is idempotent: text that went through once is unchanged by a second pas
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from gate.safe.redact import redact
@@ -86,3 +87,18 @@ def own_line(text: str) -> str:
     pieces that already went through :func:`line`: redacted and escaped as a whole, no
     ``##[`` anywhere, but a leading ``::`` is kept (it is the gate's own command)."""
     return _no_legacy_command(visible(redact(text)))
+
+
+def remove_all(pattern: re.Pattern[str], text: str) -> str:
+    """``text`` with every match of ``pattern`` removed until none is left.
+
+    One pass is not enough when the matches can nest: removing the inner match of
+    ``<!-- x A<!-- x B -->C -->`` leaves ``<!-- x AC -->``, a match built from the text
+    around it. Each pass shortens the text, so the loop ends (at most ``len(text)``
+    passes; in practice one or two).
+    """
+    while True:
+        shorter = pattern.sub("", text)
+        if shorter == text:
+            return text
+        text = shorter

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gate.assets import ASSET_TYPES, asset_kind, listed_type
@@ -92,6 +92,9 @@ def test_an_asset_is_its_name_and_its_bytes_never_the_name_alone(
 ) -> None:
     name = folder + "logo" + (ext.upper() if upper else ext)
     assert asset_kind(name, SIGNATURES[ext] + tail) in {"image", "font", "audio", "video"}
+    # after an empty prefix the tail alone is the file: it may itself open with the format's
+    # signature (b"BM" is a BMP), which would be an asset, rightly
+    assume(foreign or not tail.startswith(SIGNATURES[ext][:2]))
     assert asset_kind(name, foreign + tail) == ""
     assert asset_kind(name, None) == ""  # bytes that could not be read
     assert asset_kind(ext, SIGNATURES[ext]) == ""  # no name before the extension
@@ -199,3 +202,60 @@ def test_an_unknown_binary_assets_value_is_refused_by_name(value: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config(f"binary_assets: {value!r}\n", source="t")
     assert "binary_assets" in caught.value.message
+
+
+# --- the command line: a local diff's GIT binary patch literal, written by real git ---
+
+
+def _git_binary_diff(tmp_path, name: str, data: bytes) -> bytes:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> bytes:
+        done = subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+            cwd=repo, check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+        return done.stdout
+
+    git("init", "-q")
+    (repo / "app.py").write_text("retries = 0\n")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (repo / "app.py").write_text("retries = 3\n")
+    (repo / name).write_bytes(data)
+    git("add", ".")
+    return git("diff", "--cached", "--binary")
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    ext=st.sampled_from([".png", ".woff2", ".mp3", ".gif"]),
+    body=st.binary(min_size=0, max_size=3000),
+    # with a NUL, as git needs to call a file binary (a script is text: reviewed as text)
+    foreign=st.sampled_from([f for f in FOREIGN if b"\0" in f]),
+)
+def test_the_command_line_reads_the_literal_git_wrote(
+    tmp_path_factory: pytest.TempPathFactory, ext: str, body: bytes, foreign: bytes
+) -> None:
+    """Real git is the oracle for the patch format (base85 lines, deflate)."""
+    from gate.assets import literal_head
+    from gate.config import Config
+    from gate.diff import split_diff
+    from gate.review.scope import coverage_before_call, select_diff
+
+    real = _git_binary_diff(tmp_path_factory.mktemp("real"), "a" + ext, SIGNATURES[ext] + body)
+    fake = _git_binary_diff(tmp_path_factory.mktemp("fake"), "a" + ext, foreign + body)
+    assert b"GIT binary patch" in real
+    for diff, asset in ((real, True), (fake, False)):
+        selected = select_diff(diff, Config())
+        (skipped,) = selected.coverage.skipped
+        assert skipped.why == ("binary_asset" if asset else "binary")
+        gap = coverage_before_call(selected.coverage, allow_partial=False)
+        assert (gap is None) is asset
+    (section,) = [sec for sec in split_diff(real) if sec.path == "a" + ext]
+    assert literal_head(section.data) == (SIGNATURES[ext] + body)[:16]
+    blocked = select_diff(real, Config(binary_assets="block"))
+    assert blocked.coverage.skipped[0].why == "binary"

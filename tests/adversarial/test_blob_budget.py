@@ -27,7 +27,8 @@ import pytest
 
 from gate.action.blobdiff import section_from_blobs
 from gate.action.blobfetch import FetchBudget, byte_bound, request_bound
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
 from gate.diff import SkipWhy, select
 from tests.fakes.github import FakeGitHub
 

@@ -11,7 +11,7 @@ typed block). And the contents API, asked for a base file that is a symlink to a
 answers with the *target's* blob: another file's bytes stood as the base, so the lines
 the two share were never shown.
 
-Fix (``gate/action/github.py``): a blob's bytes must hash to the id asked for (git's
+Fix (``gate/action/github/pull.py``): a blob's bytes must hash to the id asked for (git's
 ``blob <size>\\0<bytes>``, :func:`git_blob_id`), the size must match, the base64 must be
 strict; anything else is ``github_bad_payload`` (incomplete). ``blob_sha`` takes only a
 regular file answered under the path asked for; otherwise the file stays ``no_patch``.
@@ -32,7 +32,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.action.github import GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
 from gate.errors import GitHubError
 
 TRUE_BLOBS = [b"", b"x", b"RATE = 1\nLIMIT = 2\n", b"\x89PNG\r\n\x1a\n\0\0", bytes(range(256)) * 40]

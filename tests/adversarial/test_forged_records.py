@@ -131,7 +131,8 @@ def test_with_another_apps_token_the_actions_bots_comment_is_not_the_gates(
 def test_a_status_without_a_whole_creator_teaches_no_identity(status) -> None:  # type: ignore[no-untyped-def]
     """An unknown shape in GitHub's answer is never taken for the token's identity: the
     client keeps asking the slower way (GET /user, else the Actions bot)."""
-    from gate.action.github import GitHubClient, Identity
+    from gate.action.github.client import GitHubClient
+    from gate.action.github.records import Identity
 
     client = object.__new__(GitHubClient)
     client._identity = None

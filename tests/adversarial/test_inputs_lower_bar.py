@@ -33,6 +33,7 @@ fake = base.fake
 sim_factory = base.sim_factory
 ROOT = Path(__file__).resolve().parents[2]
 
+FALLBACK = "fallbacks:\n  - {provider: anthropic, model: sim-model, api_key_env: FB_KEY}\n"
 #: input -> (the base config that sets the bar, an input value below it)
 LOWERING: dict[str, tuple[str, str]] = {
     "min-confidence": ("min_confidence: 0.9\n", "0.1"),
@@ -52,6 +53,10 @@ LOWERING: dict[str, tuple[str, str]] = {
     "region": ("reviewer:\n  region: us-east-1\n", "eu-west-1"),
     "project": ("reviewer:\n  project: prod-project\n", "my-project"),
     "location": ("reviewer:\n  location: us-east5\n", "europe-west4"),
+    # with a fallback, a primary that times out or gives up sooner lets the workflow pick
+    # who judges (test_fallback_forcing_inputs.py: without one they apply)
+    "timeout": (f"reviewer:\n  deadline: 120\n{FALLBACK}", "0.5"),
+    "attempts": (f"reviewer:\n  attempts: 3\n{FALLBACK}", "1"),
 }  # fmt: skip
 
 

@@ -149,3 +149,32 @@ def test_a_429_without_a_quota_name_stays_a_retried_rate_limit(
     assert found is not None
     assert found.kind is Limit.RATE
     assert found.retryable
+
+
+#: (dialect, an error frame inside the 200 stream, whether it is a quota stop)
+IN_STREAM = [
+    ("openai", {"error": OPENAI_QUOTA["error"]}, True),
+    ("openai", {"error": OPENAI_RATE["error"]}, False),
+    ("gemini", gemini_exhausted(PER_DAY), True),
+    ("gemini", gemini_exhausted(PER_MINUTE), False),
+    ("vertex", gemini_exhausted(PER_DAY), True),
+    ("anthropic", anthropic_error("billing_error", "billing"), True),
+    ("anthropic", anthropic_error("overloaded_error", "Overloaded"), False),
+]
+
+
+@pytest.mark.parametrize(("dialect", "frame", "quota"), IN_STREAM)
+def test_a_quota_stop_inside_the_stream_is_not_retried_either(
+    dialect: str, frame: Any, quota: bool
+) -> None:
+    body = f"data: {json.dumps(frame)}\n\n".encode()
+    outcome, requests = ask(dialect, SimResponse(body=body))
+    first = outcome.attempts[0]
+    if quota:
+        assert requests == 1
+        assert first.reason == QUOTA_REASON
+        assert "owns that account" in first.detail
+    else:
+        assert requests == 2  # transient: the healthy answer follows
+        assert first.reason == "error_frame"
+        assert outcome.envelope is not None

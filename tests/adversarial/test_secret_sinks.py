@@ -118,6 +118,12 @@ def _hex_views(text: str) -> Iterator[str]:
             yield bytes.fromhex(part[: len(part) // 2 * 2]).decode("latin-1")
 
 
+# UTF-16 written as text: a character, then a NUL or what a sink made of it ("?", U+FFFD)
+_UTF16_FILL = "\x00?\ufffd"
+# (little- or big-endian: a run starts at its first character either way)
+_UTF16_RUN = re.compile(f"(?:.[{_UTF16_FILL}])+.?", re.DOTALL)
+
+
 def views(data: str | bytes) -> Iterator[tuple[str, str]]:
     text = data.decode("latin-1") if isinstance(data, bytes) else data
     yield "raw", text
@@ -133,8 +139,10 @@ def views(data: str | bytes) -> Iterator[tuple[str, str]]:
     # beside every character; every other character of what was written is the key
     for name, view in (("raw", text), ("escapes", _unescape(text))):
         yield f"utf16-{name}", view.replace("\x00", "")
-        yield f"utf16-{name}-even", view[0::2]
-        yield f"utf16-{name}-odd", view[1::2]
+        # every other character, where the others are what a sink made of the NULs: read
+        # anywhere else, a key of one repeated character would "leak" from its own pieces
+        for run in _UTF16_RUN.findall(view):
+            yield f"utf16-{name}-pairs", run[0::2]
 
 
 def windows(secret: str, size: int = WINDOW) -> set[str]:
@@ -346,7 +354,8 @@ def test_nothing_of_the_key_is_left_at_a_cut(key: str, kept: int, sink: str) -> 
 
 def _posted_description(key: str, description: str) -> str:
     """What GitHubClient.create_status posts (PyGithub is not called: the text is caught)."""
-    from gate.action import github
+    from gate.action.github.client import GitHubClient
+    from gate.action.github.http import GitHubSettings
 
     posted: list[str] = []
 
@@ -354,8 +363,8 @@ def _posted_description(key: str, description: str) -> str:
         def create_status(self, state: str, **kw: Any) -> None:
             posted.append(kw["description"])
 
-    client = object.__new__(github.GitHubClient)
-    client.settings = github.GitHubSettings(repository="o/r", token="t", retries=0)
+    client = object.__new__(GitHubClient)
+    client.settings = GitHubSettings(repository="o/r", token="t", retries=0)
     client.policy = client.settings.retry
     client._repo = type("Repo", (), {"get_commit": lambda self, sha: Commit()})()
     client._identity = None

@@ -46,6 +46,7 @@ from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gate import REPOSITORY_URL
 from gate.action import report
 from gate.action.run import run_action
 from gate.cli import main
@@ -312,7 +313,12 @@ def assert_inert_markdown(markdown: str) -> None:
     assert not re.search(r"(?<![\w&])#\d", text), "a live #reference"
     assert not re.search(r"(?i)gh-\d", text), "a live GH-123 reference"
     for href in re.findall(r"<a [^>]*href=\"([^\"]*)\"", page):
-        assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/actions/runs/\d+", href)
+        # the run's own page, or the project's own docs and examples (the next step's link)
+        run_page = r"https://github\.com/[\w.-]+/[\w.-]+/actions/runs/\d+"
+        own_doc = (
+            re.escape(REPOSITORY_URL) + r"/blob/main/(?:docs|examples)/[\w.-]+(?:#[a-z0-9-]+)?"
+        )
+        assert re.fullmatch(f"{run_page}|{own_doc}", href), href
     for tag in ("<img", "<script", "<iframe"):
         assert tag not in page
 

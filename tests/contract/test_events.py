@@ -13,7 +13,7 @@ import json
 import pytest
 
 from gate.action.event import PULL_ACTIONS, read_event, target_from_event
-from gate.action.github import PullInfo
+from gate.action.github.records import PullInfo
 from gate.errors import UsageError
 from tests.fakes.events import examples, pull_request_edited_event
 

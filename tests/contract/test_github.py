@@ -14,7 +14,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from gate.action.github import DIFF_MEDIA_TYPE, GitHubClient, GitHubSettings
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+from gate.action.github.pull import DIFF_MEDIA_TYPE
 from gate.errors import GitHubError, UsageError
 from tests.fakes.github import FakeGitHub
 

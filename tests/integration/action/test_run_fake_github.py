@@ -826,7 +826,7 @@ def test_files_github_did_not_list_make_coverage_partial(tmp_path, fake, sim_fac
 
 
 def test_an_unexpected_exception_is_an_error_status_never_a_pass(tmp_path, fake, sim_factory):
-    from gate.action.github import GitHubClient
+    from gate.action.github.client import GitHubClient
 
     class Broken(GitHubClient):
         def compare_diff(self, base, head, **kw):

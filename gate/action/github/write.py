@@ -1,0 +1,290 @@
+"""Writing statuses, comments and the tracking issue, as the token's own identity.
+
+A commit status (its description cut to GitHub's 140 characters), the one sticky comment
+and the tracking issue, each adopted only when the token's own identity wrote it (learned
+from the creator of the first status or the app of the first check run it posts, or named
+by the input ``identity``; never guessed). Pull request reviews with line comments
+are :mod:`gate.action.reviews`; check runs :mod:`gate.action.checks`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+from github.CommitStatus import CommitStatus
+from github.PaginatedList import PaginatedList
+
+from gate.action.github.http import RETRY_STATUSES, GitHubHttp, _iter
+from gate.action.github.records import Identity, SeenStatus
+from gate.decide.decision import MAX_DESCRIPTION
+from gate.errors import GitHubError
+from gate.safe.redact import redact
+
+#: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
+STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
+
+
+#: items scanned when looking for one (issues, statuses): newest first, so the cap is safe
+MAX_COMMENTS_SCANNED = 1000
+#: comments read when looking for the gate's own (oldest first, every page): past this
+#: many the gate cannot tell whether its comment is among the rest, and says so
+MAX_COMMENTS_READ = 25_000
+
+
+class StatusWriter(GitHubHttp):
+    """The calls that write: commit statuses, the sticky comment, the tracking issue, and
+    the identity that decides which of them are the gate's own."""
+
+    def create_status(
+        self, sha: str, *, state: str, description: str, context: str, target_url: str | None
+    ) -> None:
+        """Post a commit status (retried on 5xx and connection errors: repeating is harmless)."""
+        if state not in STATUS_STATES:
+            raise ValueError(f"unknown status state {state!r}")
+        description = redact(description)  # a public text: redacted, and before the cut
+        text = description
+        if len(text) > MAX_DESCRIPTION:
+            text = text[: MAX_DESCRIPTION - 1] + "…"
+
+        def post() -> None:
+            commit = self._repo.get_commit(sha)
+            if target_url:
+                posted = commit.create_status(
+                    state, target_url=target_url, description=text, context=context
+                )
+            else:
+                posted = commit.create_status(state, description=text, context=context)
+            self._learn_identity(getattr(posted, "raw_data", None))
+
+        def transient(err: Exception) -> bool:
+            # a refused connection was already retried by urllib3 (connect retries apply
+            # to POST too); a timeout or a 5xx on a POST was not
+            if not isinstance(err, GitHubError):
+                return False
+            refused = "connection refused" in err.message
+            return (err.reason == "github_unreachable" and not refused) or err.reason in {
+                f"github_http_{c}" for c in RETRY_STATUSES
+            }
+
+        self.policy.run(
+            lambda: self._call(f"POST {state} status on {sha[:12]}", post), transient=transient
+        )
+
+    def _learn_identity(self, status: object) -> None:
+        """The token's identity from a status it just wrote (its ``creator``): whoever the
+        token is (a user, the Actions bot, any GitHub App's bot), that is who it writes as."""
+        if self._identity is not None or not isinstance(status, dict):
+            return
+        creator = status.get("creator")
+        if isinstance(creator, dict):
+            login, kind = creator.get("login"), creator.get("type")
+            if isinstance(login, str) and login and isinstance(kind, str) and kind:
+                self._identity = Identity(login=login, kind=kind)
+
+    def learn_identity_from_check(self, check_run: object) -> None:
+        """The token's identity from a check run it just created: a check run is written by
+        a GitHub App only, and the app writes as ``<slug>[bot]``."""
+        if self._identity is not None or not isinstance(check_run, dict):
+            return
+        app = check_run.get("app")
+        slug = app.get("slug") if isinstance(app, dict) else None
+        if isinstance(slug, str) and slug:
+            self._identity = Identity(login=f"{slug}[bot]", kind="Bot")
+
+    def identity(self) -> Identity:
+        """Who the token writes as, known and never guessed: the creator of the first
+        status this client posted, or the app of the first check run it created; else the
+        workflow's input ``identity``; else ``GET /user``. When none of them can tell
+        (an installation token, which may not call ``GET /user``, before any status or
+        check run, as in a replay or triage run), GitHubError ``identity_unknown``: taking
+        the Actions bot for another GitHub App's bot would adopt another workflow's
+        comments as the gate's own, and finding nothing would read as "no records".
+        """
+        if self._identity is not None:
+            return self._identity
+        named = self.settings.identity
+        if named:
+            kind = "Bot" if named.endswith("[bot]") else "User"
+            self._identity = Identity(login=named, kind=kind)
+            return self._identity
+
+        def load() -> Identity:
+            user = self._gh.get_user()
+            return Identity(login=str(user.login), kind=str(user.type or "User"))
+
+        try:
+            found = self._call("GET /user (the token's own identity)", load)
+        except GitHubError as err:
+            if err.reason not in ("github_http_403", "github_http_404"):
+                raise
+            raise GitHubError(
+                "the token's own identity is unknown: GET /user is refused to this token and "
+                "it has posted no status or check run yet, so the gate cannot tell its own "
+                "comments from anyone else's; set the action input identity to the token's "
+                "account (github-actions[bot] for the workflow's GITHUB_TOKEN, <app-slug>[bot] "
+                "for a GitHub App's token)",
+                reason="identity_unknown",
+            ) from err
+        self._identity = found
+        return found
+
+    def upsert_issue(self, title: str, body: str) -> int:
+        """Create or update the one open issue titled ``title`` that this token opened;
+        return its number (anyone else's issue of that title is left alone)."""
+        body = redact(body)
+        own = self.identity()
+
+        def run() -> int:
+            for scanned, issue in enumerate(_iter(self._repo.get_issues(state="open"))):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if issue.title != title or not own.wrote(issue.user):
+                    continue
+                if issue.pull_request is None:  # the list holds pull requests too
+                    if issue.body != body:
+                        issue.edit(body=body)
+                    return int(issue.number)
+            return int(self._repo.create_issue(title=title, body=body).number)
+
+        return self._call(f"update the issue {title!r}", run)
+
+    def own_comment(self, number: int, *, marker: str) -> str | None:
+        """The body of the comment starting with ``marker`` that this token wrote, or None
+        (the adoption rule of :meth:`upsert_comment`: anyone else's is never read)."""
+        own = self.identity()
+
+        def run() -> str | None:
+            issue = self._repo.get_issue(number)
+            for scanned, comment in enumerate(_iter(issue.get_comments())):
+                if scanned >= MAX_COMMENTS_READ:
+                    raise _too_many_comments(number)
+                if (comment.body or "").startswith(marker) and own.wrote(comment.user):
+                    return str(comment.body)
+            return None
+
+        return self._call(f"read the review-gate comment on #{number}", run)
+
+    def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
+        """(state, description) of the statuses in ``context`` on ``sha`` that this token
+        posted, newest first (statuses are append-only and GitHub records their creator)."""
+        own = self.identity()
+
+        def run() -> list[tuple[str, str]]:
+            found = []
+            # GET /repos/{owner}/{repo}/commits/{ref}/statuses (newest first)
+            url = f"{self._repo.url}/commits/{sha}/statuses"
+            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            for scanned, status in enumerate(_iter(statuses)):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if status.context == context and own.wrote(status.creator):
+                    found.append((str(status.state), str(status.description or "")))
+            return found
+
+        return self._call(f"GET statuses of {sha[:12]}", run)
+
+    # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
+
+    def newest_own_status(self, sha: str, *, context: str) -> SeenStatus | None:
+        """The newest status in ``context`` on ``sha`` that this token posted, with its time."""
+        own = self.identity()
+
+        def run() -> SeenStatus | None:
+            url = f"{self._repo.url}/commits/{sha}/statuses"
+            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            for scanned, status in enumerate(_iter(statuses)):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if status.context == context and own.wrote(status.creator):
+                    when = status.created_at
+                    if when is not None and when.tzinfo is None:
+                        when = when.replace(tzinfo=UTC)
+                    return SeenStatus(
+                        str(status.state), str(status.description or ""), when or datetime.now(UTC)
+                    )
+            return None
+
+        return self._call(f"GET statuses of {sha[:12]}", run)
+
+    def own_issue(self, title: str) -> tuple[int, str] | None:
+        """(number, body) of the open issue titled ``title`` this token opened, or None."""
+        own = self.identity()
+
+        def run() -> tuple[int, str] | None:
+            for scanned, issue in enumerate(_iter(self._repo.get_issues(state="open"))):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                if issue.title == title and own.wrote(issue.user) and issue.pull_request is None:
+                    return int(issue.number), str(issue.body or "")
+            return None
+
+        return self._call(f"find the issue {title!r}", run)
+
+    def close_issue(self, number: int) -> None:
+        self._call(
+            f"close issue #{number}", lambda: self._repo.get_issue(number).edit(state="closed")
+        )
+
+    def comment_on_issue(self, number: int, body: str) -> None:
+        body = redact(body)
+        self._call(
+            f"comment on issue #{number}", lambda: self._repo.get_issue(number).create_comment(body)
+        )
+
+    def add_label(self, number: int, label: str) -> None:
+        """POST /repos/{owner}/{repo}/issues/{number}/labels (a pull request is an issue)."""
+        url = f"{self._repo.url}/issues/{number}/labels"
+        self._call(
+            f"label #{number} {label!r}",
+            lambda: self._repo._requester.requestJsonAndCheck(
+                "POST", url, input={"labels": [label]}
+            ),
+        )
+
+    def remove_label(self, number: int, label: str) -> None:
+        """DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}."""
+        url = f"{self._repo.url}/issues/{number}/labels/{quote(label, safe='')}"
+        self._call(
+            f"unlabel #{number} {label!r}",
+            lambda: self._repo._requester.requestJsonAndCheck("DELETE", url),
+        )
+
+    def upsert_comment(self, number: int, *, marker: str, body: str) -> int:
+        """Create or update the one comment that starts with ``marker``; return its id.
+
+        Only a comment this token wrote is adopted (same login, same account type);
+        a marker in anyone else's comment is ignored, never edited: a new one is created.
+        """
+        body = redact(body)
+        text = body if body.startswith(marker) else f"{marker}\n{body}"
+        own = self.identity()
+
+        def run() -> int:
+            issue = self._repo.get_issue(number)
+            found = None
+            for scanned, comment in enumerate(_iter(issue.get_comments())):
+                if scanned >= MAX_COMMENTS_READ:
+                    raise _too_many_comments(number)
+                if (comment.body or "").startswith(marker) and own.wrote(comment.user):
+                    found = comment
+                    break
+            if found is not None:
+                if found.body != text:
+                    found.edit(text)
+                return int(found.id)
+            created = issue.create_comment(text)
+            return int(created.id)
+
+        return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _too_many_comments(number: int) -> GitHubError:
+    """Past :data:`MAX_COMMENTS_READ` comments the gate's own comment is not "absent": it
+    is unknown, and the run says so instead of starting an empty history."""
+    return GitHubError(
+        f"pull request #{number} has more than {MAX_COMMENTS_READ} comments; the gate did not "
+        "find its own among them and cannot tell whether it is further on, so its records are "
+        "unknown; lock the conversation or move the change to a new pull request",
+        reason="github_too_many_comments",
+    )
