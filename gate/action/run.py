@@ -82,6 +82,7 @@ from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageErro
 from gate.export import sarif, statement
 from gate.findings import Finding
 from gate.memory import question
+from gate.memory.question import QuestionKey
 from gate.review import certificate, cost
 from gate.review.chunked import chunk_rows
 from gate.review.pipeline import review_diff
@@ -196,10 +197,7 @@ def _review(
     skipped = guards.draft(run.pull, config)
     if skipped is not None:
         return _post_final(run, skipped, status=Status.PENDING, state="skipped")
-    _post(run, Status.PENDING, describe("pending", "review in progress"))
-    # before any guard, once the token's identity is known from what it just posted:
-    # every path carries the earlier records forward (gate.action.history)
-    history.load(run)
+    _start(run)
     before_diff: tuple[Callable[[], Decision | None], ...] = (
         lambda: guards.override(run, config),
         lambda: guards.apply_marker(gh, run.head),
@@ -231,9 +229,7 @@ def _review(
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
-    run.question = key = question.key_for(selected.data, config)
-    run.prompt_sha = key.prompt_sha
-    if (kept := guards.memory(run, gh, key)) is not None:
+    if (kept := guards.memory(run, gh, _question(run, selected.data, config))) is not None:
         return _post_final(run, kept)
 
     try:
@@ -260,6 +256,21 @@ def _review(
     if result.coverage is not None:  # chunking may have left a too_large file out
         run.evidence.coverage = result.coverage
     return _post_final(run, result.decision)
+
+
+def _start(run: RunState) -> None:
+    """The pending status, then the PR's records: read before any guard, once the token's
+    identity is known from what it just posted, so every path carries them forward
+    (:mod:`gate.action.history`)."""
+    _post(run, Status.PENDING, describe("pending", "review in progress"))
+    history.load(run)
+
+
+def _question(run: RunState, data: bytes, config: Config) -> QuestionKey:
+    """The question this run asks (:mod:`gate.memory.question`), kept on the run."""
+    run.question = key = question.key_for(data, config)
+    run.prompt_sha = key.prompt_sha
+    return key
 
 
 def _client(
