@@ -252,7 +252,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
 # Action inputs that are not config (read by the action itself).
 RUNTIME_INPUTS = frozenset(
     {"config", "token", "api-key", "fail-job", "certificate-dir", "pr-number", "fresh"}
-    | {"mode", "since", "max-replays"}
+    | {"mode", "since", "max-replays", "identity"}
 )
 ACTION_INPUTS = frozenset(INPUT_KEYS) | RUNTIME_INPUTS
 

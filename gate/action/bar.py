@@ -100,6 +100,9 @@ RUNTIME: dict[str, str] = {
     "mode": "replay posts no status on the pull request",
     "since": "replay only",
     "max-replays": "replay only",
+    "identity": "names the token's account only where it cannot be learned (a replay or "
+    "triage run posts nothing first); a review run learns it from its own first status or "
+    "check run, which wins",
 }
 
 

@@ -11,6 +11,7 @@ own identity posted on this head for the same question.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from gate import REPOSITORY_URL
@@ -18,15 +19,15 @@ from gate.action import carry
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
 from gate.action.github.records import PullInfo
-from gate.action.report import comment_marker
 from gate.action.state import Override, RunState
 from gate.config import Config
-from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked
+from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
 from gate.diff import Coverage
-from gate.errors import ConfigError
-from gate.memory import Question, earlier, recall, record, status_confirms_pass
+from gate.errors import ConfigError, GateError
+from gate.memory import Question, decisive, question, recall, status_confirms_pass
+from gate.memory.question import QuestionKey
 from gate.review.carry import Book, CarryError
-from gate.review.scope import coverage_before_call, nothing_reviewed
+from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -54,7 +55,7 @@ def override(run: RunState, config: Config) -> Decision | None:
     if target is None or pull is None or gh is None:
         return None
     if target.action != "labeled" or target.label != config.override_label:
-        return None
+        return _override_kept(run, config, gh)
     labelled_head = target.pull.head_sha if target.pull else ""
     if labelled_head != run.head:
         run.notes.append(
@@ -86,6 +87,37 @@ def override(run: RunState, config: Config) -> Decision | None:
         reason="override",
         description=f"overridden by @{login}"[:MAX_DESCRIPTION],
         detail=detail,
+    )
+
+
+def _override_kept(run: RunState, config: Config, gh: GitHubClient) -> Decision | None:
+    """A writer's override stays in force for its head across non-push events (a reopen,
+    another label, a re-run): the gate's record of an override on this exact head, the
+    override label still on the pull request, and the gate's own newest final status on
+    the head still ``success``. A push (a new head) needs a new override."""
+    pull = run.pull
+    if pull is None or config.override_label not in pull.labels:
+        return None
+    found = next(
+        (r for r in reversed(run.history) if r.source == "override" and r.head_sha == run.head),
+        None,
+    )
+    if found is None:
+        return None
+    states = [state for state, _ in gh.own_statuses(run.head, context=run.context)]
+    if not status_confirms_pass(states):
+        return None
+    run.evidence.override = Override("(recorded)", "write", config.override_label, run.head)
+    return Decision(
+        state=State.PASS,
+        status=Status.SUCCESS,
+        reason="override",
+        description=describe("overridden", f"the override of {found.time} on this head stands"),
+        detail=(
+            f"the override recorded at {found.time} on {run.head[:12]} stays in force for this "
+            "head (the label is still on the pull request and the gate's success stands); "
+            "no model review was used for this status"
+        ),
     )
 
 
@@ -195,6 +227,46 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
     return None
 
 
+def siblings(
+    run: RunState, gh: GitHubClient, load_config: Callable[[str], Config]
+) -> Decision | None:
+    """One head, every base: a ``success`` on a commit satisfies every open pull request
+    whose head is that commit (``GET /repos/{owner}/{repo}/commits/{sha}/pulls``). Another
+    open pull request of this head holds only when its own question (its base's config,
+    its diff from its base) is exactly this run's; otherwise the success is withheld and
+    the block names it: "a pull request cannot lower its own bar" holds across pull
+    requests. Called only for a reviewed or kept pass (an override is a writer's exception
+    for exactly this head)."""
+    pull, key = run.pull, run.question
+    if pull is None or key is None:
+        return None
+    unmet: list[PullInfo] = []
+    for other in gh.pulls_for_commit(run.head):
+        if other.number == pull.number:
+            continue
+        try:
+            config = load_config(other.base_sha)
+            fetch = gh.compare_diff(other.base_sha, run.head, pr_number=other.number)
+            data = select_diff(list(fetch.sections), config, source=fetch.source).data
+            same = question.key_for(data, config) == key
+        except (ConfigError, GateError):
+            same = False
+        if not same:
+            unmet.append(other)
+    if not unmet:
+        return None
+    named = ", ".join(f"#{p.number} into {p.base_ref}" for p in unmet[:5])
+    more = f" and {len(unmet) - 5} more" if len(unmet) > 5 else ""
+    return blocked(
+        State.NEEDS_HUMAN,
+        "sibling_pull",
+        f"this commit is also the head of {named}{more}, whose base config or diff this review "
+        "did not answer; a success here would satisfy that pull request's required check "
+        "too. Its own run decides it; close one of them, push to this branch, or a writer "
+        "can override",
+    )
+
+
 def coverage(selected: Coverage, config: Config) -> Decision | None:
     """Nothing left to review after the selection (never ask the model about nothing), or
     files left out that block on coverage (never pay for a review that will block)."""
@@ -204,19 +276,33 @@ def coverage(selected: Coverage, config: Config) -> Decision | None:
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
-    """A fresh review asked for by a writer: the ``review-gate:fresh`` label just applied,
-    or the ``fresh`` input of a ``workflow_dispatch``; the sender's permission is checked
-    as for the override."""
+    """A fresh review asked for by a writer, bound to what the writer saw: the
+    ``review-gate:fresh`` label just applied on this exact head (a label applied on an
+    earlier head is ignored with a note: the author may have pushed since), the ``fresh``
+    input of a ``workflow_dispatch``, or a writer's ``/review-gate review`` comment
+    (:mod:`gate.action.command` checked the permission; the record keeps the head it
+    reviewed). The sender's permission is checked as for the override."""
     target = run.target
     if target is None:
         return False
+    if run.command is not None:
+        login, permission = run.command.get("login"), run.command.get("permission")
+        run.notes.append(f"a fresh review was asked by @{login} ({permission}) with the command")
+        return True
     by_label = target.action == "labeled" and target.label == FRESH_LABEL
     by_input = run.inputs.fresh()
     if not (by_label or by_input):
         return False
+    how = f"the label {FRESH_LABEL!r}" if by_label else "the input fresh"
+    labelled_head = target.pull.head_sha if target.pull else ""
+    if by_label and labelled_head != run.head:
+        run.notes.append(
+            f"{how} was applied on {labelled_head[:12]}, but the head is now {run.head[:12]}: "
+            "it asks for nothing on a head the writer did not see; apply it again"
+        )
+        return False
     login = target.sender
     permission = gh.permission(login) if login else "none"
-    how = f"the label {FRESH_LABEL!r}" if by_label else "the input fresh"
     if permission not in OVERRIDE_PERMISSIONS:
         run.notes.append(
             f"a fresh review asked with {how} by @{login or 'unknown'} (permission "
@@ -225,6 +311,47 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
         return False
     run.notes.append(f"a fresh review was asked by @{login} ({permission}) with {how}")
     return True
+
+
+def standing_status(
+    run: RunState, statuses: list[tuple[str, str]], key: QuestionKey
+) -> Decision | None:
+    """The gate's own newest decisive status on this head, when it is a ``failure`` that
+    answered this question (its description's tag, :func:`gate.memory.question.tag`),
+    or an untagged ``failure`` no record of this pull request explains (its record was
+    lost): that failure stands, whichever pull request asks. Statuses are append-only and
+    GitHub records their creator, so no PR author can edit or remove this evidence."""
+    # the newest decisive status: a pending, an error (an outage, a guard that stopped the
+    # run) and a writer's override decide nothing about the question, so they cannot hide
+    # an earlier failure
+    final = next(
+        (
+            (state, text)
+            for state, text in statuses
+            if state == "failure" or (state == "success" and not _overridden(text))
+        ),
+        None,
+    )
+    if final is None or final[0] != "failure":
+        return None
+    tagged = question.tag_of(final[1])
+    if tagged is not None and tagged != key.id[:16]:
+        return None  # a block of another question: this one is asked
+    if tagged is None and any(
+        r.head_sha == run.head and r.status == "failure" for r in run.history
+    ):
+        return None
+    detail = (
+        f"the gate's own failure status on {run.head[:12]} stands: it answered this question "
+        f"({key.id[:12]}) or no record explains it (its record was lost, or another pull "
+        "request with this head was blocked); no new call was made. The author can change the "
+        "diff; a writer can ask for a fresh review with the review-gate:fresh label"
+    )
+    return replace(
+        blocked(State.FAIL, "failure_stands", detail, status=Status.FAILURE),
+        description=describe("fail stands", f"the gate's failure on {run.head[:7]} stands"),
+        source="cached",
+    )
 
 
 def carried(run: RunState, body: str | None) -> Book | None:
@@ -240,41 +367,43 @@ def carried(run: RunState, body: str | None) -> Book | None:
         return None
 
 
-def memory(run: RunState, gh: GitHubClient, config: Config, diff_sha: str) -> Decision | None:
-    """An earlier decision of this PR for the same question (:mod:`gate.memory`): a fail
+def _overridden(description: str) -> bool:
+    """Whether a success description is a writer's override (:func:`override`)."""
+    return description.startswith(("overridden by @", "overridden:"))
+
+
+def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None:
+    """An earlier decision of the same question (:mod:`gate.memory`): a standing block
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
 
     The records come only from the sticky comment the token itself wrote (the adoption
-    rule); a pass is kept only when the newest final status the gate's own identity
-    posted on this head is a success. An unreadable history is ignored with a note: the
-    reviewer is asked.
+    rule, read by :func:`gate.action.history.load` before the first guard); a pass is
+    kept only when the newest final status the gate's own identity posted on this head
+    is a success, and the gate's own newest ``failure`` on the head stands when no
+    record explains it. A history that could not be read is never trusted and never
+    concluded empty: the run blocks until a writer asks for a fresh review.
     """
     if run.pull is None:
         return None
-    body = gh.own_comment(run.pull.number, marker=comment_marker(run.context))
-    try:
-        run.history = record.parse_history(body or "")
-    except record.RecordError as err:
-        run.history = []
-        run.notes.append(f"the history in the review-gate comment was not read ({err.message})")
     run.fresh = fresh_requested(run, gh)
     # a writer's fresh review (label, input) or comment command asks for every chunk again
     if not run.fresh and run.command is None:
-        run.carry = carried(run, body)
-    if run.fresh or not run.history:
+        run.carry = carried(run, run.own_comment)
+    if run.fresh:
         return None
-    question = Question(
-        diff_sha=diff_sha,
-        policy_version=config.policy_version,
-        model=config.reviewer.model,
-        prompt_sha=run.prompt_sha,
-        head_sha=run.head,
-        config_sha=run.config_sha,
-        fallback_models=tuple(fb.model for fb in config.fallbacks),
-    )
-    found = earlier(run.history, question)
-    confirmed = False
-    if found is not None and found.state == "pass" and found.head_sha == run.head:
-        statuses = gh.own_statuses(run.head, context=run.context)
-        confirmed = status_confirms_pass([state for state, _ in statuses])
-    return recall(run.history, question, status_confirmed=confirmed)
+    if run.history_problem is not None:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "history_unreadable",
+            f"the history in the review-gate comment could not be read "
+            f"({run.history_problem}), so an earlier fail of this diff cannot be ruled out; "
+            "it is kept as it is. A writer can ask for a fresh review with the "
+            f"{FRESH_LABEL} label, or restore the comment",
+        )
+    statuses = gh.own_statuses(run.head, context=run.context)
+    states = [state for state, _ in statuses]
+    block, kept = decisive(run.history, key)
+    if block is None and (stood := standing_status(run, statuses, key)) is not None:
+        return stood
+    confirmed = kept is not None and kept.head_sha == run.head and status_confirms_pass(states)
+    return recall(run.history, Question(key, run.head), status_confirmed=confirmed)

@@ -1,17 +1,47 @@
-"""The run's decision as a durable record, kept in the sticky comment's history block.
+"""The PR's records: read once, carried forward by every run, never overwritten unread.
 
-:func:`record_for` turns what the run learned (:class:`~gate.action.state.RunState`) and the
-decision it posted into a :class:`gate.memory.record.Record`; :func:`with_history` appends the
-PR's history (the earlier records read by :func:`gate.action.guards.memory`, plus this
-one) to the comment body. A record that cannot be written is a note, never a lost comment.
+:func:`load` reads the history block of the sticky comment the token's own identity
+wrote (once per run, before the first guard, and again at the end if the run stopped
+before it was read); :func:`record_for` turns what the run learned
+(:class:`~gate.action.state.RunState`) and the decision it posted into a
+:class:`gate.memory.record.Record`; :func:`with_history` appends it to the earlier
+records (:func:`gate.memory.standing.history_block`: one row per question, standing
+blocks never dropped).
+
+Nothing the gate wrote is lost or replaced unread: when the history could not be read
+(unreadable, foreign, oversized) or the new block would drop a standing block,
+:func:`with_history` returns None and the comment is left as it is (a note says so);
+the gate's own ``failure`` on the commit then stands for the lost record
+(:func:`gate.action.guards.memory`).
 """
 
 from __future__ import annotations
 
 from gate.action import carry
+from gate.action.report import comment_marker
 from gate.action.state import Artifacts, RunState
 from gate.decide.decision import Decision
-from gate.memory import record
+from gate.errors import GitHubError
+from gate.memory import record, standing
+
+
+def load(run: RunState) -> None:
+    """Read the PR's records into ``run.history`` (once). An unreadable block sets
+    ``run.history_problem``; a GitHub error propagates (absence is never concluded)."""
+    if run.history_loaded or run.pull is None or run.gh is None:
+        return
+    body = run.gh.own_comment(run.pull.number, marker=comment_marker(run.context))
+    run.history_loaded = True
+    run.own_comment = body
+    try:
+        run.history = record.parse_history(body or "")
+    except record.RecordError as err:
+        run.history = []
+        run.history_problem = err.message
+        run.notes.append(
+            f"the history in the review-gate comment could not be read ({err.message}); "
+            "it is kept as it is and not trusted"
+        )
 
 
 def _text(value: str, limit: int) -> str:
@@ -27,9 +57,48 @@ def _source(run: RunState, decision: Decision) -> str:
         return "override"
     if decision.source == "repaired":
         return "repaired"
-    if run.result is not None:
-        return "repaired" if run.result.decision.source == "repaired" else "model"
-    return "gate"
+    result = run.result
+    if result is not None and (decision.state, decision.reason) == (
+        result.decision.state,
+        result.decision.reason,
+    ):
+        return "repaired" if result.decision.source == "repaired" else "model"
+    return "gate"  # a guard's decision, even after a review (its verdict is still recorded)
+
+
+def _label(decision: Decision | None) -> str | None:
+    if decision is None:
+        return None
+    if decision.verdict is not None:
+        return str(decision.verdict.verdict)
+    return str(decision.state)
+
+
+def answers_tally(run: RunState) -> str | None:
+    """Every answer's verdict behind this run's review, counted (``pass=2,fail=1``):
+    each of the k answers, each chunk's answers; None when no review was made."""
+    result = run.result
+    if result is None:
+        return None
+    labels: list[str | None] = []
+    if result.chunks:
+        for chunk in result.chunks:
+            if chunk.answers:
+                labels += [_label(a.decision) for a in chunk.answers]
+            elif not chunk.split:
+                labels.append(_label(chunk.decision))
+    elif result.answers:
+        labels += [_label(a.decision) for a in result.answers]
+    else:
+        labels.append(_label(result.review_decision or result.decision))
+    counts: dict[str, int] = {}
+    for label in labels:
+        if label in ("pass", "fail", "needs_human", "incomplete"):
+            counts[label] = counts.get(label, 0) + 1
+    if not counts:
+        return None
+    order = ("pass", "fail", "needs_human", "incomplete")
+    return ",".join(f"{name}={min(counts[name], 99_999)}" for name in order if name in counts)
 
 
 def record_for(
@@ -70,22 +139,33 @@ def record_for(
         fresh=run.fresh,
         certificate_sha=artifacts.digests.get("certificate"),
         run_url=_text(run.run_url, 300) if run.run_url else None,
+        answers=answers_tally(run),
     )
 
 
 def with_history(
     body: str, run: RunState, decision: Decision, state: str, artifacts: Artifacts
-) -> str:
-    """``body`` with the history block: the earlier records and this decision's."""
+) -> str | None:
+    """``body`` with the history block (the earlier records and this decision's), or None
+    when the comment must be left as it is (module docstring)."""
     try:
-        block = record.history_block([*run.history, record_for(run, decision, state, artifacts)])
+        load(run)
+    except GitHubError as err:
+        run.notes.append(f"the review-gate comment was not read ({err.message}); left as it is")
+        return None
+    if run.history_problem is not None:
+        run.notes.append("this decision is not added to the unreadable history; see the status")
+        return None
+    try:
+        rec = record_for(run, decision, state, artifacts)
+        block = standing.history_block([*run.history, rec])
     except record.RecordError as err:
-        run.notes.append(f"the decision record was not written: {err.message}")
-        return carry.strip(record.strip_history(body))  # no block the comment's text spells
+        run.notes.append(f"the decision record was not written, the comment is kept: {err.message}")
+        return None
     visible = carry.strip(record.strip_history(body))
     carried = carry_block(run, artifacts)
     # GitHub's limit, the two blocks, the joins
-    room = 65_536 - record.MAX_BLOCK_CHARS - carry.MAX_BLOCK_CHARS - 200
+    room = 65_536 - len(block) - len(carried) - 200
     if len(visible) > room:
         visible = visible[:room] + "\n\n… (cut; see the job summary)"
     return f"{visible}\n\n{block}\n" + (f"{carried}\n" if carried else "")

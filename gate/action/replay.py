@@ -28,6 +28,7 @@ from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory import record
 from gate.memory import replay as core
+from gate.memory.question import key_of_record
 from gate.review.scope import select_diff
 from gate.safe import redact
 
@@ -82,7 +83,7 @@ def candidates(
     """The records to replay (newest decision per PR, distinct questions) and notes."""
     notes: list[str] = []
     found: list[Candidate] = []
-    seen: set[tuple[str | None, str, str, str | None]] = set()
+    seen: set[object] = set()  # one replay per question (gate/memory/question.py)
     skipped = 0
     for number in gh.recent_pulls(cutoff, limit=MAX_PULLS):
         body = gh.own_comment(number, marker=report.comment_marker(context))
@@ -101,7 +102,7 @@ def candidates(
         if not recent:
             continue
         newest = recent[-1]
-        key = (newest.diff_sha, newest.policy_version, newest.model, newest.prompt_sha)
+        key: object = key_of_record(newest) or (newest.diff_sha, newest.prompt_sha)
         if key in seen:
             continue
         seen.add(key)

@@ -67,6 +67,7 @@ from gate.config import (
     parse_config,
 )
 from gate.decide.decision import (
+    MAX_DESCRIPTION,
     Binding,
     Decision,
     State,
@@ -80,9 +81,10 @@ from gate.diff import FileSection, file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
 from gate.export import sarif, statement
 from gate.findings import Finding
+from gate.memory import question
 from gate.review import certificate, cost
 from gate.review.chunked import chunk_rows
-from gate.review.pipeline import prompt_sha256, review_diff
+from gate.review.pipeline import review_diff
 from gate.review.result import ChunkReview, config_sha256
 from gate.review.scope import select_diff
 from gate.safe import redact, untrusted
@@ -195,6 +197,9 @@ def _review(
     if skipped is not None:
         return _post_final(run, skipped, status=Status.PENDING, state="skipped")
     _post(run, Status.PENDING, describe("pending", "review in progress"))
+    # before any guard, once the token's identity is known from what it just posted:
+    # every path carries the earlier records forward (gate.action.history)
+    history.load(run)
     before_diff: tuple[Callable[[], Decision | None], ...] = (
         lambda: guards.override(run, config),
         lambda: guards.apply_marker(gh, run.head),
@@ -226,8 +231,9 @@ def _review(
     if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
-    run.prompt_sha = prompt_sha256(selected.data, config)
-    if (kept := guards.memory(run, gh, config, coverage.diff_sha)) is not None:
+    run.question = key = question.key_for(selected.data, config)
+    run.prompt_sha = key.prompt_sha
+    if (kept := guards.memory(run, gh, key)) is not None:
         return _post_final(run, kept)
 
     try:
@@ -409,6 +415,8 @@ def _post_final(
     run: RunState, decision: Decision, *, status: Status | None = None, state: str | None = None
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
+    if status is None and decision.status is Status.SUCCESS and decision.reason != "override":
+        decision = _every_base(run, decision)
     posted = status or decision.status
     # a posted status other than the decision's own (a skipped draft's pending) is no block
     description = decision.description if status is not None else status_description(decision)
@@ -439,6 +447,9 @@ def _post_final(
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
     description = report.with_assets(description, run.evidence.coverage)
+    if posted is Status.FAILURE and run.question is not None:
+        # which question this block answered, on the commit itself (gate.memory.question)
+        description = question.tag(description, run.question, limit=MAX_DESCRIPTION)
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:
@@ -467,6 +478,20 @@ def _post_final(
         raise
     _record_posted(run, posted, description, state or str(decision.state))
     return decision
+
+
+def _every_base(run: RunState, decision: Decision) -> Decision:
+    """``decision`` (a pass), or the block that withholds it while another open pull
+    request of the same head is not answered by it (:func:`gate.action.guards.siblings`)."""
+    gh, config = run.gh, run.config
+    if gh is None or config is None:
+        return decision
+    raw, path = run.inputs.raw, run.inputs.config_path
+    sibling = guards.siblings(run, gh, lambda base: apply_inputs(_base_config(gh, path, base), raw))
+    if sibling is None:
+        return decision
+    run.evidence.review_decision = decision
+    return sibling
 
 
 def _ignored(run: RunState) -> int:
@@ -613,12 +638,13 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     findings = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
-        body = history.with_history(body, run, decision, state, artifacts)
+        kept = history.with_history(body, run, decision, state, artifacts)
         try:
             assert run.gh is not None
-            run.gh.upsert_comment(
-                run.pull.number, marker=report.comment_marker(run.context), body=body
-            )
+            if kept is not None:  # None: the comment holds records this run could not keep
+                run.gh.upsert_comment(
+                    run.pull.number, marker=report.comment_marker(run.context), body=kept
+                )
         except GitHubError as err:
             run.notes.append(f"could not update the PR comment: {err.message}")
     if run.pull is not None and run.config is not None and run.config.review_comments and posted:

@@ -20,6 +20,7 @@ from gate.action.inputs import ActionInputs
 from gate.config import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
+from gate.memory.question import QuestionKey
 from gate.memory.record import Record
 from gate.review.carry import Book
 from gate.review.cost import Preflight
@@ -137,11 +138,18 @@ class RunState:
     artifacts: Artifacts | None = None
     #: the PR's earlier records (the sticky comment's history block), and this run's key
     history: list[Record] = field(default_factory=list)
+    #: whether the history was read (gate.action.history.load), and why it was not trusted
+    history_loaded: bool = False
+    history_problem: str | None = None
+    #: the body of the gate's own sticky comment as read (None: there is none)
+    own_comment: str | None = None
     fresh: bool = False
     #: the chunk answers the gate's own comment carries from the last run (incremental
     #: review, :mod:`gate.action.carry`); None when fresh or unread
     carry: Book | None = None
     prompt_sha: str = ""
+    #: the question this run asks (gate/memory/question.py), once the diff is selected
+    question: QuestionKey | None = None
     #: monotonic seconds (the pending status's progress updates are spaced by it)
     clock: Callable[[], float] = time.monotonic
     #: the cost estimate made before any request (the bound and the likely figure)

@@ -1,26 +1,30 @@
 """Memory at review time: an earlier decision of the same question, without a new call.
 
-:func:`recall` looks through a pull request's records (:mod:`gate.memory.record`, newest first)
-for the newest decisive one (``pass`` or ``fail``, from the model, a repair or an
-earlier recall) that answered the same question: the same ``diff_sha``,
-``policy_version``, model and prompt digest. Then:
+The question is :class:`gate.memory.question.QuestionKey` (diff bytes, policy, config
+digest, model, whole-diff prompt digest), the same for every review shape. :func:`recall`
+looks through a pull request's records (:mod:`gate.memory.record`, newest first) for the
+records that answered that exact question, and:
 
-* a ``fail`` stands, for any head: a re-push, a rebase or an empty commit that leaves
-  the diff bytes unchanged is the same question (``fail_stands``, status
-  ``fail stands: the same diff was rejected at <time>``);
-* a ``pass`` is kept for the same head SHA and config digest only (``cached_pass``),
-  and only when the gate's own identity's *newest* final status on that SHA, in the
-  same context, is ``success`` (:func:`status_confirms_pass`, passed in as
-  ``status_confirmed``): the comment is an index, the status the statement. An older
-  success under a newer ``failure`` or ``error`` (a fresh review that blocked, a run
-  that failed) confirms nothing: that pass is no longer the gate's word on the head;
-* anything else (no such record, a pass on another head, a fresh review asked for) is
-  None: the reviewer is asked.
+* an answer that was not a clean pass **stands**, for any head (:func:`stands`): a
+  ``fail``, any answer of an agreement set or of a chunk that said ``fail`` (the record's
+  ``answers`` tally), a ``needs_human`` the reviewer's answer caused (low confidence, no
+  reasons, malformed or repaired, unstable answers), and a model fail that a later guard
+  replaced (``superseded``). A re-push, a rebase, an empty commit, a reopen that leaves the
+  five fields unchanged is the same question (``fail_stands``, status ``fail stands: ...``).
+  Only a transport failure (no answer arrived, ``incomplete``) does not stand;
+* a block stands until the diff (or another field of the key) changes, or a writer asks
+  for a fresh review: a record made by a writer's fresh review supersedes every older
+  record of the same question (:func:`decisive`);
+* a ``pass`` is kept for the same head SHA only (``cached_pass``), only when no standing
+  block of the same question precedes it, and only when the gate's own identity's
+  *newest* final status on that SHA, in the same context, is ``success``
+  (:func:`status_confirms_pass`, passed in as ``status_confirmed``): the comment is an
+  index, the status the statement;
+* anything else is None: the reviewer is asked.
 
-Both decisions carry ``source="cached"``. Besides :func:`gate.decide.decision.decide` and the
-human override, :func:`recall` is the one other place a ``success`` can come from, and
-only by repeating a success the gate itself posted on the same commit for the same
-question.
+Besides :func:`gate.decide.decision.decide` and the human override, :func:`recall` is the one
+other place a ``success`` can come from, and only by repeating a success the gate itself
+posted on the same commit for the same question.
 """
 
 from __future__ import annotations
@@ -29,25 +33,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gate.decide.decision import Decision, State, Status, blocked, describe
+from gate.memory.question import QuestionKey
 from gate.memory.record import Record
+from gate.memory.standing import DECISIVE_SOURCES, any_fail, decisive, passed, stands
 
-#: the sources whose decision answered the question (not a guard, not a human)
-DECISIVE_SOURCES = frozenset({"model", "repaired", "cached"})
+__all__ = [
+    "DECISIVE_SOURCES",
+    "Question",
+    "any_fail",
+    "decisive",
+    "fail_stands",
+    "passed",
+    "recall",
+    "stands",
+    "status_confirms_pass",
+]
 
 
 @dataclass(frozen=True)
 class Question:
-    """What a review would ask: the key a record must match, and the commit."""
+    """What a review would ask (the key a record must match) and the commit it is for."""
 
-    diff_sha: str
-    policy_version: str
-    model: str
-    prompt_sha: str
+    key: QuestionKey
     head_sha: str
-    config_sha: str
-    #: the fallbacks' models: a decision by any reviewer the config may ask answers the
-    #: same question (a fail by a fallback stands for the reviewer before it, and back)
-    fallback_models: tuple[str, ...] = ()
 
 
 def status_confirms_pass(states: Sequence[str]) -> bool:
@@ -58,54 +66,46 @@ def status_confirms_pass(states: Sequence[str]) -> bool:
     return final == "success"
 
 
-def earlier(records: Sequence[Record], question: Question) -> Record | None:
-    """The newest decisive record of the same question, or None."""
-    for record in reversed(records):
-        if record.source not in DECISIVE_SOURCES or record.state not in ("pass", "fail"):
-            continue
-        if any(
-            record.same_review(
-                diff_sha=question.diff_sha,
-                policy_version=question.policy_version,
-                model=model,
-                prompt_sha=question.prompt_sha,
-            )
-            for model in (question.model, *question.fallback_models)
-        ):
-            return record
-    return None
-
-
 def recall(
     records: Sequence[Record], question: Question, *, status_confirmed: bool
 ) -> Decision | None:
     """The earlier decision that stands (module docstring), or None to ask the reviewer."""
-    found = earlier(records, question)
-    if found is None:
-        return None
-    if found.state == "fail":
-        detail = (
-            f"the same diff was rejected at {found.time} (diff {question.diff_sha[:12]}, policy "
-            f"{found.policy_version}, model {found.model}); no new call was made. Change the "
-            "diff, or ask for a fresh review with the review-gate:fresh label"
-        )
-        decision = blocked(State.FAIL, "fail_stands", detail, status=Status.FAILURE)
-        return replace(
-            decision,
-            description=describe("fail stands", f"the same diff was rejected at {found.time}"),
-            source="cached",
-        )
-    same_commit = found.head_sha == question.head_sha and found.config_sha == question.config_sha
-    if same_commit and status_confirmed:
+    block, kept = decisive(records, question.key)
+    if block is not None:
+        return fail_stands(block, question)
+    if kept is not None and kept.head_sha == question.head_sha and status_confirmed:
         return Decision(
             state=State.PASS,
             status=Status.SUCCESS,
             reason="cached_pass",
-            description=describe("pass (kept)", f"the same diff passed at {found.time}"),
+            description=describe("pass (kept)", f"the same diff passed at {kept.time}"),
             detail=(
-                f"the same diff passed on this commit at {found.time}; the gate's own success "
+                f"the same diff passed on this commit at {kept.time}; the gate's own success "
                 "status confirms it; no new call was made"
             ),
             source="cached",
         )
     return None
+
+
+def fail_stands(found: Record, question: Question) -> Decision:
+    """The standing block of ``found``, repeated for ``question`` with no new call: a
+    fail as ``fail`` (``fail_stands``), any other answer that did not pass as
+    ``needs_human`` (``block_stands``)."""
+    rejected = any_fail(found)
+    how = "rejected" if rejected else "not passed"
+    answers = f", answers {found.answers}" if found.answers else ""
+    detail = (
+        f"the same diff was {how} at {found.time}: {found.state} ({found.reason}{answers}) "
+        f"(question {question.key.id[:12]}, diff {question.key.diff_sha[:12]}, policy "
+        f"{found.policy_version}, model {found.model}); no new call was made. The author can "
+        "change the diff; a writer can ask for a fresh review with the review-gate:fresh label"
+    )
+    state, reason = (State.FAIL, "fail_stands") if rejected else (State.NEEDS_HUMAN, "block_stands")
+    decision = blocked(state, reason, detail, status=Status.FAILURE)
+    prefix = "fail stands" if rejected else "block stands"
+    return replace(
+        decision,
+        description=describe(prefix, f"the same diff was {how} at {found.time}"),
+        source="cached",
+    )

@@ -8,14 +8,15 @@ verdict, confidence, reason, and the ``source``: ``model``, ``repaired``, ``over
 ``cached``, or ``gate`` for a block made before or without an answer), and where the
 evidence is (certificate digest, run URL, time).
 
-Where it lives (docs/security.md, "Memory and records"): the commit status is the
-trusted statement (append-only, its creator recorded by GitHub, ``target_url`` the run
-with the certificate artifact); the sticky comment holds a hidden, bounded
-:func:`history_block` of the PR's records, the index a later run or the nightly replay
-reads. A comment can be edited by anyone with write access, so a record read from it is
-worth what the override label is worth, and is read only from a comment the token's own
-identity wrote. :func:`parse_history` reads it back strictly (one strict JSON loader,
-every field checked, unknown keys refused); anything malformed is no history at all.
+Where it lives (docs/security.md, "The state machine"): the commit status is the trusted
+statement (append-only, its creator recorded by GitHub, ``target_url`` the run with the
+certificate artifact); the sticky comment holds a hidden, bounded history block of the
+PR's records (:func:`gate.memory.standing.history_block` chooses them, :func:`encode_block`
+writes them), the index a later run or the nightly replay reads. A comment can be edited
+by anyone with write access, so a record read from it is worth what the override label is
+worth, and is read only from a comment the token's own identity wrote.
+:func:`parse_history` reads it back strictly (one strict JSON loader, every field checked,
+unknown keys refused); anything malformed is never trusted, and never overwritten.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.record/1"
 HISTORY_SCHEMA = "review-gate.history/1"
-#: the newest records kept in the comment (the oldest are dropped first)
-MAX_RECORDS = 30
+#: the most records kept in the comment (one per question: gate.memory.record.compact)
+MAX_RECORDS = 60
 #: the largest history block, in characters (GitHub's comment limit is 65536; the
 #: visible part of the comment is cut to leave room for it)
-MAX_BLOCK_CHARS = 16_000
+MAX_BLOCK_CHARS = 24_000
 SOURCES = ("model", "repaired", "override", "cached", "gate")
 STATES = ("pass", "fail", "needs_human", "incomplete", "skipped")
 STATUSES = ("success", "failure", "error", "pending")
@@ -47,7 +48,9 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _TEXT = re.compile(r"[\x20-\x7e]*")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00")
-_BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,40000}) -->")
+_ANSWER = r"(pass|fail|needs_human|incomplete)=[0-9]{1,5}"
+_TALLY = re.compile(rf"{_ANSWER}(,{_ANSWER}){{0,3}}")
+_BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,24000}) -->")
 
 
 class RecordError(GateError):
@@ -79,21 +82,12 @@ class Record:
     certificate_sha: str | None
     run_url: str | None
     chunks_sha: str | None = None
+    #: every answer's verdict, counted (``pass=2,fail=1``): agreement sets and chunks
+    #: included, so an answer set holding any fail is known as such (gate.memory.stands)
+    answers: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, **asdict(self)}
-
-    def same_review(
-        self, *, diff_sha: str, policy_version: str, model: str, prompt_sha: str
-    ) -> bool:
-        """Whether this record decided the same question: same diff bytes, policy, model
-        and prompt (the prompt digest covers the instructions and the binding)."""
-        return (
-            self.diff_sha == diff_sha
-            and self.policy_version == policy_version
-            and self.model == model
-            and self.prompt_sha == prompt_sha
-        )
 
 
 def now() -> str:
@@ -106,7 +100,7 @@ def now() -> str:
 #: the fields that may be null (a decision made before the diff or the config was read)
 _NULLABLE = frozenset(
     {"diff_sha", "config_sha", "prompt_sha", "verdict", "confidence", "certificate_sha"}
-    | {"run_url", "chunks_sha"}
+    | {"run_url", "chunks_sha", "answers"}
 )
 
 
@@ -137,6 +131,7 @@ def _check_field(name: str, value: Any) -> None:
         "prompt_sha": (_HEX64, 64),
         "certificate_sha": (_HEX64, 64),
         "chunks_sha": (_HEX64, 64),
+        "answers": (_TALLY, 200),
         "policy_version": (_TEXT, 64),
         "provider": (_TEXT, 40),
         "model": (_TEXT, 200),
@@ -167,7 +162,7 @@ def from_json(data: Any) -> Record:
     extra = sorted(set(data) - names - {"schema"})
     if extra:
         raise RecordError(f"the record has unknown keys: {', '.join(extra[:5])}")
-    missing = sorted(names - set(data) - {"chunks_sha"})
+    missing = sorted(names - set(data) - {"chunks_sha", "answers"})
     if missing:
         raise RecordError(f"the record lacks: {', '.join(missing)}")
     values = {name: data.get(name) for name in names}
@@ -186,19 +181,20 @@ def check(record: Record) -> Record:
 # --- the history block in the sticky comment -------------------------------------------
 
 
-def history_block(records: Sequence[Record]) -> str:
-    """The hidden block for the sticky comment: the newest records that fit the bounds.
+def encode_block(records: Sequence[Record]) -> str:
+    """The hidden block for the sticky comment holding exactly ``records``; RecordError
+    when they exceed the bounds (:func:`gate.memory.standing.history_block` chooses them).
 
     Base64 keeps the JSON out of Markdown and out of the HTML comment's syntax (no
     ``--``, no ``>``)."""
-    kept = list(records)[-MAX_RECORDS:]
-    while True:
-        doc = {"schema": HISTORY_SCHEMA, "records": [check(r).to_json() for r in kept]}
-        raw = strict_dumps(doc).encode("ascii")
-        block = f"<!-- review-gate:history {base64.b64encode(raw).decode('ascii')} -->"
-        if len(block) <= MAX_BLOCK_CHARS or not kept:
-            return block
-        kept = kept[1:]
+    if len(records) > MAX_RECORDS:
+        raise RecordError(f"the history holds at most {MAX_RECORDS} records")
+    doc = {"schema": HISTORY_SCHEMA, "records": [check(r).to_json() for r in records]}
+    raw = strict_dumps(doc).encode("ascii")
+    block = f"<!-- review-gate:history {base64.b64encode(raw).decode('ascii')} -->"
+    if len(block) > MAX_BLOCK_CHARS:
+        raise RecordError(f"the history is longer than {MAX_BLOCK_CHARS} characters")
+    return block
 
 
 def strict_dumps(value: Any) -> str:

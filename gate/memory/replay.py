@@ -4,8 +4,10 @@ A recorded decision (:class:`Recorded`, read from a certificate or from a
 :class:`gate.memory.record.Record`) names the diff (``diff_sha``), the policy, the reviewer and
 the prompt it was reviewed with. :func:`replay_one` checks that the diff bytes still hash
 to ``diff_sha`` (the raw bytes, or what the config's selection keeps of them) and that the
-rebuilt prompt has the recorded digest, reviews them with :func:`gate.review.pipeline.review_diff`,
-and classifies the pair:
+rebuilt prompt has the recorded (whole-diff) digest, applies the review's own guards before
+spending anything (a record with no verdict to compare is not asked again; the ``max_cost``
+estimate over every chunk, attempt and agreement answer), reviews them with
+:func:`gate.review.pipeline.review_diff`, and classifies the pair:
 
 * ``stable``: the replayed answer gives the recorded verdict;
 * ``unstable``: the verdict changed (or a recorded verdict now comes back malformed);
@@ -32,8 +34,10 @@ from gate.decide.decision import State
 from gate.diff import Coverage
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory.record import Record
+from gate.review import cost
 from gate.review.budget import chunk_setup
-from gate.review.pipeline import prompt_sha256, review_diff
+from gate.review.pipeline import review_diff
+from gate.review.prompt import prompt_sha256
 from gate.review.scope import select_diff
 from gate.safe import strictjson, untrusted
 
@@ -282,6 +286,12 @@ def replay_one(
             Outcome.UNREPLAYABLE,
             "prompt differs from the recorded one: pass --config with the run's instructions",
         )
+    # the review's own guards, before anything is spent (a replay never asks what the
+    # review refused, and never at a price the review would not have paid)
+    if recorded.verdict is None:
+        return row("-", Outcome.DEGRADED, f"recorded {recorded.state}: no verdict to compare")
+    if (costly := cost.over_budget(data, config)) is not None:
+        return row("-", Outcome.UNREPLAYABLE, f"not asked: {costly.detail}")
     try:
         result = review_diff(data, config, api_key=api_key, coverage=coverage, sleep=sleep)
     except (UsageError, ConfigError) as err:
@@ -291,8 +301,6 @@ def replay_one(
     if answer.state is State.INCOMPLETE:
         return row(str(answer.state), Outcome.UNREPLAYABLE, f"reviewer: {answer.reason}")
     replayed = now or f"{answer.state} ({answer.reason})"
-    if recorded.verdict is None:
-        return row(replayed, Outcome.DEGRADED, f"recorded {recorded.state}: no verdict to compare")
     if now != recorded.verdict:
         return row(replayed, Outcome.UNSTABLE, "verdict changed")
     if recorded.degraded is not None:

@@ -59,7 +59,7 @@ from gate.review.budget import (
 from gate.review.carry import Ledger, settle
 from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
 from gate.review.cost import fits
-from gate.review.prompt import Prompt
+from gate.review.prompt import Prompt, prompt_sha256
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage, nothing_reviewed
 from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
@@ -335,7 +335,6 @@ def review_chunks(
     decision, note = guard_coverage(
         review_decision, plan.coverage, allow_partial=config.allow_partial_coverage
     )
-    first = reviews[0].prompt_sha256 if reviews else ""
     context = dict(extra_cert or {})
     context["chunks"] = manifest_json(plan, reviews, question)
     carried = sum(1 for r in reviews if r.carried is not None)
@@ -352,7 +351,9 @@ def review_chunks(
         binding=Binding(
             diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version
         ),
-        prompt_sha256=first,
+        # the question's prompt digest is the whole diff's, whatever the shape of the
+        # review (gate/memory/question.py); each chunk's own digest is in the manifest
+        prompt_sha256=prompt_sha256(diff, config),
         config_sha256=config_sha256(config),
         reviewer=reviewer_of(settings),
         min_confidence=config.min_confidence,

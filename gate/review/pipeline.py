@@ -30,20 +30,13 @@ from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Family, State, binding_for, decide
 from gate.diff import Coverage
 from gate.errors import GateError
-from gate.review.prompt import build_prompt
+from gate.review.prompt import build_prompt, prompt_sha256
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage
 from gate.reviewers.settings import ReviewerSettings, validate
 
 if TYPE_CHECKING:
     from gate.review.carry import Ledger
-
-
-def prompt_sha256(diff: bytes, config: Config) -> str:
-    """The digest of the prompt :func:`review_diff` would send for ``diff`` (the memory's
-    key, known before any call)."""
-    binding = binding_for(diff, config)
-    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()
 
 
 def review_diff(

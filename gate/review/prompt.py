@@ -28,7 +28,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from gate.decide.decision import Binding
+from gate.config import Config
+from gate.decide.decision import Binding, binding_for
 from gate.errors import GateError
 
 #: The diff and instruction fences are never shorter than this, so they never
@@ -186,3 +187,11 @@ def binding_in(text: str) -> Binding | None:
     return (
         Binding(diff_sha=sha.group(1), policy_version=version) if isinstance(version, str) else None
     )
+
+
+def prompt_sha256(diff: bytes, config: Config) -> str:
+    """The digest of the prompt a review of ``diff`` in one request would send: the
+    question's prompt digest (:mod:`gate.memory.question`), known before any call, and the
+    same for a review in chunks (each chunk's own digest stays in the chunk manifest)."""
+    binding = binding_for(diff, config)
+    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()

@@ -75,7 +75,7 @@ def test_a_record_in_anyone_elses_comment_is_never_memory(
 ):
     setup_pull(fake)
     sim = sim_factory(lambda req: verdict_text(req, "fail" if state == "pass" else "pass"))
-    body = MARKER + "\n" + record.history_block([forged(state, head)])
+    body = MARKER + "\n" + record.encode_block([forged(state, head)])
     fake.add_comment(7, body, login=login, bot=bot)
     result = run_gate(tmp_path, fake, sim, pr_payload())
     assert sim.count == 1  # the reviewer was asked: the forged record was not read
@@ -89,10 +89,12 @@ def test_the_gates_own_comment_edited_to_a_pass_never_passes(tmp_path, fake, sim
     assert run_gate(tmp_path, fake, sim, pr_payload()).code == 1
     comment = fake.comments[7][0]
     comment["body"] = (
-        record.strip_history(comment["body"]) + "\n" + record.history_block([forged("pass", head)])
+        record.strip_history(comment["body"]) + "\n" + record.encode_block([forged("pass", head)])
     )
     result = run_gate(tmp_path, fake, sim, pr_payload("synchronize"))
-    assert sim.count == 2  # no success status by the gate on HEAD: asked again
+    # the forged pass is not kept (no success by the gate on that head), and the gate's
+    # own failure on HEAD, tagged with this question, stands: no re-roll either
+    assert sim.count == 1
     assert result.code == 1
     assert "success" not in fake.states(HEAD)
 
@@ -108,7 +110,7 @@ def test_with_another_apps_token_the_actions_bots_comment_is_not_the_gates(
     fake.token_app = "my-review-app[bot]"
     setup_pull(fake)
     sim = sim_factory(lambda req: verdict_text(req, "fail" if state == "pass" else "pass"))
-    body = MARKER + "\n" + record.history_block([forged(state, HEAD)])
+    body = MARKER + "\n" + record.encode_block([forged(state, HEAD)])
     fake.add_comment(7, body, login="github-actions[bot]", bot=True)
     result = run_gate(tmp_path, fake, sim, pr_payload())
     assert sim.count == 1  # the reviewer was asked: the other bot's record was not read

@@ -117,20 +117,21 @@ def test_a_fail_by_any_configured_reviewer_stands_for_all(
     """A re-push after a fallback's fail: the question asks the primary's model, and the
     fallback's fail still stands (an outage cannot pick which reviewer judges)."""
     from gate.memory import Question, recall
+    from gate.memory.question import QuestionKey
     from tests.unit.memory.test_memory import BASE
 
-    question = Question(
+    key = QuestionKey(
         diff_sha=BASE.diff_sha or "",
         policy_version=BASE.policy_version,
+        config_sha=BASE.config_sha or "",
         model=asked,
         prompt_sha=BASE.prompt_sha or "",
-        head_sha="9" * 40,
-        config_sha="b" * 64,
         fallback_models=fallbacks,
     )
+    question = Question(key, head_sha="9" * 40)
     decision = recall([replace(BASE, model=failed_by)], question, status_confirmed=False)
     assert decision is not None
     assert decision.reason == "fail_stands"
-    alone = replace(question, fallback_models=())
+    alone = Question(replace(key, fallback_models=()), head_sha="9" * 40)
     stands_alone = recall([replace(BASE, model=failed_by)], alone, status_confirmed=False)
     assert (stands_alone is not None) is (failed_by == asked)

@@ -97,10 +97,11 @@ def test_a_blocked_fresh_review_is_not_undone_by_an_event_on_the_same_head(
     fresh = pr_payload("labeled", label="review-gate:fresh", sender="maintainer")
     assert run_gate(tmp_path, fake, sim, fresh).code != 0
     assert fake.states(HEAD)[-1] == blocked_status
-    # 3: an event on the same head: the old pass must not come back without a review
+    # 3: an event on the same head: the old pass must not come back, and the blocking
+    # answer stands without a re-roll (issue 18: every answer counts)
     third = run_gate(tmp_path, fake, sim, EVENTS[event]())
-    assert sim.count == 3, "the reviewer must be asked again"
-    assert third.code == 1  # the reviewer now says fail
+    assert sim.count == 2, "the blocking answer stands: no new call"
+    assert third.code != 0
     assert fake.states(HEAD)[-1] == "failure"
     assert "success" not in fake.states(HEAD)[2:]
     assert fake.violations == []

@@ -315,7 +315,7 @@ def test_diff_fetch_404_is_named(fake):
 
 
 def test_sticky_comment_created_once_then_updated_in_place(fake):
-    client = client_for(fake)
+    client = client_for(fake, identity="github-actions[bot]")
     marker = "<!-- review-gate:sticky:ctx -->"
     fake.add_comment(7, "quoting it: " + marker)  # the marker not at the start: not ours
     first = client.upsert_comment(7, marker=marker, body="one")
@@ -334,7 +334,7 @@ def test_sticky_comment_found_on_a_later_page(fake):
     for i in range(120):
         fake.add_comment(7, f"comment {i}")
     fake.add_comment(7, f"{marker}\nold", login="github-actions[bot]")
-    client_for(fake).upsert_comment(7, marker=marker, body="new")
+    client_for(fake, identity="github-actions[bot]").upsert_comment(7, marker=marker, body="new")
     assert fake.comments[7][-1]["body"] == f"{marker}\nnew"
     assert len(fake.comments[7]) == 121
 
@@ -351,7 +351,9 @@ def test_sticky_comment_found_on_a_later_page(fake):
 def test_a_marker_in_someone_elses_comment_is_never_edited(fake, login, bot):
     marker = "<!-- review-gate:sticky:ctx -->"
     fake.add_comment(7, f"{marker}\nforged: all good", login=login, bot=bot)
-    client_for(fake).upsert_comment(7, marker=marker, body="verdict")
+    client_for(fake, identity="github-actions[bot]").upsert_comment(
+        7, marker=marker, body="verdict"
+    )
     assert [c["body"] for c in fake.comments[7]] == [
         f"{marker}\nforged: all good",
         f"{marker}\nverdict",
@@ -361,15 +363,45 @@ def test_a_marker_in_someone_elses_comment_is_never_edited(fake, login, bot):
     assert len(calls(fake, "issues/create-comment")) == 1
 
 
-def test_installation_token_adopts_the_actions_bots_comment(fake):
+def test_installation_token_learns_its_identity_from_its_first_status(fake):
     marker = "<!-- review-gate:sticky:ctx -->"
     fake.add_comment(7, f"{marker}\nforged", login="mallory")
     fake.add_comment(7, f"{marker}\nold", login="github-actions[bot]")
+    fake.add_pull(7, head_sha="1" * 40, base_sha="2" * 40)
     client = client_for(fake)
+    client.create_status("1" * 40, state="pending", description="p", context="c", target_url=None)
     client.upsert_comment(7, marker=marker, body="new")
     assert [c["body"] for c in fake.comments[7]] == [f"{marker}\nforged", f"{marker}\nnew"]
     assert client.identity().login == "github-actions[bot]"
-    assert [r.status for r in calls(fake, "users/get-authenticated")] == [403]
+    assert calls(fake, "users/get-authenticated") == []  # known, not asked
+
+
+@pytest.mark.parametrize("app", [None, "my-review-app[bot]"])
+def test_an_unknown_identity_is_refused_never_guessed(fake, app):
+    """No status or check run posted yet and GET /user refused: neither the Actions bot nor
+    "no comment" is concluded; nothing is read as the gate's, nothing is written."""
+    fake.token_app = app
+    marker = "<!-- review-gate:sticky:ctx -->"
+    fake.add_comment(7, f"{marker}\nby the actions bot", login="github-actions[bot]", bot=True)
+    client = client_for(fake)
+    for call in (
+        lambda: client.own_comment(7, marker=marker),
+        lambda: client.upsert_comment(7, marker=marker, body="new"),
+        lambda: client.own_statuses("1" * 40, context="c"),
+    ):
+        with pytest.raises(GitHubError) as info:
+            call()
+        assert info.value.reason == "identity_unknown"
+        assert "input identity" in info.value.message
+    assert calls(fake, "issues/create-comment") == []
+    assert calls(fake, "issues/update-comment") == []
+
+
+def test_the_identity_input_names_the_account(fake):
+    fake.token_app = "my-review-app[bot]"
+    client = client_for(fake, identity="my-review-app[bot]")
+    assert (client.identity().login, client.identity().kind) == ("my-review-app[bot]", "Bot")
+    assert calls(fake, "users/get-authenticated") == []
 
 
 def test_user_token_adopts_only_its_own_comment(fake):

@@ -478,6 +478,7 @@ class FakeGitHub:
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
+            (r"/commits/([0-9a-fA-F]+)/pulls", "GET", self._commit_pulls),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
@@ -703,6 +704,15 @@ class FakeGitHub:
         items = [p for p in items if wanted == "all" or p["state"] == wanted]
         return self._page(items, query, f"/repos/{self.repository}/pulls")
 
+    def _commit_pulls(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The pull requests whose head is the commit (any state), as GitHub lists them."""
+        sha = m.group(1)
+        with self.lock:
+            items = [p for p in self.pulls.values() if p["head"]["sha"] == sha]
+        return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/pulls")
+
     def _issue_json(self, number: int, title: str, body: str) -> dict[str, Any]:
         return {
             "id": number * 10,
@@ -909,7 +919,20 @@ class FakeGitHub:
                 "annotations_count": len(run["annotations"]),
                 "annotations_url": url + "/annotations",
             },
-            "check_suite": {"id": 1}, "app": None, "pull_requests": [],
+            "check_suite": {"id": 1}, "app": self._app(), "pull_requests": [],
+        }  # fmt: skip
+
+    def _app(self) -> dict[str, Any] | None:
+        """The GitHub App a check run was written by: the token's (None for a user token)."""
+        if self.token_login is not None and self.token_app is None:
+            return None
+        slug = (self.token_app or "github-actions[bot]").removesuffix("[bot]")
+        return {
+            "id": 15368 if slug == "github-actions" else 90210, "slug": slug,
+            "node_id": f"APP_{slug}", "client_id": f"Iv1.{slug}", "owner": _user("octo-org"),
+            "name": slug, "description": None, "external_url": f"https://example.com/{slug}",
+            "html_url": f"https://github.com/apps/{slug}", "created_at": EPOCH,
+            "updated_at": EPOCH, "permissions": {"checks": "write"}, "events": [],
         }  # fmt: skip
 
     def _apply_check(self, run: dict[str, Any], data: dict[str, Any]) -> str:

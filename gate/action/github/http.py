@@ -123,6 +123,8 @@ class GitHubSettings:
     retries: int = 2
     backoff: float = 0.5
     throttle: bool = True  # PyGithub's pause between requests (GitHub's guidance); off in tests
+    #: the token's account, when the workflow names it (the input ``identity``), else learned
+    identity: str = ""
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
 
     @property
@@ -146,6 +148,7 @@ class GitHubSettings:
             api_url=(env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
             server_url=(env.get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
             token=token,
+            identity=(env.get("INPUT_IDENTITY") or "").strip(),
         )
 
     def run_url(self, run_id: str) -> str | None:

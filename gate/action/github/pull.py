@@ -19,6 +19,8 @@ from typing import Any
 from urllib.parse import quote
 
 from github import GithubException
+from github.PaginatedList import PaginatedList
+from github.PullRequest import PullRequest
 
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
 from gate.action.github.http import GitHubHttp, _http_status, _iter
@@ -39,6 +41,10 @@ COMPARE_FILES_CAP = 300
 
 #: permissions that may apply the override label
 OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+
+
+#: pull requests of one commit read, at most (commits/{sha}/pulls)
+MAX_PULLS_OF_COMMIT = 100
 
 
 class PullReader(GitHubHttp):
@@ -313,6 +319,29 @@ class PullReader(GitHubHttp):
             entries, sections, trees=trees, blob=lambda oid: self.blob(oid), budget=budget
         )
         return sections
+
+    def pulls_for_commit(self, sha: str) -> list[PullInfo]:
+        """The open pull requests whose head is ``sha`` (``GET /repos/{owner}/{repo}/commits/
+        {sha}/pulls``): every one of them is satisfied by a status on that commit. More than
+        :data:`MAX_PULLS_OF_COMMIT` is an error, never a partial list."""
+
+        def run() -> list[PullInfo]:
+            url = f"{self._repo.url}/commits/{sha}/pulls"
+            found: list[PullInfo] = []
+            pulls = PaginatedList(PullRequest, self._repo._requester, url, None)
+            for scanned, pull in enumerate(_iter(pulls)):
+                if scanned >= MAX_PULLS_OF_COMMIT:
+                    raise GitHubError(
+                        f"more than {MAX_PULLS_OF_COMMIT} pull requests have the head "
+                        f"{sha[:12]}; the gate cannot check them all",
+                        reason="github_too_many_pulls",
+                    )
+                info = PullInfo.from_json(pull.raw_data)
+                if info.state == "open" and info.head_sha == sha:
+                    found.append(info)
+            return found
+
+        return self._call(f"GET pull requests of {sha[:12]}", run)
 
     def permission(self, login: str) -> str:
         """The user's permission on the repository: admin, maintain, write, triage, read, none."""

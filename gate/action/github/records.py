@@ -128,10 +128,6 @@ class Identity:
         return login.lower() == self.login.lower() and kind == self.kind
 
 
-#: who writes with the workflow's GITHUB_TOKEN (GET /user is refused to that token)
-ACTIONS_BOT = Identity(login="github-actions[bot]", kind="Bot")
-
-
 @dataclass(frozen=True)
 class OpenPull:
     """An open pull request as triage lists it."""

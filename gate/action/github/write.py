@@ -2,7 +2,8 @@
 
 A commit status (its description cut to GitHub's 140 characters), the one sticky comment
 and the tracking issue, each adopted only when the token's own identity wrote it (learned
-from the creator of the first status it posts). Pull request reviews with line comments
+from the creator of the first status or the app of the first check run it posts, or named
+by the input ``identity``; never guessed). Pull request reviews with line comments
 are :mod:`gate.action.reviews`; check runs :mod:`gate.action.checks`.
 """
 
@@ -15,7 +16,7 @@ from github.CommitStatus import CommitStatus
 from github.PaginatedList import PaginatedList
 
 from gate.action.github.http import RETRY_STATUSES, GitHubHttp, _iter
-from gate.action.github.records import ACTIONS_BOT, Identity, SeenStatus
+from gate.action.github.records import Identity, SeenStatus
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
@@ -24,8 +25,11 @@ from gate.safe.redact import redact
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
 
 
-#: comments scanned when looking for the sticky comment
+#: items scanned when looking for one (issues, statuses): newest first, so the cap is safe
 MAX_COMMENTS_SCANNED = 1000
+#: comments read when looking for the gate's own (oldest first, every page): past this
+#: many the gate cannot tell whether its comment is among the rest, and says so
+MAX_COMMENTS_READ = 25_000
 
 
 class StatusWriter(GitHubHttp):
@@ -78,18 +82,31 @@ class StatusWriter(GitHubHttp):
             if isinstance(login, str) and login and isinstance(kind, str) and kind:
                 self._identity = Identity(login=login, kind=kind)
 
-    def identity(self) -> Identity:
-        """Who the token writes as: the creator of the first status this client posted;
-        else ``GET /user``; else (403/404, an installation token before any status) the
-        Actions bot.
+    def learn_identity_from_check(self, check_run: object) -> None:
+        """The token's identity from a check run it just created: a check run is written by
+        a GitHub App only, and the app writes as ``<slug>[bot]``."""
+        if self._identity is not None or not isinstance(check_run, dict):
+            return
+        app = check_run.get("app")
+        slug = app.get("slug") if isinstance(app, dict) else None
+        if isinstance(slug, str) and slug:
+            self._identity = Identity(login=f"{slug}[bot]", kind="Bot")
 
-        An installation token may not call ``GET /user`` (403). The workflow's
-        ``GITHUB_TOKEN`` writes as ``github-actions[bot]``, but another GitHub App's token
-        writes as that app's bot: taking the Actions bot for it would adopt another
-        workflow's comments as the gate's own. A review run posts ``pending`` before it
-        reads any comment, so it always knows; a replay run (no status) falls back.
+    def identity(self) -> Identity:
+        """Who the token writes as, known and never guessed: the creator of the first
+        status this client posted, or the app of the first check run it created; else the
+        workflow's input ``identity``; else ``GET /user``. When none of them can tell
+        (an installation token, which may not call ``GET /user``, before any status or
+        check run, as in a replay or triage run), GitHubError ``identity_unknown``: taking
+        the Actions bot for another GitHub App's bot would adopt another workflow's
+        comments as the gate's own, and finding nothing would read as "no records".
         """
         if self._identity is not None:
+            return self._identity
+        named = self.settings.identity
+        if named:
+            kind = "Bot" if named.endswith("[bot]") else "User"
+            self._identity = Identity(login=named, kind=kind)
             return self._identity
 
         def load() -> Identity:
@@ -101,7 +118,14 @@ class StatusWriter(GitHubHttp):
         except GitHubError as err:
             if err.reason not in ("github_http_403", "github_http_404"):
                 raise
-            found = ACTIONS_BOT
+            raise GitHubError(
+                "the token's own identity is unknown: GET /user is refused to this token and "
+                "it has posted no status or check run yet, so the gate cannot tell its own "
+                "comments from anyone else's; set the action input identity to the token's "
+                "account (github-actions[bot] for the workflow's GITHUB_TOKEN, <app-slug>[bot] "
+                "for a GitHub App's token)",
+                reason="identity_unknown",
+            ) from err
         self._identity = found
         return found
 
@@ -133,8 +157,8 @@ class StatusWriter(GitHubHttp):
         def run() -> str | None:
             issue = self._repo.get_issue(number)
             for scanned, comment in enumerate(_iter(issue.get_comments())):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
+                if scanned >= MAX_COMMENTS_READ:
+                    raise _too_many_comments(number)
                 if (comment.body or "").startswith(marker) and own.wrote(comment.user):
                     return str(comment.body)
             return None
@@ -240,8 +264,8 @@ class StatusWriter(GitHubHttp):
             issue = self._repo.get_issue(number)
             found = None
             for scanned, comment in enumerate(_iter(issue.get_comments())):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
+                if scanned >= MAX_COMMENTS_READ:
+                    raise _too_many_comments(number)
                 if (comment.body or "").startswith(marker) and own.wrote(comment.user):
                     found = comment
                     break
@@ -253,3 +277,14 @@ class StatusWriter(GitHubHttp):
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _too_many_comments(number: int) -> GitHubError:
+    """Past :data:`MAX_COMMENTS_READ` comments the gate's own comment is not "absent": it
+    is unknown, and the run says so instead of starting an empty history."""
+    return GitHubError(
+        f"pull request #{number} has more than {MAX_COMMENTS_READ} comments; the gate did not "
+        "find its own among them and cannot tell whether it is further on, so its records are "
+        "unknown; lock the conversation or move the change to a new pull request",
+        reason="github_too_many_comments",
+    )

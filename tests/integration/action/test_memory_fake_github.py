@@ -66,8 +66,8 @@ def test_a_rejected_diff_stays_rejected_on_a_repush_without_a_model_call(
         f"rejected: fail stands: the same diff was rejected at {rec.time}"
     )
     recs = history(fake)
-    assert [r.source for r in recs] == ["model", "cached"]
-    assert recs[-1].head_sha == NEW_HEAD
+    assert [r.source for r in recs] == ["model"]  # one row per question: the answer itself
+    assert recs[-1].head_sha == HEAD
 
 
 def test_a_rerun_of_a_pass_on_the_same_head_is_kept_without_a_call(tmp_path, fake, sim_factory):
@@ -78,7 +78,7 @@ def test_a_rerun_of_a_pass_on_the_same_head_is_kept_without_a_call(tmp_path, fak
     assert again.code == 0
     assert sim.count == 1
     assert fake.states(HEAD) == ["pending", "success", "pending", "success"]
-    assert [r.source for r in history(fake)] == ["model", "cached"]
+    assert [r.source for r in history(fake)] == ["model"]  # one row per question
 
 
 def test_a_forged_pass_without_the_gates_success_status_is_not_kept(tmp_path, fake, sim_factory):
@@ -91,10 +91,12 @@ def test_a_forged_pass_without_the_gates_success_status_is_not_kept(tmp_path, fa
         record.from_json({**r.to_json(), "state": "pass", "verdict": "pass"})
         for r in record.parse_history(comment["body"])
     ]
-    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.history_block(forged)
+    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.encode_block(forged)
     again = run_gate(tmp_path, fake, sim, pr_payload("synchronize"))
-    assert sim.count == 2  # no success status by the gate on HEAD: the reviewer is asked
+    # the gate's own failure on HEAD, tagged with this question, stands: no call, no pass
+    assert sim.count == 1
     assert again.code == 1
+    assert "fail stands" in fake.status_list(HEAD)[-1]["description"]
 
 
 def test_a_history_in_someone_elses_comment_is_never_read(tmp_path, fake, sim_factory):
@@ -108,7 +110,7 @@ def test_a_history_in_someone_elses_comment_is_never_read(tmp_path, fake, sim_fa
         certificate_sha=None, run_url=None,
     )  # fmt: skip
     marker = "<!-- review-gate:sticky:review-gate -->"
-    fake.add_comment(7, marker + "\n" + record.history_block([rec]), login="mallory")
+    fake.add_comment(7, marker + "\n" + record.encode_block([rec]), login="mallory")
     result = run_gate(tmp_path, fake, sim, pr_payload())
     assert result.code == 0
     assert sim.count == 1
@@ -124,7 +126,8 @@ def test_a_writer_asks_for_a_fresh_review_with_the_label(tmp_path, fake, sim_fac
     assert sim.count == 2
     assert again.code == 1
     recs = history(fake)
-    assert [(r.source, r.fresh) for r in recs] == [("model", False), ("model", True)]
+    # one row per question: the writer's fresh answer supersedes the older one
+    assert [(r.source, r.fresh) for r in recs] == [("model", True)]
 
 
 def test_a_fresh_label_by_a_reader_is_ignored(tmp_path, fake, sim_factory):
@@ -139,7 +142,7 @@ def test_a_fresh_label_by_a_reader_is_ignored(tmp_path, fake, sim_factory):
     assert "was ignored" in again.summary
 
 
-def test_a_malformed_history_is_ignored_and_the_reviewer_asked(tmp_path, fake, sim_factory):
+def test_a_malformed_history_is_never_trusted_nor_overwritten(tmp_path, fake, sim_factory):
     setup_pull(fake)
     sim = sim_factory(failing)
     assert run_gate(tmp_path, fake, sim, pr_payload()).code == 1
@@ -148,5 +151,10 @@ def test_a_malformed_history_is_ignored_and_the_reviewer_asked(tmp_path, fake, s
     comment["body"] = (
         record.strip_history(comment["body"]) + f"\n<!-- review-gate:history {bad} -->"
     )
-    run_gate(tmp_path, fake, sim, pr_payload("synchronize"))
-    assert sim.count == 2
+    before = comment["body"]
+    again = run_gate(tmp_path, fake, sim, pr_payload("synchronize"))
+    assert sim.count == 1  # not concluded empty: no re-roll
+    assert again.code != 0
+    assert fake.status_list(HEAD)[-1]["state"] != "success"
+    assert fake.comments[7][0]["body"] == before  # kept as it is
+    assert "history_unreadable" in again.summary or "could not be read" in again.summary

@@ -36,7 +36,20 @@ def reviewed(tmp_path, fake, sim) -> None:
 
 
 def nightly(tmp_path, fake, sim, **inputs: str):
-    return run_gate(tmp_path, fake, sim, {}, event="schedule", inputs={"MODE": "replay", **inputs})
+    named = {"MODE": "replay", "IDENTITY": "github-actions[bot]", **inputs}
+    return run_gate(tmp_path, fake, sim, {}, event="schedule", inputs=named)
+
+
+def test_a_night_whose_token_identity_is_unknown_fails_loudly(tmp_path, fake, sim_factory):
+    """The workflow's token may not call GET /user and a replay posts nothing first: no
+    identity is guessed, and "no pull request carries a record" is never concluded."""
+    sim = sim_factory(verdict_text)
+    reviewed(tmp_path, fake, sim)
+    result = nightly(tmp_path, fake, sim, IDENTITY="")
+    assert result.code == 3
+    assert "identity" in result.stdout
+    assert "No pull request carries a record" not in result.summary
+    assert sim.count == 1
 
 
 def verdicts(*answers: str):
@@ -92,7 +105,7 @@ def test_a_repaired_record_is_listed_for_audit(tmp_path, fake, sim_factory):
         record.from_json({**r.to_json(), "source": "repaired", "reason": "repaired_fail"})
         for r in record.parse_history(comment["body"])
     ]
-    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.history_block(recs)
+    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.encode_block(recs)
     result = nightly(tmp_path, fake, sim)
     assert result.code == 0
     assert "Degraded records" in result.summary
@@ -110,7 +123,7 @@ def test_old_records_and_other_authors_are_not_replayed(tmp_path, fake, sim_fact
         record.from_json({**r.to_json(), "time": "2020-01-01T00:00:00+00:00"})
         for r in record.parse_history(comment["body"])
     ]
-    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.history_block(old)
+    comment["body"] = record.strip_history(comment["body"]) + "\n" + record.encode_block(old)
     quiet = nightly(tmp_path, fake, sim)
     assert quiet.code == 0
     assert "No pull request carries a record" in quiet.summary

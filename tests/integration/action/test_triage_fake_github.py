@@ -42,7 +42,7 @@ def night(tmp_path, fake, name: str):
         None,
         {},
         event="schedule",
-        inputs={"mode": "triage", "api-key": None},
+        inputs={"mode": "triage", "api-key": None, "identity": "github-actions[bot]"},
         env={"GITHUB_SHA": BASE},
     )
 
@@ -64,7 +64,7 @@ def setup(fake) -> None:
     fake.add_status(head(12), state="error", description="needs_human: x", login="mallory")
     rec = replace(RECORD, time=ago(3).replace("Z", "+00:00"), state="needs_human",
                   reason="low_confidence", status="failure", verdict="pass")  # fmt: skip
-    body = report.comment_marker("review-gate") + "\n" + record.history_block([rec])
+    body = report.comment_marker("review-gate") + "\n" + record.encode_block([rec])
     fake.add_comment(8, body, login="github-actions[bot]")
     fake.pulls[8]["updated_at"] = ago(1)  # updated in the window: its records are read
 

@@ -1,0 +1,159 @@
+"""The question a review answers: one key, defined once.
+
+A decision is an answer to a question, and the memory, the certificate and replay must
+agree on what that question was, whatever the shape of the review (one request, chunks,
+a context-overflow split, ``agreement: k``). :class:`QuestionKey` is that question:
+
+* ``diff_sha``: SHA-256 of the exact diff bytes selected for review (the binding);
+* ``policy_version``: the policy the verdict must repeat;
+* ``config_sha``: the digest of the whole effective config (base config + inputs);
+* ``model``: the reviewer model;
+* ``prompt_sha``: the digest of the **whole-diff** prompt
+  (:func:`gate.review.prompt.prompt_sha256`), even when the diff was reviewed in chunks:
+  known before any call, the same for every review shape. The chunk prompts' digests
+  travel beside it (``chunk_prompts``, not part of equality: the chunk cut follows from
+  the diff and the config, which the key holds).
+
+The API is small: :func:`key_for` (what a review of these bytes under this config
+would ask), :func:`key_of_record` and :func:`key_of_certificate` (what an earlier
+decision answered), :meth:`QuestionKey.answered_by` (the one comparison),
+:attr:`QuestionKey.id` (a stable digest of the five fields, for indexes and logs), and
+:func:`tag`/:func:`tag_of` (the id's first 16 hex digits on the gate's own ``failure``
+statuses, so a standing block is found on the commit whichever pull request asks).
+A changed byte anywhere in the five fields is a new question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from gate.memory.record import Record
+from gate.review.prompt import prompt_sha256
+from gate.review.result import config_sha256
+
+if TYPE_CHECKING:
+    from gate.config import Config
+    from gate.review.result import ReviewResult
+
+
+@dataclass(frozen=True)
+class QuestionKey:
+    """What a review asks (module docstring); equality is the five fields."""
+
+    diff_sha: str
+    policy_version: str
+    config_sha: str
+    model: str
+    prompt_sha: str
+    #: the chunk prompts' digests in chunk order, when reviewed in chunks (evidence only)
+    chunk_prompts: tuple[str, ...] = field(default=(), compare=False)
+    #: the fallbacks' models: a decision by any reviewer the config may ask answers the
+    #: same question (a fail by a fallback stands for the reviewer before it, and back)
+    fallback_models: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def id(self) -> str:
+        """SHA-256 over the five fields, one a line (a stable name for the question)."""
+        fields = (self.diff_sha, self.policy_version, self.config_sha, self.model)
+        text = "\n".join(("review-gate.question/1", *fields, self.prompt_sha))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def answered_by(self, record: Record) -> bool:
+        """Whether ``record`` decided exactly this question (by this model or a fallback)."""
+        found = key_of_record(record)
+        if found is None or record.model not in (self.model, *self.fallback_models):
+            return False
+        return replace(found, model=self.model) == self
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "diff_sha": self.diff_sha,
+            "policy_version": self.policy_version,
+            "config_sha": self.config_sha,
+            "model": self.model,
+            "prompt_sha": self.prompt_sha,
+            "chunk_prompts": list(self.chunk_prompts),
+        }
+
+
+#: the question's tag on the gate's own blocking statuses: `` [q:<16 hex>]``
+_TAG = re.compile(r" \[q:([0-9a-f]{16})\]$")
+
+
+def tag(description: str, key: QuestionKey, *, limit: int) -> str:
+    """``description`` ending with the question's tag, cut to fit ``limit`` characters:
+    the commit-level evidence of which question a blocking status answered, which no PR
+    author can edit and any pull request of the same head can read."""
+    suffix = f" [q:{key.id[:16]}]"
+    return description[: max(0, limit - len(suffix))].rstrip() + suffix
+
+
+def tag_of(description: str) -> str | None:
+    """The question tag of a status description (16 hex), or None."""
+    found = _TAG.search(description)
+    return found.group(1) if found else None
+
+
+def key_for(diff: bytes, config: Config, *, chunk_prompts: tuple[str, ...] = ()) -> QuestionKey:
+    """The question a review of ``diff`` (the selected bytes) under ``config`` asks."""
+    return QuestionKey(
+        diff_sha=hashlib.sha256(diff).hexdigest(),
+        policy_version=config.policy_version,
+        config_sha=config_sha256(config),
+        model=config.reviewer.model,
+        prompt_sha=prompt_sha256(diff, config),
+        chunk_prompts=chunk_prompts,
+        fallback_models=tuple(fb.model for fb in config.fallbacks),
+    )
+
+
+def chunk_prompts_of(result: ReviewResult) -> tuple[str, ...]:
+    """The chunk prompts' digests of a review in chunks (split halves included), in order."""
+    return tuple(chunk.prompt_sha256 for chunk in result.chunks)
+
+
+def key_of_record(record: Record) -> QuestionKey | None:
+    """The question a record answered, or None when it answered none (made before the
+    diff, the config or the prompt was known)."""
+    if record.diff_sha is None or record.config_sha is None or record.prompt_sha is None:
+        return None
+    return QuestionKey(
+        diff_sha=record.diff_sha,
+        policy_version=record.policy_version,
+        config_sha=record.config_sha,
+        model=record.model,
+        prompt_sha=record.prompt_sha,
+    )
+
+
+def key_of_certificate(cert: Mapping[str, Any]) -> QuestionKey | None:
+    """The question a certificate (``review-gate.certificate/1``) answered, or None when
+    it names no complete question (a block made before the review)."""
+    binding, inputs = _obj(cert.get("binding")), _obj(cert.get("inputs"))
+    reviewer = _obj(_obj(cert.get("context")).get("reviewer"))
+    values = (
+        binding.get("diff_sha"),
+        binding.get("policy_version"),
+        inputs.get("config"),
+        reviewer.get("model"),
+        inputs.get("prompt"),
+    )
+    if not all(isinstance(v, str) and v for v in values):
+        return None
+    reviews = _obj(_obj(cert.get("context")).get("chunks")).get("reviews")
+    prompts = tuple(
+        str(c["prompt_sha256"])
+        for c in (reviews if isinstance(reviews, list) else [])
+        if isinstance(c, dict) and isinstance(c.get("prompt_sha256"), str)
+    )
+    diff_sha, policy, config, model, prompt = (str(v) for v in values)
+    return QuestionKey(diff_sha, policy, config, model, prompt, chunk_prompts=prompts)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,340 @@
+"""The GitHub-side state machine as a whole (issue 18): a model-based test.
+
+A Hypothesis ``RuleBasedStateMachine`` plays a PR author (push, force-push back to an
+earlier head, an empty commit, reopen, draft/ready, a second PR from the same commit, a
+sibling PR into a weaker base, ``.apply/incomplete`` added and removed, spam comments),
+writers (override, fresh label, comment command, deleting the gate's comment) and GitHub
+(5xx on the next comment or status writes) against the action's entry point and the
+fake GitHub (every request checked against GitHub's OpenAPI description).
+
+The reviewer is scripted and adversarial: the first answer to a question is its truth
+(variants ``bad`` fail under the strict policy of ``main``), every later answer passes,
+so any re-roll shows. The invariant, after every step: the newest ``review-gate`` status
+on a head is ``success`` only when, for every open pull request with that head, the
+question under that pull request's base config has answers since the last writer's
+fresh request that are all passes (no standing fail or unstable set precedes the pass),
+unless a writer's override for exactly that head applies.
+
+Each example starts a fresh fake GitHub. The seed is printed (``REVIEW_GATE_SM_SEED``
+replays one); ``REVIEW_GATE_SM_EXAMPLES`` sets the number of examples (default 200).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from gate.action.run import run_action
+from gate.decide.attempt import ReviewOutcome
+from gate.decide.envelope import seal
+from gate.review.prompt import binding_in
+from gate.reviewers import transport
+from tests.fakes.events import issue_comment_event, pull_request_event
+from tests.fakes.github import FakeGitHub
+
+REPO = "octo-org/hello-world"
+CONFIG_PATH = ".github/review-gate.yml"
+MAIN, STAGING = "2" * 40, "4" * 40
+CONFIGS = {MAIN: "policy_version: 'strict'\n", STAGING: "policy_version: 'lax'\n"}
+REFS = {MAIN: "main", STAGING: "staging"}
+OVERRIDE, FRESH = "review-gate:override", "review-gate:fresh"
+VARIANTS = ("good", "bad", "bad2")
+
+
+def diff_for(variant: str) -> bytes:
+    body = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}[variant]
+    return (
+        b"diff --git a/src/calc.py b/src/calc.py\n--- a/src/calc.py\n+++ b/src/calc.py\n"
+        b"@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    " + body.encode() + b"\n"
+    )
+
+
+@dataclass
+class Reviewer:
+    """The scripted reviewer: the first answer of a question is its truth, later ones pass."""
+
+    answers: dict[tuple[str, str], list[tuple[str, bool]]] = field(default_factory=dict)
+    truth: dict[str, str] = field(default_factory=dict)  # diff_sha -> variant
+    fresh: bool = False  # the next answers are a writer's fresh review
+
+    def __call__(self, settings: Any, *, system: str, user: str, **_: Any) -> ReviewOutcome:
+        binding = binding_in(user)
+        assert binding is not None
+        key = (binding.diff_sha, binding.policy_version)
+        log = self.answers.setdefault(key, [])
+        bad = self.truth.get(binding.diff_sha, "good") != "good"
+        verdict = "fail" if (bad and binding.policy_version == "strict" and not log) else "pass"
+        log.append((verdict, self.fresh))
+        body = {
+            "verdict": verdict, "reasons": [f"scripted {verdict}"], "confidence": 0.95,
+            "diff_sha": binding.diff_sha, "policy_version": binding.policy_version,
+        }  # fmt: skip
+        text = "```json\n" + json.dumps(body) + "\n```\n"
+        return ReviewOutcome(attempts=(), envelope=seal(text.encode()))
+
+
+def _sha(*parts: object) -> str:
+    return hashlib.sha1(repr(parts).encode(), usedforsecurity=False).hexdigest()
+
+
+#: state the fake keeps between requests, cleared before each example (one server for all)
+_FAKE_STATE = (
+    "pulls", "diffs", "files", "refuse_diff", "refuse_compare", "contents", "compares",
+    "truncated_trees", "modes", "merge_bases", "permissions", "statuses", "comments", "reviews",
+    "reactions", "check_runs", "issues", "faults", "requests",
+)  # fmt: skip
+
+
+def reset(fake: FakeGitHub) -> FakeGitHub:
+    with fake.lock:
+        for name in _FAKE_STATE:
+            getattr(fake, name).clear()
+        fake.token_app = fake.token_login = None
+    return fake
+
+
+class Gate(RuleBasedStateMachine):
+    #: the one fake GitHub of the test (set by the test function)
+    server: FakeGitHub
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fake = reset(self.server)
+        self.tmp = Path(tempfile.mkdtemp(prefix="rg-sm-"))
+        self.reviewer = Reviewer()
+        self.heads: dict[str, str] = {}  # head sha -> diff variant
+        self.history: list[str] = []  # heads of PR 7, in push order
+        self.pulls: dict[int, str] = {}  # open pull number -> base sha
+        self.overrides: dict[int, str] = {}  # pull -> the head a writer overrode
+        self.pushes = 0
+        self.fake.permissions["maintainer"] = "write"
+        for base, text in CONFIGS.items():
+            self.fake.set_file(base, CONFIG_PATH, text)
+
+    def teardown(self) -> None:
+        violations = self.fake.violations + self.fake.response_violations
+        assert violations == [], violations
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _commit(self, variant: str) -> str:
+        self.pushes += 1
+        head = _sha("head", self.pushes, variant)
+        self.heads[head] = variant
+        self.reviewer.truth[hashlib.sha256(diff_for(variant)).hexdigest()] = variant
+        for base in CONFIGS:
+            self.fake.add_compare(base, head, diff_for(variant))
+        return head
+
+    def _open(self, number: int, head: str, base: str, **kw: Any) -> None:
+        self.fake.add_pull(
+            number, head_sha=head, base_sha=base, diff=diff_for(self.heads[head]),
+            base_ref=REFS[base], **kw,
+        )  # fmt: skip
+        self.pulls[number] = base
+
+    def _run(self, payload: dict[str, Any], event: str = "pull_request") -> None:
+        path = self.tmp / "event.json"
+        path.write_text(json.dumps(payload))
+        environ = {
+            "GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(path),
+            "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": self.fake.api_url,
+            "GITHUB_SERVER_URL": "https://github.example", "GITHUB_RUN_ID": "1",
+            "RUNNER_TEMP": str(self.tmp), "INPUT_TOKEN": self.fake.token,
+            "INPUT_PROVIDER": "openai", "INPUT_MODEL": "sim-model",
+            "INPUT_BASE-URL": "http://127.0.0.1:9/v1", "INPUT_API-KEY": "sk-scripted-0123456789",
+            "INPUT_ATTEMPTS": "1",
+        }  # fmt: skip
+        run_action(environ, out=io.StringIO(), sleep=lambda _s: None, throttle=False)
+        self.reviewer.fresh = False
+
+    def _event(self, number: int, action: str, **kw: Any) -> None:
+        pull = self.fake.pulls[number]
+        self._run(
+            pull_request_event(
+                action, repository=REPO, number=number, head_sha=pull["head"]["sha"],
+                base_sha=pull["base"]["sha"], **kw,
+            )
+        )  # fmt: skip
+
+    # -- the author ------------------------------------------------------------------
+
+    @initialize(variant=st.sampled_from(VARIANTS))
+    def open_pull(self, variant: str) -> None:
+        head = self._commit(variant)
+        self.history.append(head)
+        self._open(7, head, MAIN)
+        self._event(7, "opened")
+
+    @rule(variant=st.sampled_from(VARIANTS))
+    def push(self, variant: str) -> None:
+        head = self._commit(variant)
+        self.history.append(head)
+        self.fake.move_head(7, head)
+        self._event(7, "synchronize")
+
+    @rule(data=st.data())
+    def force_push_back(self, data: st.DataObject) -> None:
+        head = data.draw(st.sampled_from(self.history))
+        self.fake.move_head(7, head)
+        self._event(7, "synchronize")
+
+    @rule()
+    def empty_commit(self) -> None:
+        head = self._commit(self.heads[self.fake.pulls[7]["head"]["sha"]])
+        self.history.append(head)
+        self.fake.move_head(7, head)
+        self._event(7, "synchronize")
+
+    @rule(action=st.sampled_from(["reopened", "edited", "labeled"]))
+    def other_event(self, action: str) -> None:
+        self._event(7, action, label="docs" if action == "labeled" else None)
+
+    @rule()
+    def draft_then_ready(self) -> None:
+        pull = self.fake.pulls[7]
+        labels = tuple(lb["name"] for lb in pull["labels"])
+        self._open(7, pull["head"]["sha"], MAIN, draft=True, labels=labels)
+        self._event(7, "converted_to_draft", draft=True)
+        self._open(7, pull["head"]["sha"], MAIN, labels=labels)
+        self._event(7, "ready_for_review")
+
+    @rule(base=st.sampled_from([MAIN, STAGING]))
+    def pull_from_the_same_commit(self, base: str) -> None:
+        number = 8 if base == MAIN else 9
+        self.fake.faults.clear()
+        self._open(number, self.fake.pulls[7]["head"]["sha"], base)
+        self._event(number, "opened")
+
+    @rule()
+    def apply_marker_in_and_out(self) -> None:
+        head = self.fake.pulls[7]["head"]["sha"]
+        self.fake.set_file(head, ".apply/incomplete", "x")
+        self._event(7, "synchronize")
+        with self.fake.lock:
+            self.fake.contents[head].pop(".apply/incomplete", None)
+        self._event(7, "synchronize")
+
+    @rule(count=st.integers(1, 30))
+    def spam(self, count: int) -> None:
+        for i in range(count):
+            self.fake.add_comment(7, f"spam {i}", login="mallory")
+
+    # -- writers ---------------------------------------------------------------------
+
+    @rule()
+    def override(self) -> None:
+        pull = self.fake.pulls[7]
+        head = pull["head"]["sha"]
+        if OVERRIDE not in [lb["name"] for lb in pull["labels"]]:
+            pull["labels"].append({"id": 99, "name": OVERRIDE})
+        self.overrides[7] = head
+        self._event(7, "labeled", label=OVERRIDE, sender="maintainer")
+
+    @rule()
+    def remove_override(self) -> None:
+        pull = self.fake.pulls[7]
+        pull["labels"] = [lb for lb in pull["labels"] if lb["name"] != OVERRIDE]
+        self.overrides.pop(7, None)
+        self._event(7, "unlabeled", label=OVERRIDE, sender="maintainer")
+
+    @rule(by=st.sampled_from(["label", "command"]))
+    def fresh_review(self, by: str) -> None:
+        self.reviewer.fresh = True
+        if by == "label":
+            self._event(7, "labeled", label=FRESH, sender="maintainer")
+        else:
+            payload = issue_comment_event(
+                repository=REPO, number=7, body="/review-gate review", login="maintainer"
+            )
+            self._run(payload, event="issue_comment")
+
+    @rule()
+    def delete_the_gates_comment(self) -> None:
+        with self.fake.lock:
+            self.fake.comments[7] = [
+                c for c in self.fake.comments.get(7, []) if "review-gate:sticky" not in c["body"]
+            ]
+
+    # -- GitHub ----------------------------------------------------------------------
+
+    @rule(status=st.sampled_from([500, 502, 503]), what=st.sampled_from(["comment", "status"]))
+    def github_fault(self, status: int, what: str) -> None:
+        pattern = r"^(POST|PATCH) .*comments" if what == "comment" else r"^POST .*/statuses/"
+        self.fake.inject(pattern, status, count=6)
+        self._event(7, "synchronize")
+        self.fake.faults.clear()
+
+    # -- the promise -----------------------------------------------------------------
+
+    @invariant()
+    def success_only_for_a_clean_pass_or_an_override(self) -> None:
+        for head in self.heads:
+            statuses = [s for s in self.fake.status_list(head) if s["context"] == "review-gate"]
+            if not statuses or statuses[-1]["state"] != "success":
+                continue
+            for number, base in self.pulls.items():
+                pull = self.fake.pulls[number]
+                if pull["head"]["sha"] != head or pull["state"] != "open":
+                    continue
+                labels = [lb["name"] for lb in pull["labels"]]
+                if self.overrides.get(number) == head and OVERRIDE in labels:
+                    continue
+                diff_sha = hashlib.sha256(diff_for(self.heads[head])).hexdigest()
+                policy = "strict" if base == MAIN else "lax"
+                log = self.reviewer.answers.get((diff_sha, policy), [])
+                fresh = [i for i, (_v, f) in enumerate(log) if f]
+                since = log[fresh[-1] :] if fresh else log
+                assert since, f"success on {head[:7]} for #{number}: the question was never asked"
+                assert all(v == "pass" for v, _f in since), (
+                    f"success on {head[:7]} for #{number} after answers {log}"
+                )
+
+
+@pytest.mark.timeout(1200)  # 200 examples of up to 6 action runs each, on a shared runner
+def test_the_state_machine_never_turns_a_rejected_diff_into_success(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chosen = int(os.environ.get("REVIEW_GATE_SM_SEED") or random.randrange(2**32))
+    examples = int(os.environ.get("REVIEW_GATE_SM_EXAMPLES") or 200)
+    print(f"state machine seed: {chosen} (REVIEW_GATE_SM_SEED={chosen} replays it)")
+    reviewer_stub: list[Reviewer] = []
+
+    with FakeGitHub(REPO) as server:
+
+        class Scripted(Gate):
+            def __init__(self) -> None:
+                Gate.server = server
+                super().__init__()
+                reviewer_stub[:] = [self.reviewer]
+
+        monkeypatch.setattr(transport, "review", lambda *a, **kw: reviewer_stub[0](*a, **kw))
+        run_state_machine_as_test(
+            seed(chosen)(Scripted),
+            settings=settings(
+                max_examples=examples,
+                stateful_step_count=5,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+                print_blob=True,
+            ),
+        )
