@@ -59,7 +59,7 @@ def test_a_large_pull_request_is_reviewed_in_chunks(
     assert f"### Chunks: {len(chunks)}" in result.summary
     assert f"| 1/{len(chunks)} |" in result.summary
     assert "### Chunks:" in fake_github.comments[7][0]["body"]
-    assert [s["state"] for s in fake_github.status_list(HEAD)] == ["pending", "success"]
+    assert fake_github.decided_states(HEAD) == ["pending", "success"]
 
 
 def test_one_cut_chunk_blocks_the_run(
@@ -73,7 +73,7 @@ def test_one_cut_chunk_blocks_the_run(
     result = run_gate(tmp_path, fake_github, sim, pr_payload())
     assert result.code == 3, result.stdout
     assert result.outputs["state"] == "incomplete"
-    assert [s["state"] for s in fake_github.status_list(HEAD)] == ["pending", "error"]
+    assert fake_github.decided_states(HEAD) == ["pending", "error"]
     states = [r["decision"]["state"] for r in result.certificate["context"]["chunks"]["reviews"]]
     assert states.count("incomplete") == 1
     assert "`incomplete`" in result.summary

@@ -84,7 +84,7 @@ def test_a_2000_file_20_mib_pull_request_is_reviewed_whole(
     files = [f for c in chunks for f in c["files"]]
     assert sorted(set(files)) == sorted(coverage["reviewed"])
     assert result.outputs["state"] == "pass"
-    assert [s["state"] for s in fake_github.status_list(HEAD)] == ["pending", "success"]
+    assert fake_github.decided_states(HEAD) == ["pending", "success"]
     assert f"### Chunks: {len(chunks)}" in result.summary
     assert f"| {len(chunks)}/{len(chunks)} |" in result.summary  # every row
     assert "more (all `pass` or split)" in fake_github.comments[7][0]["body"]  # the first 20
@@ -101,7 +101,7 @@ def test_one_cut_chunk_of_2000_files_blocks_the_run(
     assert result.code == 3, result.stdout[-2000:]
     context = _common(fake_github, result, sim)
     assert result.outputs["state"] == "incomplete"
-    assert [s["state"] for s in fake_github.status_list(HEAD)] == ["pending", "error"]
+    assert fake_github.decided_states(HEAD) == ["pending", "error"]
     states = [r["decision"]["state"] for r in context["chunks"]["reviews"]]
     assert states.count("incomplete") == 1
     assert states.count("pass") == len(states) - 1
@@ -142,4 +142,4 @@ def test_a_second_push_of_2000_files_sends_only_the_changed_files_chunks(
     assert any("services/s07/module_0777.py" in r["files"] for r in fresh)
     assert sim.count - mark == len(fresh)
     assert len(rows) - len(fresh) == second.certificate["context"]["chunks"]["carried"]
-    assert [s["state"] for s in fake_github.status_list(NEW_HEAD)] == ["pending", "success"]
+    assert fake_github.decided_states(NEW_HEAD) == ["pending", "success"]
