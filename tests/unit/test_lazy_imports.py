@@ -16,6 +16,7 @@ while every test passed because the test process had imported the other module f
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import socket
@@ -225,3 +226,56 @@ def test_every_module_imports_first_on_its_own() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+#: the libraries PyGithub brings, reached only through gate.action.github.sdk
+PYGITHUB_STACK = ("github", "requests", "urllib3")
+
+
+def _imported_roots(path: Path) -> set[str]:
+    """The top-level names a module imports, anywhere in it (module level or a function)."""
+    roots: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_pygithub_is_reached_through_one_module() -> None:
+    users = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "gate").rglob("*.py")
+        if _imported_roots(path) & set(PYGITHUB_STACK)
+    )
+    assert users == ["gate/action/github/sdk.py"]
+
+
+#: builds the action's GitHub client, then makes its first PyGithub call (no request:
+#: PyGithub objects are lazy), printing which of PyGithub's stack was loaded at each step
+FIRST_USE = """
+import sys
+from gate.action.github.client import GitHubClient
+from gate.action.github.http import GitHubSettings
+stack = ("github", "requests", "urllib3")
+def loaded():
+    return ",".join(m for m in stack if m in sys.modules)
+gh = GitHubClient(GitHubSettings(repository="o/r", api_url="http://127.0.0.1:9", token="t"))
+print(loaded())
+print(gh.repo.full_name)
+print(loaded())
+"""
+
+
+def test_pygithub_is_imported_at_its_first_call_not_before() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_USE],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["", "o/r", "github,requests,urllib3"]

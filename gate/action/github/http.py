@@ -12,6 +12,7 @@ names the call, the HTTP status and the fix.
 
 from __future__ import annotations
 
+import functools
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -19,12 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import httpx
-import requests
-from github import Auth, Github, GithubException
-from urllib3.util.retry import Retry
 
 from gate import USER_AGENT
 from gate.action.blobfetch import FetchCount
+from gate.action.github import sdk
 from gate.action.github.records import Identity, TreeListing
 from gate.errors import GitHubError, UsageError
 from gate.safe import strictjson
@@ -81,9 +80,10 @@ class RetryPolicy:
                     raise
         raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
 
-    def for_urllib3(self) -> Retry:
-        """The same policy for the requests PyGithub makes (through urllib3)."""
-        return _PolicyRetry(
+    def for_urllib3(self) -> Any:
+        """The same policy for the requests PyGithub makes (through urllib3's ``Retry``)."""
+        return sdk.urllib3_retry(
+            self,
             total=self.retries,
             connect=self.retries,
             read=self.retries,
@@ -91,24 +91,7 @@ class RetryPolicy:
             status_forcelist=tuple(sorted(RETRY_STATUSES)),
             respect_retry_after_header=False,
             raise_on_status=False,
-            policy=self,
         )
-
-
-class _PolicyRetry(Retry):
-    """urllib3's retry bookkeeping, with the pauses taken from a :class:`RetryPolicy`."""
-
-    def __init__(self, *args: Any, policy: RetryPolicy | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.policy = policy or RetryPolicy()
-
-    def new(self, **kw: Any) -> _PolicyRetry:
-        renewed = super().new(**kw)
-        renewed.policy = self.policy
-        return renewed
-
-    def _sleep_backoff(self) -> None:
-        self.policy.pause(len(self.history))
 
 
 @dataclass(frozen=True)
@@ -158,11 +141,11 @@ class GitHubSettings:
         return f"{self.server_url}/{self.repository}/actions/runs/{run_id}"
 
 
-def _http_status(err: GithubException) -> int:
+def _http_status(err: Exception) -> int:
     return int(getattr(err, "status", 0) or 0)
 
 
-def _github_message(err: GithubException) -> str:
+def _github_message(err: Exception) -> str:
     data = getattr(err, "data", None)
     if isinstance(data, dict) and data.get("message"):
         return str(data["message"])
@@ -180,28 +163,37 @@ _FIXES = {
 class GitHubHttp:
     """The HTTP policy every GitHub call goes through: one PyGithub client (one timeout,
     one retry policy, the user agent), :meth:`call` (every failure a typed
-    :class:`~gate.errors.GitHubError`) and the exact-bytes GET the diff needs."""
+    :class:`~gate.errors.GitHubError`) and the exact-bytes GET the diff needs.
+
+    The PyGithub client is built (and PyGithub imported, :mod:`~gate.action.github.sdk`)
+    when a call first needs it; the diff download does not."""
 
     def __init__(self, settings: GitHubSettings) -> None:
         self.settings = settings
         self.policy = settings.retry
-        pause = None if not settings.throttle else 0.25
-        self._gh = Github(
-            auth=Auth.Token(settings.token),
-            base_url=settings.api_url,
-            timeout=max(1, round(settings.timeout)),
-            user_agent=USER_AGENT,
-            per_page=100,
-            retry=self.policy.for_urllib3(),
-            seconds_between_requests=pause,
-            seconds_between_writes=None if not settings.throttle else 1.0,
-            lazy=True,
-        )
-        self._repo = self._gh.get_repo(settings.repository)
         self._identity: Identity | None = None
         self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
         #: what the last rebuild from blobs did (requests, bytes, files left and why)
         self.last_fetch: FetchCount | None = None
+
+    @functools.cached_property
+    def _gh(self) -> Any:
+        """The PyGithub client, built at its first use."""
+        throttle = self.settings.throttle
+        return sdk.client(
+            token=self.settings.token,
+            base_url=self.settings.api_url,
+            timeout=max(1, round(self.settings.timeout)),
+            user_agent=USER_AGENT,
+            retry=self.policy.for_urllib3(),
+            seconds_between_requests=None if not throttle else 0.25,
+            seconds_between_writes=None if not throttle else 1.0,
+        )
+
+    @functools.cached_property
+    def _repo(self) -> Any:
+        """The PyGithub repository (lazy: PyGithub makes no request for it)."""
+        return self._gh.get_repo(self.settings.repository)
 
     @property
     def repo(self) -> Any:
@@ -216,14 +208,18 @@ class GitHubHttp:
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
-        except GithubException as err:
-            status = _http_status(err)
-            fix = _FIXES.get(status, "see the GitHub API message above; retry the job if transient")
-            raise GitHubError(
-                f"GitHub answered HTTP {status} to {what}: {_github_message(err)}; {fix}",
-                reason=f"github_http_{status}",
-            ) from err
-        except requests.RequestException as err:
+        except Exception as err:
+            if sdk.is_github_error(err):
+                status = _http_status(err)
+                fix = _FIXES.get(
+                    status, "see the GitHub API message above; retry the job if transient"
+                )
+                raise GitHubError(
+                    f"GitHub answered HTTP {status} to {what}: {_github_message(err)}; {fix}",
+                    reason=f"github_http_{status}",
+                ) from err
+            if not sdk.is_requests_error(err):
+                raise
             tries = self.settings.retries + 1
             raise GitHubError(
                 f"GitHub at {self.settings.api_url} did not answer {what}: "
@@ -330,7 +326,8 @@ def _network_cause(err: BaseException, timeout: float) -> str:
         return "connection refused"
     if any(isinstance(e, ConnectionResetError) for e in chain) or "reset by peer" in text:
         return "connection reset"
-    if any(isinstance(e, httpx.TimeoutException | requests.Timeout | TimeoutError) for e in chain):
+    timeouts = httpx.TimeoutException | TimeoutError
+    if any(isinstance(e, timeouts) or sdk.is_requests_timeout(e) for e in chain):
         return f"no answer within {timeout:g}s"
     if "timed out" in text:
         return f"no answer within {timeout:g}s"

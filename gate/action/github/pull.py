@@ -18,13 +18,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from github import GithubException
-from github.PaginatedList import PaginatedList
-from github.PullRequest import PullRequest
-
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
 from gate.action.github.http import GitHubHttp, _http_status, _iter
 from gate.action.github.records import DiffFetch, OpenPull, PullInfo, TreeListing
+from gate.action.github.sdk import is_github_error, paginated
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError
 
@@ -64,8 +61,8 @@ class PullReader(GitHubHttp):
         def load() -> bytes | None:
             try:
                 content = self._repo.get_contents(path, ref=ref)
-            except GithubException as err:
-                if _http_status(err) == 404:
+            except Exception as err:
+                if is_github_error(err) and _http_status(err) == 404:
                     return None
                 raise
             if isinstance(content, list):
@@ -85,8 +82,8 @@ class PullReader(GitHubHttp):
         def probe() -> bool:
             try:
                 self._repo.get_contents(path, ref=ref)
-            except GithubException as err:
-                if _http_status(err) == 404:
+            except Exception as err:
+                if is_github_error(err) and _http_status(err) == 404:
                     return False
                 raise
             return True
@@ -290,8 +287,8 @@ class PullReader(GitHubHttp):
         def load() -> str | None:
             try:
                 content = self._repo.get_contents(path, ref=ref)
-            except GithubException as err:
-                if _http_status(err) == 404:
+            except Exception as err:
+                if is_github_error(err) and _http_status(err) == 404:
                     return None
                 raise
             if isinstance(content, list) or content.type != "file" or content.path != path:
@@ -328,7 +325,7 @@ class PullReader(GitHubHttp):
         def run() -> list[PullInfo]:
             url = f"{self._repo.url}/commits/{sha}/pulls"
             found: list[PullInfo] = []
-            pulls = PaginatedList(PullRequest, self._repo._requester, url, None)
+            pulls = paginated("PullRequest", self._repo._requester, url)
             for scanned, pull in enumerate(_iter(pulls)):
                 if scanned >= MAX_PULLS_OF_COMMIT:
                     raise GitHubError(

@@ -12,11 +12,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-from github.CommitStatus import CommitStatus
-from github.PaginatedList import PaginatedList
-
 from gate.action.github.http import RETRY_STATUSES, GitHubHttp, _iter
 from gate.action.github.records import Identity, SeenStatus
+from gate.action.github.sdk import paginated
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
@@ -174,7 +172,7 @@ class StatusWriter(GitHubHttp):
             found = []
             # GET /repos/{owner}/{repo}/commits/{ref}/statuses (newest first)
             url = f"{self._repo.url}/commits/{sha}/statuses"
-            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            statuses = paginated("CommitStatus", self._repo._requester, url)
             for scanned, status in enumerate(_iter(statuses)):
                 if scanned >= MAX_COMMENTS_SCANNED:
                     break
@@ -192,7 +190,7 @@ class StatusWriter(GitHubHttp):
 
         def run() -> SeenStatus | None:
             url = f"{self._repo.url}/commits/{sha}/statuses"
-            statuses = PaginatedList(CommitStatus, self._repo._requester, url, None)
+            statuses = paginated("CommitStatus", self._repo._requester, url)
             for scanned, status in enumerate(_iter(statuses)):
                 if scanned >= MAX_COMMENTS_SCANNED:
                     break

@@ -24,7 +24,10 @@ KEY = "fallback-key-0123456789abcdef"
 
 
 def fallback_config(url: str) -> str:
+    # the runner passes the input attempts: 1; with fallbacks, an input below the base
+    # config's attempts is refused on pull_request, so the base config says 1 too
     return (
+        "reviewer:\n  attempts: 1\n"
         "fallbacks:\n"
         f"  - {{provider: openai, model: backup-model, base_url: '{url}', "
         "api_key_env: BACKUP_KEY, attempts: 1}\n"
