@@ -271,6 +271,10 @@ class Gate(RuleBasedStateMachine):
 
     @rule()
     def delete_the_gates_comment(self) -> None:
+        # a writer's power that forgets the PR's records (docs/security.md): the gate's own
+        # failure still stands on the head it was posted on, but a later head of the same
+        # diff is asked again, so the next answer counts as a writer's fresh start
+        self.reviewer.fresh = True
         with self.fake.lock:
             self.fake.comments[7] = [
                 c for c in self.fake.comments.get(7, []) if "review-gate:sticky" not in c["body"]
