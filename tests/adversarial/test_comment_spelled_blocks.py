@@ -84,7 +84,7 @@ def test_no_carry_block_spelled_by_shown_text(
 @pytest.mark.parametrize("depth", [1, 2, 3])
 @pytest.mark.parametrize("cut", range(1, 40, 7))
 def test_no_history_block_spelled_by_shown_text(cut: int, depth: int) -> None:
-    own = record.history_block([])
+    own = record.encode_block([])
     payload = own.split(" ")[2]
     visible = _shown(_nest("history", payload, min(cut, len(payload) - 1), depth), "asset")
     assert record.parse_history(record.strip_history(visible)) == []
