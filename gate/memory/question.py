@@ -82,7 +82,7 @@ class QuestionKey:
 
 
 #: the question's tag on the gate's own blocking statuses: `` [q:<16 hex>]``
-_TAG = re.compile(r" \[q:([0-9a-f]{16})\]$")
+_TAG = re.compile(r" \[q:([0-9a-f]{16})\]\Z")
 
 
 def tag(description: str, key: QuestionKey, *, limit: int) -> str:

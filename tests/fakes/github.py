@@ -1119,6 +1119,9 @@ def files_from_diff(diff: bytes) -> list[dict[str, Any]]:
 def _handler_for(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # the head and the body leave in two writes: with Nagle's algorithm the body waits
+        # for the client's delayed ACK of the head (~40 ms on every request over loopback)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
