@@ -55,16 +55,23 @@ class PullReader(GitHubHttp):
 
         return PullInfo.from_json(self._call(f"GET pull request #{number}", load))
 
+    def _contents(self, path: str, ref: str) -> Any:
+        """The contents API's answer for ``path`` at ``ref`` (a file or a folder listing);
+        None on 404, any other error raised as it came."""
+        try:
+            return self._repo.get_contents(path, ref=ref)
+        except Exception as err:
+            if is_github_error(err) and _http_status(err) == 404:
+                return None
+            raise
+
     def read_file(self, path: str, ref: str) -> bytes | None:
         """A file's bytes at ``ref`` (contents API); None when it does not exist there."""
 
         def load() -> bytes | None:
-            try:
-                content = self._repo.get_contents(path, ref=ref)
-            except Exception as err:
-                if is_github_error(err) and _http_status(err) == 404:
-                    return None
-                raise
+            content = self._contents(path, ref)
+            if content is None:
+                return None
             if isinstance(content, list):
                 raise GitHubError(
                     f"{path} at {ref[:12]} is a directory, not a file; point the action "
@@ -285,12 +292,9 @@ class PullReader(GitHubHttp):
         show the reviewer another file's bytes as this one's base)."""
 
         def load() -> str | None:
-            try:
-                content = self._repo.get_contents(path, ref=ref)
-            except Exception as err:
-                if is_github_error(err) and _http_status(err) == 404:
-                    return None
-                raise
+            content = self._contents(path, ref)
+            if content is None:
+                return None
             if isinstance(content, list) or content.type != "file" or content.path != path:
                 return None
             return str(content.sha)
