@@ -76,6 +76,9 @@ def override(run: RunState, config: Config) -> Decision | None:
             "only users with write, maintain or admin permission can override"
         )
         return None
+    unmet = _override_siblings(run, config, gh)
+    if unmet is not None:
+        return unmet
     run.evidence.override = Override(login, permission, config.override_label, run.head)
     detail = (
         f"overridden by @{login} ({permission}) with the label {config.override_label!r} "
@@ -87,6 +90,31 @@ def override(run: RunState, config: Config) -> Decision | None:
         reason="override",
         description=f"overridden by @{login}"[:MAX_DESCRIPTION],
         detail=detail,
+    )
+
+
+def _override_siblings(run: RunState, config: Config, gh: GitHubClient) -> Decision | None:
+    """An override's ``success`` lands on the commit, so it would satisfy every open pull
+    request whose head that commit is; it holds only when the writer's label is on each of
+    them (the state machine found a pull request into another base passed by a label put on
+    its sibling)."""
+    pull = run.pull
+    if pull is None:
+        return None
+    unlabelled = [
+        other
+        for other in gh.pulls_for_commit(run.head)
+        if other.number != pull.number and config.override_label not in other.labels
+    ]
+    if not unlabelled:
+        return None
+    named = ", ".join(f"#{p.number} into {p.base_ref}" for p in unlabelled[:5])
+    return blocked(
+        State.NEEDS_HUMAN,
+        "sibling_pull",
+        f"the override covers this pull request only, but this commit is also the head of "
+        f"{named}; a success here would satisfy its required check too. A writer can put "
+        f"the label {config.override_label!r} on it as well, or close it",
     )
 
 
@@ -107,6 +135,9 @@ def _override_kept(run: RunState, config: Config, gh: GitHubClient) -> Decision 
     states = [state for state, _ in gh.own_statuses(run.head, context=run.context)]
     if not status_confirms_pass(states):
         return None
+    unmet = _override_siblings(run, config, gh)
+    if unmet is not None:
+        return unmet
     run.evidence.override = Override("(recorded)", "write", config.override_label, run.head)
     return Decision(
         state=State.PASS,
