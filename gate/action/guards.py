@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gate import REPOSITORY_URL
-from gate.action import carry
+from gate.action import carry, earlier
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
 from gate.action.github.records import PullInfo
@@ -352,21 +352,11 @@ def standing_status(
     or an untagged ``failure`` no record of this pull request explains (its record was
     lost): that failure stands, whichever pull request asks. Statuses are append-only and
     GitHub records their creator, so no PR author can edit or remove this evidence."""
-    # the newest decisive status: a pending, an error (an outage, a guard that stopped the
-    # run) and a writer's override decide nothing about the question, so they cannot hide
-    # an earlier failure
-    final = next(
-        (
-            (state, text)
-            for state, text in statuses
-            if state == "failure" or (state == "success" and not _overridden(text))
-        ),
-        None,
-    )
+    final = earlier.newest_decisive(statuses)
     if final is None or final[0] != "failure":
         return None
     tagged = question.tag_of(final[1])
-    if tagged is not None and tagged != key.id[:16]:
+    if tagged is not None and tagged != key.tag:
         return None  # a block of another question: this one is asked
     if tagged is None and any(
         r.head_sha == run.head and r.status == "failure" for r in run.history
@@ -396,11 +386,6 @@ def carried(run: RunState, body: str | None) -> Book | None:
             f"({err.message}); every chunk is sent"
         )
         return None
-
-
-def _overridden(description: str) -> bool:
-    """Whether a success description is a writer's override (:func:`override`)."""
-    return description.startswith(("overridden by @", "overridden:"))
 
 
 def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None:

@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from gate.review.result import ReviewResult
 
 
+#: how many hex digits of the question's id tag a status (64 bits: a collision needs
+#: 2**32 questions, and only the gate's own statuses are read)
+TAG_HEX = 16
+
+
 @dataclass(frozen=True)
 class QuestionKey:
     """What a review asks (module docstring); equality is the five fields."""
@@ -63,11 +68,19 @@ class QuestionKey:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def answered_by(self, record: Record) -> bool:
-        """Whether ``record`` decided exactly this question (by this model or a fallback)."""
+        """Whether ``record`` decided exactly this question (by this model or a fallback),
+        or is a row recovered from the gate's own failure tagged with this question."""
         found = key_of_record(record)
-        if found is None or record.model not in (self.model, *self.fallback_models):
+        if found is None:
+            return record.question_tag is not None and record.question_tag == self.tag
+        if record.model not in (self.model, *self.fallback_models):
             return False
         return replace(found, model=self.model) == self
+
+    @property
+    def tag(self) -> str:
+        """The id's first 16 hex digits: the tag on the gate's own blocking statuses."""
+        return self.id[:TAG_HEX]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,14 +95,14 @@ class QuestionKey:
 
 
 #: the question's tag on the gate's own blocking statuses: `` [q:<16 hex>]``
-_TAG = re.compile(r" \[q:([0-9a-f]{16})\]\Z")
+_TAG = re.compile(rf" \[q:([0-9a-f]{{{TAG_HEX}}})\]\Z")
 
 
 def tag(description: str, key: QuestionKey, *, limit: int) -> str:
     """``description`` ending with the question's tag, cut to fit ``limit`` characters:
     the commit-level evidence of which question a blocking status answered, which no PR
     author can edit and any pull request of the same head can read."""
-    suffix = f" [q:{key.id[:16]}]"
+    suffix = f" [q:{key.tag}]"
     return description[: max(0, limit - len(suffix))].rstrip() + suffix
 
 

@@ -44,6 +44,10 @@ OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 MAX_PULLS_OF_COMMIT = 100
 
 
+#: a pull request's commits listed, at most (GitHub's own listing stops at 250)
+MAX_PULL_COMMITS = 250
+
+
 class PullReader(GitHubHttp):
     """The calls that read: the pull request, files at a commit, trees, the diff, blobs,
     permissions and recent pull requests."""
@@ -343,6 +347,23 @@ class PullReader(GitHubHttp):
             return found
 
         return self._call(f"GET pull requests of {sha[:12]}", run)
+
+    def pull_commits(self, number: int) -> list[str]:
+        """The SHAs of the pull request's commits, oldest first, as GitHub lists them
+        (``GET /repos/{owner}/{repo}/pulls/{number}/commits``: at most
+        :data:`MAX_PULL_COMMITS`; GitHub itself lists no more than 250). The caller reads
+        the newest of them (:mod:`gate.action.earlier`)."""
+
+        def run() -> list[str]:
+            url = f"{self._repo.url}/pulls/{number}/commits"
+            found: list[str] = []
+            for commit in _iter(paginated("Commit", self._repo._requester, url)):
+                if len(found) >= MAX_PULL_COMMITS:
+                    break
+                found.append(str(commit.sha))
+            return found
+
+        return self._call(f"GET commits of pull request #{number}", run)
 
     def permission(self, login: str) -> str:
         """The user's permission on the repository: admin, maintain, write, triage, read, none."""

@@ -50,13 +50,14 @@ def client(
 
 
 def paginated(kind: str, requester: Any, url: str) -> Any:
-    """PyGithub's paginated list of ``kind`` (``"PullRequest"`` or ``"CommitStatus"``) at
-    ``url``, for the listings PyGithub has no method for."""
+    """PyGithub's paginated list of ``kind`` (``"PullRequest"``, ``"CommitStatus"`` or
+    ``"Commit"``) at ``url``, for the listings PyGithub has no method for."""
+    from github.Commit import Commit
     from github.CommitStatus import CommitStatus
     from github.PaginatedList import PaginatedList
     from github.PullRequest import PullRequest
 
-    item = {"PullRequest": PullRequest, "CommitStatus": CommitStatus}[kind]
+    item = {"PullRequest": PullRequest, "CommitStatus": CommitStatus, "Commit": Commit}[kind]
     return PaginatedList(item, requester, url, None)
 
 
