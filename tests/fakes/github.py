@@ -143,6 +143,9 @@ class FakeGitHub:
         self.statuses: dict[str, list[dict[str, Any]]] = {}
         #: pull number -> its commits, oldest first (``GET /pulls/{n}/commits``)
         self.commits: dict[int, list[str]] = {}
+        #: a lagging read replica: a status list leaves out each commit's newest
+        #: ``status_lag`` statuses (written, answered 201, not yet listed)
+        self.status_lag = 0
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
@@ -725,7 +728,8 @@ class FakeGitHub:
     ) -> tuple[int, dict[str, str], bytes]:
         sha = m.group(1)
         with self.lock:
-            items = list(reversed(self.statuses.get(sha, [])))  # newest first, as GitHub
+            stored = self.statuses.get(sha, [])
+            items = list(reversed(stored[: max(0, len(stored) - self.status_lag)]))  # newest first
         return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/statuses")
 
     def _list_pulls(
