@@ -1,11 +1,19 @@
 """The GitHub-side state machine as a whole (issue 18): a model-based test.
 
 A Hypothesis ``RuleBasedStateMachine`` plays a PR author (push, force-push back to an
-earlier head, an empty commit, reopen, draft/ready, a second PR from the same commit, a
-sibling PR into a weaker base, ``.apply/incomplete`` added and removed, spam comments),
-writers (override, fresh label, comment command, deleting the gate's comment) and GitHub
-(5xx on the next comment or status writes) against the action's entry point and the
-fake GitHub (every request checked against GitHub's OpenAPI description).
+earlier head, an empty commit, a rebase (a new commit with the same diff, not a
+descendant, force-pushed: the old commits leave the pull request), reopen, draft/ready,
+a retarget MAIN <-> STAGING (``edited`` with ``changes.base``), a second PR from the same
+commit, a sibling PR into a weaker base, ``.apply/incomplete`` added and removed, spam
+comments), writers (override, fresh label, comment command, deleting the gate's comment:
+not a fresh start) and GitHub (5xx on the next comment or status writes; a status list
+that lacks the newest one or two statuses, as a lagging read replica answers: GitHub
+answers a status POST with 201 once it is stored, so a write that is "lost" after a 201
+is not something GitHub does, but a read a moment later that does not list it yet is)
+against the action's entry point and the fake GitHub (every request checked against
+GitHub's OpenAPI description). Each head keeps its chain of commits, which the fake
+serves as the pull request's commits, and a push names the head it replaced
+(``before``).
 
 The reviewer is scripted and adversarial: the first answer to a question is its truth
 (variants ``bad`` fail under the strict policy of ``main``), every later answer passes,
