@@ -389,15 +389,22 @@ class StreamVerifier:
         """Track the first invalid UTF-8 byte; reported only after length and digest."""
         if self._utf8_bad is not None:
             return
-        pending = len(self._utf8.getstate()[0])
-        if not pending and not final and data.isascii():
+        if not final and data.isascii() and not self._utf8.getstate()[0]:
             self._utf8_fed += len(data)
             return
-        try:
-            self._utf8.decode(data, final)
-        except UnicodeDecodeError as err:
-            self._utf8_bad = self._utf8_fed - pending + err.start
-        self._utf8_fed += len(data)
+        view, at = memoryview(data), 0
+        while True:  # in slices of UTF8_SLICE, as _first_bad_utf8 does, and for its reason
+            piece = view[at : at + UTF8_SLICE]
+            at += len(piece)
+            pending = len(self._utf8.getstate()[0])
+            try:
+                self._utf8.decode(piece, final and at == len(view))
+            except UnicodeDecodeError as err:
+                self._utf8_bad = self._utf8_fed - pending + err.start
+                return
+            self._utf8_fed += len(piece)
+            if at == len(view):
+                return
 
     def _content(self) -> bytes:
         """Join the body parts without the sentinel, copying the bytes once."""
