@@ -51,7 +51,7 @@ from gate.action import (
 from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
-from gate.action.event import read_event, target_from_event
+from gate.action.event import Target, read_event, target_from_event
 from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import DiffFetch
@@ -189,6 +189,9 @@ def _review(
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
+    if (unlabeled := _other_label_removed(target, config)) is not None:
+        run.target = replace(target, ignore=unlabeled)
+        return None
     try:
         api_key = _api_key(run, config)
     except ConfigError as err:
@@ -503,6 +506,20 @@ def _every_base(run: RunState, decision: Decision) -> Decision:
         return decision
     run.evidence.review_decision = decision
     return sibling
+
+
+def _other_label_removed(target: Target, config: Config) -> str | None:
+    """Why an ``unlabeled`` event asks for nothing: a label other than the override was
+    removed (the diff, the config and the writer's exceptions are the same, so the gate's
+    status stands as it is and no model is asked); None for any other event, and for the
+    removal of the override label, which the run decides again without it
+    (docs/security.md, rule 5)."""
+    if target.action != "unlabeled" or target.label in (None, config.override_label):
+        return None  # a payload naming no label is decided again: never assume it harmless
+    return (
+        f"{target.event} unlabeled: a label other than the override label "
+        f"{config.override_label!r} was removed; nothing changes, no status posted"
+    )
 
 
 def _ignored(run: RunState) -> int:
