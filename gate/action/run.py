@@ -401,7 +401,8 @@ def _mask(run: RunState, keys: Sequence[str | None]) -> None:
 # --- statuses, certificate, report ----------------------------------------------------
 
 
-def _post(run: RunState, status: Status, description: str) -> None:
+def _post(run: RunState, status: Status, description: str, *, tag: str = "") -> None:
+    """Post ``status`` where the config's ``report`` says (``tag``: a failure's question)."""
     assert run.gh is not None
     mode = run.config.report if run.config is not None else "status"
     if checks.wants_check(mode):
@@ -413,6 +414,7 @@ def _post(run: RunState, status: Status, description: str) -> None:
             status=status,
             description=description,
             details_url=run.run_url,
+            tag=tag,
         )
     if not checks.wants_status(mode):
         return
@@ -461,9 +463,12 @@ def _post_final(
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
     description = report.with_assets(description, run.evidence.coverage)
+    tag = ""
     if posted is Status.FAILURE and run.question is not None:
-        # which question this block answered, on the commit itself (gate.memory.question)
+        # which question this block answered, on the commit itself (gate.memory.question):
+        # in the status's description, and in the check run's external_id
         description = question.tag(description, run.question, limit=MAX_DESCRIPTION)
+        tag = run.question.tag_hex
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:
@@ -482,7 +487,7 @@ def _post_final(
         _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
     try:
-        _post(run, posted, description)
+        _post(run, posted, description, tag=tag)
     except Exception:
         # GitHub did not take the status: the certificate must not claim this decision;
         # run_action reports the error and _finish rewrites the certificate with it
