@@ -784,6 +784,7 @@ def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts)
             decision.family,
             override_label=run.config.override_label if run.config else Config().override_label,
             fresh_label=guards.FRESH_LABEL,
+            standing=decision.source == "cached",
         ),
     )
 

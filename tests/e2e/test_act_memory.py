@@ -151,6 +151,9 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         for text in (run.summary, _comment_body(world)):
             assert "no new call was made" in text
             assert "a writer can ask for a fresh review" in text
+            [step] = [line for line in text.splitlines() if line.startswith("**Next step**")]
+            assert "a new commit with the same diff is the same question" in step
+            assert "`/review-gate review`" in step
         # one row per question: the standing fail is still the model's, not the repeat
         [kept] = _records(world)
         assert (kept.head_sha, kept.source, kept.time) == (head, "model", first.time)
