@@ -8,14 +8,15 @@ an equivalent commit) is another commit: rule 3 of docs/security.md reads only t
 
 So when the run has no history to trust (:func:`needed`: no history block was found, or
 ``sticky_comment: false``), :func:`recover` reads the gate's own statuses (created by the
-token's known identity, in the run's context) on the pull request's heads, newest first:
+token's known identity, in the run's context, and the check runs of the gate's own app,
+each channel the config's ``report`` posts to) on the pull request's heads, newest first:
 
 1. the head itself, then the event's ``before`` (the head a ``synchronize`` push
    replaced, which a force-push or a rebase took out of the pull request);
 2. the pull request's commits (``GET /repos/{owner}/{repo}/pulls/{number}/commits``),
    newest first;
 
-at most :data:`MAX_EARLIER` commits, one statuses call each. A commit whose newest
+at most :data:`MAX_EARLIER` commits, one call per channel each. A commit whose newest
 decisive status (:func:`newest_decisive`) is a tagged ``failure`` gives one row per tag
 (:func:`row`: a standing block of that tag, ``question_tag`` set, the commit it was found
 on as ``head_sha``). The rows go into the run's history, so the memory guard finds a
@@ -37,8 +38,31 @@ from gate.action.state import RunState
 from gate.memory import question, record
 from gate.memory.record import Record
 
-#: earlier heads read at most, one statuses call each (the head and ``before`` included)
+#: earlier heads read at most, one call per channel each (the head and ``before`` included)
 MAX_EARLIER = 100
+
+
+#: what the gate posted on a commit, newest first: (state, description or title, the
+#: question's tag or None), from one channel (its statuses, or its check runs)
+Seen = list[tuple[str, str, str | None]]
+
+
+def seen_on(run: RunState, gh: GitHubClient, sha: str) -> list[Seen]:
+    """The gate's own statuses and check runs on ``sha``, one list per channel the
+    config's ``report`` posts to (the token can read what it may write: ``statuses`` or
+    ``checks``): the commit statuses in the run's context, with the tag their description
+    ends with; the check runs of the gate's own app named like the context, with the tag
+    of their ``external_id`` (:meth:`GitHubClient.own_check_runs`). Both are on the
+    commit, where no PR author can edit or delete them."""
+    mode = run.config.report if run.config is not None else "status"
+    found: list[Seen] = []
+    if mode in ("status", "both"):
+        statuses = gh.own_statuses(sha, context=run.context)
+        found.append([(state, text, question.tag_of(text)) for state, text in statuses])
+    if mode in ("check-run", "both"):
+        checks = gh.own_check_runs(sha, name=run.context)
+        found.append([(c.state, c.title, c.tag) for c in checks])
+    return found
 
 
 def overridden(description: str) -> bool:
@@ -46,15 +70,15 @@ def overridden(description: str) -> bool:
     return description.startswith(("overridden by @", "overridden:"))
 
 
-def newest_decisive(statuses: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
-    """The gate's newest decisive status among ``statuses`` (newest first): a ``failure``,
-    or a ``success`` that is not a writer's override. A pending, an error (an outage, a
-    guard that stopped the run) and an override decide nothing about the question, so
-    they cannot hide an earlier failure."""
+def newest_decisive(seen: Seen) -> tuple[str, str, str | None] | None:
+    """The gate's newest decisive status among ``seen`` (newest first): a ``failure``, or
+    a ``success`` that is not a writer's override. A pending, an error (an outage, a guard
+    that stopped the run) and an override decide nothing about the question, so they
+    cannot hide an earlier failure."""
     return next(
         (
-            (state, text)
-            for state, text in statuses
+            (state, text, tagged)
+            for state, text, tagged in seen
             if state == "failure" or (state == "success" and not overridden(text))
         ),
         None,
@@ -118,12 +142,12 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
     chosen, left = heads(run, gh.pull_commits(run.pull.number))
     rows: dict[str, Record] = {}
     for sha in chosen:
-        final = newest_decisive(gh.own_statuses(sha, context=run.context))
-        if final is None or final[0] != "failure":
-            continue
-        tag = question.tag_of(final[1])
-        if tag is not None and tag not in rows:
-            rows[tag] = row(run, sha, tag, final[1])
+        for seen in seen_on(run, gh, sha):
+            final = newest_decisive(seen)
+            if final is None or final[0] != "failure" or final[2] is None:
+                continue
+            if final[2] not in rows:
+                rows[final[2]] = row(run, sha, final[2], final[1])
     why = "no history in the review-gate comment" if not run.history else "sticky_comment: false"
     run.notes.append(
         f"{why}: the gate's own statuses on {len(chosen)} heads of this pull request were "

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from gate import REPOSITORY_URL
 from gate.action import carry, earlier
+from gate.action.earlier import Seen
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
 from gate.action.github.records import PullInfo
@@ -132,8 +133,7 @@ def _override_kept(run: RunState, config: Config, gh: GitHubClient) -> Decision 
     )
     if found is None:
         return None
-    states = [state for state, _ in gh.own_statuses(run.head, context=run.context)]
-    if not status_confirms_pass(states):
+    if not all(status_confirms_pass([s for s, _, _ in seen]) for seen in evidence(run, gh)):
         return None
     unmet = _override_siblings(run, config, gh)
     if unmet is not None:
@@ -344,19 +344,22 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
     return True
 
 
-def standing_status(
-    run: RunState, statuses: list[tuple[str, str]], key: QuestionKey
-) -> Decision | None:
-    """The gate's own newest decisive status on this head, when it is a ``failure`` that
-    answered this question (its description's tag, :func:`gate.memory.question.tag`),
+def evidence(run: RunState, gh: GitHubClient) -> list[Seen]:
+    """The gate's own statuses and check runs on the head (:func:`earlier.seen_on`)."""
+    return earlier.seen_on(run, gh, run.head)
+
+
+def standing_status(run: RunState, statuses: Seen, key: QuestionKey) -> Decision | None:
+    """The gate's own newest decisive status (or check run) on this head, when it is a
+    ``failure`` that answered this question (its tag, :func:`gate.memory.question.tag`),
     or an untagged ``failure`` no record of this pull request explains (its record was
-    lost): that failure stands, whichever pull request asks. Statuses are append-only and
-    GitHub records their creator, so no PR author can edit or remove this evidence."""
+    lost): that failure stands, whichever pull request asks. Statuses and check runs are
+    kept by GitHub with their creator, so no PR author can edit or remove this evidence."""
     final = earlier.newest_decisive(statuses)
     if final is None or final[0] != "failure":
         return None
-    tagged = question.tag_of(final[1])
-    if tagged is not None and tagged != key.tag:
+    tagged = final[2]
+    if tagged is not None and tagged != key.tag_hex:
         return None  # a block of another question: this one is asked
     if tagged is None and any(
         r.head_sha == run.head and r.status == "failure" for r in run.history
@@ -416,10 +419,16 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
             "it is kept as it is. A writer can ask for a fresh review with the "
             f"{FRESH_LABEL} label, or restore the comment",
         )
-    statuses = gh.own_statuses(run.head, context=run.context)
-    states = [state for state, _ in statuses]
+    channels = evidence(run, gh)
     block, kept = decisive(run.history, key)
-    if block is None and (stood := standing_status(run, statuses, key)) is not None:
-        return stood
-    confirmed = kept is not None and kept.head_sha == run.head and status_confirms_pass(states)
+    if block is None:
+        for seen in channels:
+            if (stood := standing_status(run, seen, key)) is not None:
+                return stood
+    confirmed = (
+        kept is not None
+        and kept.head_sha == run.head
+        and bool(channels)
+        and all(status_confirms_pass([state for state, _, _ in seen]) for seen in channels)
+    )
     return recall(run.history, Question(key, run.head), status_confirmed=confirmed)
