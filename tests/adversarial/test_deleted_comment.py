@@ -8,7 +8,8 @@ variants generate the ways to that new head (an empty commit on top, a rebase th
 the old commits out of the pull request, a force-push back then an empty commit, a good
 push in between then a rebase onto the rejected diff) with 0 to 2 good heads pushed in
 between (rebased out of the pull request when a comment can carry the block forward),
-with the comment deleted or never written. Every variant must end with the
+with the comment deleted or never written, with the evidence in commit statuses or in
+check runs (``report: check-run``). Every variant must end with the
 rejected diff asked once, and its new head never ``success``.
 """
 
@@ -119,24 +120,38 @@ class Author:
 SHAPES = ("empty_commit", "rebase", "force_back_then_empty", "good_then_rebase")
 
 
-@pytest.mark.parametrize("between", [0, 1, 2])
+def decided(fake: FakeGitHub, head: str, report: str) -> list[str]:
+    """The gate's final decisions on ``head``, oldest first: its statuses, or the
+    conclusions of its check runs (``report: check-run``)."""
+    if report != "check-run":
+        return [s for s in fake.states(head) if s != "pending"]
+    with fake.lock:
+        runs = sorted(fake.check_runs.values(), key=lambda r: int(r["id"]))
+    return [str(r["conclusion"]) for r in runs if r["head_sha"] == head and r["conclusion"]]
+
+
+@pytest.mark.parametrize("between", [0, 2])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("memory", ["deleted", "sticky_off"])
+@pytest.mark.parametrize("report", ["status", "check-run"])
 def test_a_rejected_diff_on_a_new_head_is_not_asked_again(
     tmp_path: Path,
     fake_github: FakeGitHub,
     sim_factory: Sim,
+    report: str,
     memory: str,
     shape: str,
     between: int,
 ) -> None:
     fake = fake_github
+    config = f"report: {report}\n"
     if memory == "sticky_off":
-        fake.set_file(BASE, CONFIG_PATH, "sticky_comment: false\n")
+        config += "sticky_comment: false\n"
+    fake.set_file(BASE, CONFIG_PATH, config)
     truth = Truth()
     author = Author(fake, tmp_path, sim_factory(truth))
     rejected = author.open(BAD)
-    assert "failure" in fake.states(rejected)
+    assert decided(fake, rejected, report) == ["failure"]
     if memory == "deleted":
         author.delete_the_gates_comment()
 
@@ -160,10 +175,10 @@ def test_a_rejected_diff_on_a_new_head_is_not_asked_again(
         last = author.push(BAD, rebase=rebase())
         last = author.push(BAD) if shape == "empty_commit" else last
     assert truth.asked[BAD_SHA] == 1, f"the rejected diff was asked again: {truth.asked}"
-    assert "success" not in fake.states(last), fake.status_list(last)
-    assert fake.states(last)[-1] == "failure", fake.status_list(last)
-    final = fake.status_list(last)[-1]["description"]
-    assert "stands" in final, final
+    assert decided(fake, last, report) == ["failure"], fake.status_list(last)
+    if report == "status":
+        final = fake.status_list(last)[-1]["description"]
+        assert "stands" in final, final
 
 
 def test_a_block_recovered_from_an_earlier_head_names_it_and_who_can_act(
