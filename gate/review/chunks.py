@@ -155,8 +155,11 @@ class Chunk:
     def data(self) -> bytes:
         return b"".join(piece.data for piece in self.pieces)
 
-    @property
+    @functools.cached_property
     def sha(self) -> str:
+        """SHA-256 of :attr:`data`, hashed once per chunk (the plan, each prompt, each
+        decision, the manifest and the certificate ask for it: 38 times per review of the
+        bench's 5 chunks). The pieces are frozen, so the digest cannot go stale."""
         return hashlib.sha256(self.data).hexdigest()
 
     @property
@@ -474,9 +477,24 @@ def halve(chunk: Chunk) -> list[Chunk] | None:
     ]
 
 
+def header_of(data: bytes) -> bytes:
+    """A section's header: :func:`section_header`'s first part, read without its hunks.
+
+    Before the first hunk no line is hunk content, so the header is exactly the lines
+    before the first ``@@`` hunk line: a few lines, where :func:`section_header` reads the
+    whole section (the file list asks for every file's header, and only that).
+    """
+    end = 0
+    for line in _iter_lines(data):
+        if _HUNK.match(line) is not None:
+            break
+        end += len(line)
+    return bytes(data[:end])
+
+
 def file_status(section: FileSection) -> str:
     """added, removed, renamed or modified, from the section's header lines."""
-    header, _ = section_header(section.data)
+    header = header_of(section.data)
     if b"\nnew file mode " in header:
         return "added"
     if b"\ndeleted file mode " in header:

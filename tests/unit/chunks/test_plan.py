@@ -22,6 +22,7 @@ from gate.review.chunks import (
     estimate_tokens,
     file_list,
     halve,
+    header_of,
     plan,
     section_header,
 )
@@ -158,6 +159,22 @@ def test_section_header_keeps_hunk_lookalikes_in_the_body() -> None:
     assert header == b"diff --git a/f b/f\n--- a/f\n+++ b/f\n"
     assert len(hunks) == 2
     assert header + b"".join(hunks) == data
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=50).flatmap(section),
+    st.lists(
+        st.one_of(_LINE_TEXT, st.just("@@ not a hunk @@")).map(lambda t: (t + "\n").encode()),
+        max_size=3,
+    ),
+)
+def test_header_of_is_the_header_section_header_reads(data: bytes, junk: list[bytes]) -> None:
+    """The file list reads only each section's header (:func:`header_of`); it is exactly
+    the header :func:`section_header` finds reading the whole section, header lookalikes,
+    sections without hunks, and a header that is all a cut section holds included."""
+    for candidate in (data, data + b"".join(junk), b"".join(junk) + data, data[: len(data) // 2]):
+        assert header_of(candidate) == section_header(candidate)[0]
 
 
 def test_manifest_digest_covers_order() -> None:
