@@ -178,6 +178,12 @@ class Chunk:
         ]
 
 
+#: ``json.dumps(text, ensure_ascii=False)`` for a str, without building an encoder per
+#: call (json.dumps does, for any non-default option): the file list writes a line per
+#: file into every chunk's prompt, 1,316 of them for the bench's 188 files and 5 chunks
+_json_string = json.encoder.encode_basestring
+
+
 @dataclass(frozen=True)
 class FileEntry:
     """One changed file as every chunk's prompt lists it: the whole scope of the PR."""
@@ -194,7 +200,7 @@ class FileEntry:
         the gate's own word; the path, the PR author's, is a JSON string (quotes, line
         breaks and controls escaped), so it cannot end the line or the list. About half
         the bytes of a JSON object per file: the list is in every chunk's prompt."""
-        return f"{self.status} {self.size} {json.dumps(self.path, ensure_ascii=False)}\n"
+        return f"{self.status} {self.size} {_json_string(self.path)}\n"
 
 
 @dataclass(frozen=True)
