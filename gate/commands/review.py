@@ -409,6 +409,7 @@ def _run(args: argparse.Namespace) -> int:
     say(untrusted.line(cost.preflight(selected.data, config, selected.coverage).line()), err=True)
     total = config.reviewer.attempts
     carry = carry_book(args.carry)
+    from gate.memory.question import key_for  # the one question key (record, carry, replay)
 
     ended: list[Attempt] = []
 
@@ -431,6 +432,7 @@ def _run(args: argparse.Namespace) -> int:
                 coverage=selected.coverage,
                 on_attempt=report_attempt,
                 carry=carry,
+                question=key_for(selected.data, config),
             )
     except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
         raw = err.raw if isinstance(err, Interrupted) else b""
@@ -497,10 +499,40 @@ def carry_book(paths: list[str]) -> Book | None:
     for path in paths:
         data = read_input(path, what="--carry certificate", limit=MAX_DIFF_FILE_BYTES)
         try:
-            items += list(from_certificate(data, run=os.path.basename(path)).entries.values())
+            book = from_certificate(data, run=os.path.basename(path))
         except CarryError as err:
             raise UsageError(f"--carry {path}: {err.message}") from err
+        if not bound_chunk_question(data):
+            raise UsageError(
+                f"--carry {path}: its chunks' question is not the one its own question key "
+                "derives (a certificate written before the chunk question was derived from "
+                "the question key, or an edited one): its answers cannot be bound to a "
+                "question, so none is carried; review without it"
+            )
+        items += list(book.entries.values())
     return Book.of(items)
+
+
+def bound_chunk_question(data: bytes) -> bool:
+    """Whether a certificate's ``context.chunks.question`` is the one its own question key
+    derives (:meth:`gate.memory.question.QuestionKey.chunk_question` from the recorded
+    ``template_sha``): a row that cannot be bound to its question is never trusted."""
+    from gate.memory.question import key_of_certificate
+    from gate.review.carry import CarryError
+    from gate.safe import strictjson
+
+    try:
+        cert = strictjson.loads(data, what="the carry certificate", error=CarryError)
+    except CarryError:
+        return False
+    chunks = cert.get("context", {}).get("chunks") if isinstance(cert, dict) else None
+    key = key_of_certificate(cert) if isinstance(cert, dict) else None
+    if key is None or not isinstance(chunks, dict):
+        return False
+    template, named = chunks.get("template_sha"), chunks.get("question")
+    if not (isinstance(template, str) and isinstance(named, str) and template and named):
+        return False
+    return key.chunk_question(template) == named
 
 
 def chunk_lines(result: ReviewResult) -> list[str]:
