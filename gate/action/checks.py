@@ -28,6 +28,7 @@ from typing import Any
 
 from gate.action.findings_report import annotatable
 from gate.action.github.client import GitHubClient
+from gate.action.github.records import check_external_id
 from gate.action.report import md
 from gate.decide.decision import Status
 from gate.findings import Finding
@@ -76,8 +77,13 @@ def post(
     status: Status,
     description: str,
     details_url: str | None,
+    tag: str = "",
 ) -> int:
-    """Create (``check_id`` None) or update the check run; return its id."""
+    """Create (``check_id`` None) or update the check run; return its id. A completed run
+    names the status it stands for, and ``tag`` (a ``failure``'s question,
+    :func:`gate.memory.question.tag`), in its ``external_id``
+    (:data:`gate.action.github.records.CHECK_EXTERNAL_ID`): the commit-level evidence
+    :meth:`GitHubClient.own_check_runs` reads back."""
     body: dict[str, Any] = {"name": name, "head_sha": head}
     if details_url:
         body["details_url"] = details_url
@@ -86,6 +92,9 @@ def post(
     else:
         body["status"] = "completed"
         body["conclusion"] = _CONCLUSION[status]
+        body["external_id"] = check_external_id(
+            str(status), tag if status is Status.FAILURE else ""
+        )
     title = _title(description)
     # the description holds the reviewer's words: inert Markdown, like every summary line
     body["output"] = {"title": title, "summary": _summary(md(description))}

@@ -18,7 +18,7 @@ from gate.errors import UsageError
 from gate.safe import strictjson
 
 PULL_ACTIONS = frozenset(
-    {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "edited"}
+    {"opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled", "edited"}
 )
 SUPPORTED_EVENTS = (
     "pull_request",
@@ -41,7 +41,7 @@ class Target:
     head_sha: str  # from the payload; run.py re-reads the PR for the current head
     base_sha: str
     sender: str
-    label: str | None = None  # the label of a "labeled" event
+    label: str | None = None  # the label of a "labeled" or "unlabeled" event
     pull: PullInfo | None = None  # the payload's pull request, when there is one
     #: non-empty when the event asks for nothing (an ``edited`` that did not change the
     #: base): why; the run posts no status and exits 0
@@ -111,7 +111,8 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
                 f"types: [{', '.join(sorted(PULL_ACTIONS))}]"
             )
         pull = PullInfo.from_json(_object(payload, "pull_request"))
-        label = _object(payload, "label").get("name") if action == "labeled" else None
+        labelled = action in ("labeled", "unlabeled")
+        label = _object(payload, "label").get("name") if labelled else None
         ignore = ""
         if action == "edited" and not _base_changed(payload):
             changed = ", ".join(sorted(str(k) for k in _object(payload, "changes"))) or "none"

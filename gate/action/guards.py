@@ -132,8 +132,7 @@ def _override_kept(run: RunState, config: Config, gh: GitHubClient) -> Decision 
     )
     if found is None:
         return None
-    states = [state for state, _ in gh.own_statuses(run.head, context=run.context)]
-    if not status_confirms_pass(states):
+    if not all(status_confirms_pass([s for s, _, _ in seen]) for seen in evidence(run, gh)):
         return None
     unmet = _override_siblings(run, config, gh)
     if unmet is not None:
@@ -344,29 +343,50 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
     return True
 
 
-def standing_status(
-    run: RunState, statuses: list[tuple[str, str]], key: QuestionKey
-) -> Decision | None:
-    """The gate's own newest decisive status on this head, when it is a ``failure`` that
-    answered this question (its description's tag, :func:`gate.memory.question.tag`),
+#: what the gate posted on a head, newest first: (state, description or title, the
+#: question's tag or None), from one channel (its statuses, or its check runs)
+Seen = list[tuple[str, str, str | None]]
+
+
+def evidence(run: RunState, gh: GitHubClient) -> list[Seen]:
+    """The gate's own statuses and check runs on the head, one list per channel the
+    config's ``report`` posts to (the token can read what it may write: ``statuses`` or
+    ``checks``): the commit statuses in the run's context, with the tag their description
+    ends with; the check runs of the gate's own app named like the context, with the tag
+    of their ``external_id`` (:meth:`GitHubClient.own_check_runs`). Both are on the
+    commit, where no PR author can edit or delete them."""
+    mode = run.config.report if run.config is not None else "status"
+    found: list[Seen] = []
+    if mode in ("status", "both"):
+        statuses = gh.own_statuses(run.head, context=run.context)
+        found.append([(state, text, question.tag_of(text)) for state, text in statuses])
+    if mode in ("check-run", "both"):
+        checks = gh.own_check_runs(run.head, name=run.context)
+        found.append([(c.state, c.title, c.tag) for c in checks])
+    return found
+
+
+def standing_status(run: RunState, statuses: Seen, key: QuestionKey) -> Decision | None:
+    """The gate's own newest decisive status (or check run) on this head, when it is a
+    ``failure`` that answered this question (its tag, :func:`gate.memory.question.tag`),
     or an untagged ``failure`` no record of this pull request explains (its record was
-    lost): that failure stands, whichever pull request asks. Statuses are append-only and
-    GitHub records their creator, so no PR author can edit or remove this evidence."""
+    lost): that failure stands, whichever pull request asks. Statuses and check runs are
+    kept by GitHub with their creator, so no PR author can edit or remove this evidence."""
     # the newest decisive status: a pending, an error (an outage, a guard that stopped the
     # run) and a writer's override decide nothing about the question, so they cannot hide
     # an earlier failure
     final = next(
         (
-            (state, text)
-            for state, text in statuses
+            (state, tagged)
+            for state, text, tagged in statuses
             if state == "failure" or (state == "success" and not _overridden(text))
         ),
         None,
     )
     if final is None or final[0] != "failure":
         return None
-    tagged = question.tag_of(final[1])
-    if tagged is not None and tagged != key.id[:16]:
+    tagged = final[1]
+    if tagged is not None and tagged != key.tag_hex:
         return None  # a block of another question: this one is asked
     if tagged is None and any(
         r.head_sha == run.head and r.status == "failure" for r in run.history
@@ -431,10 +451,16 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
             "it is kept as it is. A writer can ask for a fresh review with the "
             f"{FRESH_LABEL} label, or restore the comment",
         )
-    statuses = gh.own_statuses(run.head, context=run.context)
-    states = [state for state, _ in statuses]
+    channels = evidence(run, gh)
     block, kept = decisive(run.history, key)
-    if block is None and (stood := standing_status(run, statuses, key)) is not None:
-        return stood
-    confirmed = kept is not None and kept.head_sha == run.head and status_confirms_pass(states)
+    if block is None:
+        for seen in channels:
+            if (stood := standing_status(run, seen, key)) is not None:
+                return stood
+    confirmed = (
+        kept is not None
+        and kept.head_sha == run.head
+        and bool(channels)
+        and all(status_confirms_pass([state for state, _, _ in seen]) for seen in channels)
+    )
     return recall(run.history, Question(key, run.head), status_confirmed=confirmed)

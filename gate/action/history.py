@@ -23,6 +23,7 @@ from gate.action.state import Artifacts, RunState
 from gate.decide.decision import Decision
 from gate.errors import GitHubError
 from gate.memory import record, standing
+from gate.review.carry import Book, CarryError
 
 
 def load(run: RunState) -> None:
@@ -178,6 +179,20 @@ def carry_block(run: RunState, artifacts: Artifacts) -> str:
     entries = carry.entries_of(
         run.result, run_url=run.run_url, certificate_sha=artifacts.digests.get("certificate")
     )
-    if not entries and run.result is None and run.carry is not None:
-        entries = list(run.carry.entries.values())
+    if not entries and run.result is None:
+        entries = list(_carry_read(run).entries.values())
     return carry.block(entries)
+
+
+def _carry_read(run: RunState) -> Book:
+    """The chunk answers the gate's own comment held when this run read it (:func:`load`),
+    whether or not a guard let the run as far as the memory guard, which reads them for
+    the review (:func:`gate.action.guards.carried`): every path that writes the comment
+    carries what it read. A block that is not well-formed is not carried (it carried
+    nothing either; the memory guard's note says so when the run gets that far)."""
+    if run.carry is not None:
+        return run.carry
+    try:
+        return carry.read(run.own_comment)
+    except CarryError:
+        return Book()

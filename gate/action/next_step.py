@@ -6,12 +6,17 @@ give the full reason, and after it the step this module words for the decision's
 matching section of docs/troubleshooting.md, as an absolute URL built from
 :data:`gate.REPOSITORY_URL`, the project's one URL.
 
-Keyed on the family alone, so the certificate, the record and the comment agree on it.
+Keyed on the family, so the certificate, the record and the comment agree on it, and on
+whether the decision is a *standing* one: an earlier answer of the same question repeated
+with no model call (``fail stands``, ``block stands``, the gate's failure on the commit).
+Its reasons are not in this run, and a push of the same diff is the same question, so its
+step says what does change the answer: a changed diff, or a writer's fresh review.
 """
 
 from __future__ import annotations
 
 from gate import REPOSITORY_URL
+from gate.action.event import REVIEW_COMMAND
 from gate.action.report import code
 from gate.decide.decision import Family
 
@@ -27,11 +32,27 @@ ANCHORS: dict[Family, str] = {
 }
 
 
-def next_step(family: Family, *, override_label: str, fresh_label: str) -> str | None:
-    """The next step for a decision of ``family`` (None for a pass)."""
+def next_step(
+    family: Family, *, override_label: str, fresh_label: str, standing: bool = False
+) -> str | None:
+    """The next step for a decision of ``family`` (None for a pass); ``standing``: the
+    decision repeats an earlier answer of the same question, with no model call."""
     if family is Family.PASS:
         return None
     override_label, fresh_label = code(override_label), code(fresh_label)
+    if standing:
+        override = (
+            f", or a maintainer can override with the label {override_label}"
+            if family is Family.NEEDS_HUMAN
+            else ""
+        )
+        step = (
+            "this diff was answered before and that answer stands: no model was asked "
+            "again, and a new commit with the same diff is the same question. The author "
+            f"can change the diff; a writer can ask for a fresh review with the label "
+            f"{fresh_label} or by commenting {code(REVIEW_COMMAND)}{override}."
+        )
+        return f"**Next step**: {step} [What this means]({link(family)})"
     steps = {
         Family.REJECTED: "fix what the reasons above say and push; the new head is reviewed again.",
         Family.NEEDS_HUMAN: f"a maintainer can override with the label {override_label}, or "

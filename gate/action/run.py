@@ -51,7 +51,7 @@ from gate.action import (
 from gate.action import replay as replay_mode
 from gate.action.assets import mark_assets
 from gate.action.blobfetch import FetchBudget
-from gate.action.event import read_event, target_from_event
+from gate.action.event import Target, read_event, target_from_event
 from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import DiffFetch
@@ -189,6 +189,9 @@ def _review(
     except ConfigError as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     _record_config(run, config)
+    if (unlabeled := _other_label_removed(target, config)) is not None:
+        run.target = replace(target, ignore=unlabeled)
+        return None
     try:
         api_key = _api_key(run, config)
     except ConfigError as err:
@@ -398,7 +401,8 @@ def _mask(run: RunState, keys: Sequence[str | None]) -> None:
 # --- statuses, certificate, report ----------------------------------------------------
 
 
-def _post(run: RunState, status: Status, description: str) -> None:
+def _post(run: RunState, status: Status, description: str, *, tag: str = "") -> None:
+    """Post ``status`` where the config's ``report`` says (``tag``: a failure's question)."""
     assert run.gh is not None
     mode = run.config.report if run.config is not None else "status"
     if checks.wants_check(mode):
@@ -410,6 +414,7 @@ def _post(run: RunState, status: Status, description: str) -> None:
             status=status,
             description=description,
             details_url=run.run_url,
+            tag=tag,
         )
     if not checks.wants_status(mode):
         return
@@ -458,9 +463,12 @@ def _post_final(
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
     description = report.with_assets(description, run.evidence.coverage)
+    tag = ""
     if posted is Status.FAILURE and run.question is not None:
-        # which question this block answered, on the commit itself (gate.memory.question)
+        # which question this block answered, on the commit itself (gate.memory.question):
+        # in the status's description, and in the check run's external_id
         description = question.tag(description, run.question, limit=MAX_DESCRIPTION)
+        tag = run.question.tag_hex
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:
@@ -479,7 +487,7 @@ def _post_final(
         _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
     try:
-        _post(run, posted, description)
+        _post(run, posted, description, tag=tag)
     except Exception:
         # GitHub did not take the status: the certificate must not claim this decision;
         # run_action reports the error and _finish rewrites the certificate with it
@@ -503,6 +511,20 @@ def _every_base(run: RunState, decision: Decision) -> Decision:
         return decision
     run.evidence.review_decision = decision
     return sibling
+
+
+def _other_label_removed(target: Target, config: Config) -> str | None:
+    """Why an ``unlabeled`` event asks for nothing: a label other than the override was
+    removed (the diff, the config and the writer's exceptions are the same, so the gate's
+    status stands as it is and no model is asked); None for any other event, and for the
+    removal of the override label, which the run decides again without it
+    (docs/security.md, rule 5)."""
+    if target.action != "unlabeled" or target.label in (None, config.override_label):
+        return None  # a payload naming no label is decided again: never assume it harmless
+    return (
+        f"{target.event} unlabeled: a label other than the override label "
+        f"{config.override_label!r} was removed; nothing changes, no status posted"
+    )
 
 
 def _ignored(run: RunState) -> int:
@@ -762,6 +784,7 @@ def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts)
             decision.family,
             override_label=run.config.override_label if run.config else Config().override_label,
             fresh_label=guards.FRESH_LABEL,
+            standing=decision.source == "cached",
         ),
     )
 

@@ -25,7 +25,9 @@ sarif: true, the SARIF log go to the certificate-dir input (action.yml default:
 review-gate-certificate, relative to the workspace), else RUNNER_TEMP.
 
 Supported events: pull_request and pull_request_target (opened, synchronize,
-reopened, ready_for_review, labeled, and edited when the base branch changed),
+reopened, ready_for_review, labeled, unlabeled (of the override label: decided
+again without it; of any other label: nothing to do), and edited when the base
+branch changed),
 merge_group (checks_requested), workflow_dispatch (with the pr-number input), and
 issue_comment (created, holding the comment command /review-gate review).
 

@@ -43,12 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _binding_of(raw: bytes) -> Binding:
     """The response's own binding (the most lenient one: mutations must still fail)."""
     from gate.decide.decision import Binding
-    from gate.decide.envelope import verify
+    from gate.decide.envelope import verify_text
     from gate.decide.verdict import check_shape, extract_fence, strict_loads
     from gate.errors import GateError, UsageError
 
     try:
-        verdict = check_shape(strict_loads(extract_fence(verify(raw).decode("utf-8"))))
+        verdict = check_shape(strict_loads(extract_fence(verify_text(raw))))
     except GateError as err:
         raise UsageError(f"RESPONSE is not a valid verdict envelope: {err.message}") from err
     return Binding(verdict.diff_sha, verdict.policy_version)

@@ -236,7 +236,7 @@ def decide(
     except EnvelopeError as err:
         end = str(attempts[-1].end_reason) if attempts else ""
         return _incomplete(attempts, err.reason, err.message, end)
-    content = sealed.content.decode("utf-8")
+    content = sealed.text()
     try:
         fenced = extract_fence(content)
     except FenceError as err:

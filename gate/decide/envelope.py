@@ -10,9 +10,13 @@ at most 10 digits); ``<sha256>`` is 64 lowercase hex digits of SHA-256 over
 nothing follows it. The content is ``body[:-5]`` and must be strict UTF-8.
 
 :func:`verify` reads the header as :class:`StreamVerifier` does and then checks
-the body in place: one SHA-256 pass over a memoryview and one ASCII scan (on a
-worker thread for a large body: hashlib releases the GIL), one copy of the
-content, and one UTF-8 decode of that copy only when it is not ASCII. Both paths raise through the
+the body in place, without copying it: one SHA-256 pass over a memoryview, one
+``bytes.isascii`` scan (ASCII is UTF-8: no decode), and a UTF-8 decode only when
+the content is not ASCII. The content it returns is a read-only view of the
+input (a ``bytes`` input is immutable, so what was checked is what is read;
+any other buffer is first copied once into ``bytes``). :func:`verify_text`
+returns the content as ``str``: that decode is the one copy, and for a
+non-ASCII content it is also the UTF-8 check. Both paths raise through the
 same checks in the same order (:func:`_judge`), so the streaming and
 whole-buffer answers are the same function of the bytes, whatever the
 chunking. Every deviation raises a specific :class:`~gate.errors.EnvelopeError`.
@@ -23,8 +27,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import re
-import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gate.errors import (
     BadEncoding,
@@ -47,22 +50,32 @@ MAX_HEADER_BYTES = len(MAGIC) + MAX_LEN_DIGITS + 1 + 64 + 1
 DEFAULT_MAX_SIZE = 16 * 1024 * 1024
 
 _HEADER_RE = re.compile(rb"MC1 (0|[1-9][0-9]{0,9}) ([0-9a-f]{64})\n\Z")
-#: A whole-buffer body at least this large is hashed on a worker thread while the
-#: caller copies the content and checks its UTF-8 (below it, a thread costs more).
-THREADED_HASH_MIN = 4 * 1024 * 1024
-#: Slice size for the UTF-8 decode of a non-ASCII content (bounds the str it makes).
-UTF8_SLICE = 1024 * 1024
+#: Slice size for the UTF-8 check of a non-ASCII content that is not wanted as str.
+#: A slice's str (at most 4 bytes a character) stays under glibc's 128 KiB mmap
+#: threshold, so its memory is reused from slice to slice instead of faulted in
+#: again: measured 1.2-2x the hash for 64 MiB of prose, against 3-5x at 1 MiB.
+UTF8_SLICE = 16 * 1024
 MAX_UTF8_SEQUENCE = 4
 
 
 @dataclass(frozen=True)
 class Envelope:
-    """A verified envelope: its content and the digests that identify it."""
+    """A verified envelope: its content and the digests that identify it.
 
-    content: bytes
+    ``content`` is a read-only view: of the input itself for :func:`verify`
+    (no copy), of the joined body for :class:`StreamVerifier`.
+    """
+
+    content: memoryview
     body_length: int
     body_sha256: str
     envelope_sha256: str  # SHA-256 of header + body ("" when verified as a stream)
+    #: The content as str when verification already decoded it (non-ASCII content).
+    _decoded: str | None = field(default=None, repr=False, compare=False)
+
+    def text(self) -> str:
+        """The content as ``str``: one decode (the UTF-8 was checked), or none if made."""
+        return self._decoded if self._decoded is not None else str(self.content, "utf-8")
 
 
 def seal(content: bytes) -> bytes:
@@ -74,44 +87,61 @@ def seal(content: bytes) -> bytes:
     return b"MC1 %d %s\n" % (len(body), digest.encode("ascii")) + body
 
 
-def verify(raw: bytes, *, max_size: int | None = None) -> bytes:
-    """Verify a whole MC1 envelope and return its content bytes.
+def verify(raw: bytes, *, max_size: int | None = None) -> memoryview:
+    """Verify a whole MC1 envelope and return its content, a read-only view of ``raw``.
 
-    Raises a specific :class:`~gate.errors.EnvelopeError` on any deviation.
+    No copy of a ``bytes`` input is made (``str(view, "utf-8")`` or
+    :func:`verify_text` makes the one the caller needs). Raises a specific
+    :class:`~gate.errors.EnvelopeError` on any deviation.
     """
-    return _verify_whole(raw, max_size).content
+    return _verify_whole(raw, max_size, decode=False).content
+
+
+def verify_text(raw: bytes, *, max_size: int | None = None) -> str:
+    """Like :func:`verify`, but return the content as ``str`` in one decode."""
+    return _verify_whole(raw, max_size, decode=True).text()
 
 
 def verify_envelope(raw: bytes, *, max_size: int | None = None) -> Envelope:
-    """Like :func:`verify`, but return the content with its digests.
+    """Like :func:`verify_text`, but return the content with its digests.
 
     ``envelope_sha256`` (header and body, for the certificate) costs a second
     hash pass over the whole envelope, which :func:`verify` does not make.
+    A non-ASCII content is decoded once, and :meth:`Envelope.text` returns that.
     """
-    env = _verify_whole(raw, max_size)
+    owned = _owned(raw)
+    env = _verify_whole(owned, max_size, decode=True)
     return Envelope(
         content=env.content,
         body_length=env.body_length,
         body_sha256=env.body_sha256,
-        envelope_sha256=hashlib.sha256(raw).hexdigest(),
+        envelope_sha256=hashlib.sha256(owned).hexdigest(),
+        _decoded=env._decoded,
     )
+
+
+def _owned(raw: bytes) -> bytes:
+    """``raw`` itself when it is ``bytes`` (immutable), else one copy of it.
+
+    A ``bytearray`` or a writable memoryview could change between the checks
+    and the read of the content; a ``bytes`` subclass could answer
+    ``isascii`` its own way. The copy is made before any check.
+    """
+    return raw if type(raw) is bytes else bytes(raw)
 
 
 def _sha256_hex(data: memoryview) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _first_bad_utf8(content: bytes) -> int | None:
-    """Offset of the first byte of ``content`` that is not strict UTF-8, or None.
+def _first_bad_utf8(view: memoryview) -> int | None:
+    """Offset of the first byte of ``view`` that is not strict UTF-8, or None.
 
-    ASCII is UTF-8: one ``isascii`` pass, no decode. Otherwise one decode, in
-    slices of a memoryview (no copy; an incomplete sequence at a slice's end is
-    decoded again with the next slice), so the first error is the one a
-    decoder fed the whole content would report.
+    One decode, in slices (no copy of the bytes, no ``str`` larger than a
+    slice; an incomplete sequence at a slice's end is decoded again with the
+    next slice), so the first error is the one a decoder fed the whole
+    content would report.
     """
-    if content.isascii():
-        return None
-    view = memoryview(content)
     start, size = 0, len(view)
     step = max(UTF8_SLICE, MAX_UTF8_SEQUENCE)  # a slice holds one whole sequence: progress
     while True:
@@ -154,29 +184,21 @@ def _judge(
         raise BadEncoding(f"bad encoding: content is not UTF-8 at byte {bad_utf8}")
 
 
-def _digest_and_scan(raw: bytes, body: memoryview, out: list[str | bool]) -> None:
-    """SHA-256 of ``body`` (hashlib drops the GIL), then whether ``raw`` is all ASCII.
-
-    ASCII is UTF-8, and the header is ASCII, so an ASCII ``raw`` needs no
-    decode. A buffer without ``isascii`` is left to the content check.
-    """
-    out.append(_sha256_hex(body))
-    out.append(isinstance(raw, bytes | bytearray) and raw.isascii())
-
-
-def _verify_whole(raw: bytes, max_size: int | None) -> Envelope:
+def _verify_whole(raw: bytes, max_size: int | None, *, decode: bool) -> Envelope:
     """Verify one buffer: the header as a stream would, then the body in place.
 
-    The body is hashed once, as a memoryview, and ``raw`` scanned for
-    ASCII; for a body of :data:`THREADED_HASH_MIN` or more on a worker
-    thread (hashlib drops the GIL), while this thread copies the content once
-    and, if it is not ASCII, decodes it once. The copy of a large body costs
-    about as much as the hash (a fresh allocation page-faults), so this is as
-    fast as hashlib alone only when a second core is free. Errors are raised
-    in the streaming order (:func:`_judge`).
+    The body is hashed once, as a memoryview, and ``raw`` scanned once for
+    ASCII (the header is ASCII once it parsed, so that is the content's scan).
+    Only a non-ASCII content is decoded: whole when ``decode`` (the caller
+    wants the ``str``: that decode is the check), else in slices of
+    :data:`UTF8_SLICE` (no full-size ``str``). Nothing is copied unless ``raw``
+    is not ``bytes`` (:func:`_owned`). Errors are raised in the streaming order
+    (:func:`_judge`), and the content is not decoded unless every earlier
+    check holds.
     """
+    raw = _owned(raw)
     verifier = StreamVerifier(max_size=max_size)
-    view = memoryview(raw).cast("B")
+    view = memoryview(raw)
     body = verifier._feed_header(view) if view else view
     declared = verifier.declared
     if declared is None:
@@ -184,32 +206,27 @@ def _verify_whole(raw: bytes, max_size: int | None) -> Envelope:
         raise AssertionError("finish() accepted an envelope without a header")
     if len(body) > declared:
         raise _trailing(declared)
-    if len(body) != declared:
-        _judge(declared, len(body), verifier._digest_hex, "", False, None)
-    tail_ok = body[-len(SENTINEL) :] == SENTINEL
-    found: list[str | bool] = []
-    worker = None
-    if declared >= THREADED_HASH_MIN:
-        worker = threading.Thread(target=_digest_and_scan, args=(raw, body, found), daemon=True)
-        worker.start()
-    else:
-        _digest_and_scan(raw, body, found)
-    try:
-        content = b""
-        if tail_ok and declared >= len(SENTINEL):
-            # The one copy. A join of a memoryview keeps the GIL (only all-bytes
-            # joins drop it); the overlap comes from the worker, already inside
-            # hashlib (which dropped it) by the time start() returns here.
-            content = b"".join((body[: -len(SENTINEL)],))
-    finally:
-        if worker is not None:
-            worker.join()
-    if len(found) != 2:
-        raise AssertionError("the SHA-256 worker thread ended without its answer")
-    actual, is_ascii = str(found[0]), found[1] is True
-    bad_utf8 = None if is_ascii or not content else _first_bad_utf8(content)
+    tail_ok = len(body) == declared and body[-len(SENTINEL) :] == SENTINEL
+    actual = _sha256_hex(body) if len(body) == declared else ""
+    _judge(declared, len(body), verifier._digest_hex, actual, tail_ok, None)
+    content = body[: declared - len(SENTINEL)]
+    decoded, bad_utf8 = None, None
+    if not raw.isascii():
+        if decode:
+            try:
+                decoded = str(content, "utf-8")
+            except UnicodeDecodeError as err:
+                bad_utf8 = err.start
+        else:
+            bad_utf8 = _first_bad_utf8(content)
     _judge(declared, declared, verifier._digest_hex, actual, tail_ok, bad_utf8)
-    return Envelope(content=content, body_length=declared, body_sha256=actual, envelope_sha256="")
+    return Envelope(
+        content=content,
+        body_length=declared,
+        body_sha256=actual,
+        envelope_sha256="",
+        _decoded=decoded,
+    )
 
 
 def _check_header_prefix(prefix: bytes) -> None:
@@ -372,15 +389,22 @@ class StreamVerifier:
         """Track the first invalid UTF-8 byte; reported only after length and digest."""
         if self._utf8_bad is not None:
             return
-        pending = len(self._utf8.getstate()[0])
-        if not pending and not final and data.isascii():
+        if not final and data.isascii() and not self._utf8.getstate()[0]:
             self._utf8_fed += len(data)
             return
-        try:
-            self._utf8.decode(data, final)
-        except UnicodeDecodeError as err:
-            self._utf8_bad = self._utf8_fed - pending + err.start
-        self._utf8_fed += len(data)
+        view, at = memoryview(data), 0
+        while True:  # in slices of UTF8_SLICE, as _first_bad_utf8 does, and for its reason
+            piece = view[at : at + UTF8_SLICE]
+            at += len(piece)
+            pending = len(self._utf8.getstate()[0])
+            try:
+                self._utf8.decode(piece, final and at == len(view))
+            except UnicodeDecodeError as err:
+                self._utf8_bad = self._utf8_fed - pending + err.start
+                return
+            self._utf8_fed += len(piece)
+            if at == len(view):
+                return
 
     def _content(self) -> bytes:
         """Join the body parts without the sentinel, copying the bytes once."""
@@ -417,7 +441,7 @@ class StreamVerifier:
             )
         except EnvelopeError as err:
             raise self._fail(err) from None
-        content = self._content() if self._keep else b""
+        content = memoryview(self._content() if self._keep else b"")
         self._done = Envelope(
             content=content,
             body_length=self._declared,

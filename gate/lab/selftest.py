@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.decide.decision import Binding, Decision, State, decide
-from gate.decide.envelope import SENTINEL, seal, verify
+from gate.decide.envelope import SENTINEL, seal, verify_text
 from gate.decide.verdict import extract_fence, strict_loads
 from gate.errors import GateError
 
@@ -104,7 +104,7 @@ def forgeries(raw: bytes) -> Iterator[tuple[str, bytes]]:
 def verdict_forgeries(raw: bytes) -> Iterator[tuple[str, bytes]]:
     """Resealed answers around the verdict that a reader could see otherwise (issue 8)."""
     try:
-        content = verify(raw).decode("utf-8")
+        content = verify_text(raw)
         obj = strict_loads(extract_fence(content))
     except (GateError, UnicodeDecodeError):
         return  # not a verdict to forge from: the baseline says so

@@ -56,6 +56,11 @@ class QuestionKey:
     fallback_models: tuple[str, ...] = field(default=(), compare=False)
 
     @property
+    def tag_hex(self) -> str:
+        """The id's first 16 hex digits: the question's tag on the commit (:func:`tag`)."""
+        return self.id[:16]
+
+    @property
     def id(self) -> str:
         """SHA-256 over the five fields, one a line (a stable name for the question)."""
         fields = (self.diff_sha, self.policy_version, self.config_sha, self.model)
@@ -89,7 +94,7 @@ def tag(description: str, key: QuestionKey, *, limit: int) -> str:
     """``description`` ending with the question's tag, cut to fit ``limit`` characters:
     the commit-level evidence of which question a blocking status answered, which no PR
     author can edit and any pull request of the same head can read."""
-    suffix = f" [q:{key.id[:16]}]"
+    suffix = f" [q:{key.tag_hex}]"
     return description[: max(0, limit - len(suffix))].rstrip() + suffix
 
 

@@ -131,5 +131,5 @@ class Stream:
             "",
             EndReason.TRAILER,
             envelope=exchange.raw,
-            content=envelope.content.decode("utf-8"),
+            content=envelope.text(),
         )

@@ -41,7 +41,7 @@ import openai
 import pytest
 
 from gate.decide.attempt import Attempt, ReviewOutcome
-from gate.decide.envelope import verify
+from gate.decide.envelope import verify_text
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, render_events
 from gate.reviewers.transport import review
 
@@ -142,7 +142,7 @@ def sealed_texts(dialect: str, bodies: list[bytes]) -> list[str | None]:
         for body in bodies:
             sim.queue(SimResponse(body=body))
             envelope = review(sim.settings(attempts=1), system="S", user="U").envelope
-            texts.append(verify(envelope).decode() if envelope is not None else None)
+            texts.append(verify_text(envelope) if envelope is not None else None)
     return texts
 
 

@@ -254,9 +254,9 @@ class Gate(RuleBasedStateMachine):
         pull = self.fake.pulls[7]
         pull["labels"] = [lb for lb in pull["labels"] if lb["name"] != OVERRIDE]
         self.overrides.pop(7, None)
-        # the workflow does not run on "unlabeled" (not a reviewed action): the override's
-        # success stays until the next event the workflow runs on (docs/security.md)
-        self._event(7, "reopened")
+        # the workflows run on "unlabeled": removing the label decides the head again
+        # without it (docs/security.md, rule 5)
+        self._event(7, "unlabeled", label=OVERRIDE, sender="maintainer")
 
     @rule(by=st.sampled_from(["label", "command"]))
     def fresh_review(self, by: str) -> None:

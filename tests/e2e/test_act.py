@@ -237,9 +237,10 @@ class ActRun:
     stderr: str
     job_outputs: dict[str, str]
     job_result: str
+    job: str = "gate"  # the id of the job that runs the gate (the example's is "review")
 
     def step_events(self, step: str = "gate") -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("stepID") == [step] and e.get("jobID") == "gate"]
+        return [e for e in self.events if e.get("stepID") == [step] and e.get("jobID") == self.job]
 
     @property
     def outputs(self) -> dict[str, str]:
@@ -269,12 +270,12 @@ class ActRun:
 
     def gate_result(self) -> str:
         for event in self.events:
-            if event.get("jobID") == "gate" and "jobResult" in event:
+            if event.get("jobID") == self.job and "jobResult" in event:
                 return str(event["jobResult"])
         return ""
 
     def explain(self) -> str:
-        lines = [str(e.get("msg", "")).rstrip() for e in self.events if e.get("jobID") == "gate"]
+        lines = [str(e.get("msg", "")).rstrip() for e in self.events if e.get("jobID") == self.job]
         return "\n".join(lines[-80:]) + "\n--- stderr ---\n" + self.stderr[-3000:]
 
 
@@ -289,11 +290,15 @@ def run_act(
     event_name: str = "pull_request",
     workflow: Path = WORKFLOW,
     extra_env: dict[str, str] | None = None,
+    job: str | None = None,
 ) -> ActRun:
-    """Run ``workflow`` for ``event_name`` with act (``event`` as its payload, if any)."""
+    """Run ``workflow`` for ``event_name`` with act (``event`` as its payload, if any);
+    with ``job``, only that job (act's ``-j``) and the gate is read from it."""
     home = ws.parent / "home"
     home.mkdir(exist_ok=True)
     argv = [tools["act"], event_name, "-W", str(ws / ".github" / "workflows" / workflow.name)]
+    if job is not None:
+        argv += ["-j", job]
     if event is not None:
         event_path = ws.parent / "event.json"
         event_path.write_text(json.dumps(event), encoding="utf-8")
@@ -342,7 +347,10 @@ def run_act(
     outputs_file, result_file = ws / "job-outputs.json", ws / "job-result.txt"
     job_outputs = json.loads(outputs_file.read_text("utf-8")) if outputs_file.exists() else {}
     job_result = result_file.read_text("utf-8") if result_file.exists() else ""
-    return ActRun(ws, done.returncode, events, done.stdout, done.stderr, job_outputs, job_result)
+    run = ActRun(ws, done.returncode, events, done.stdout, done.stderr, job_outputs, job_result)
+    if job is not None:
+        run.job = job
+    return run
 
 
 @dataclass

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from tests.fakes.openapi_contract import Contract, load_contract
 
@@ -479,6 +479,7 @@ class FakeGitHub:
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
             (r"/commits/([0-9a-fA-F]+)/pulls", "GET", self._commit_pulls),
+            (r"/commits/([0-9a-fA-F]+)/check-runs", "GET", self._list_check_runs),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
             (r"/issues/(\d+)/comments", "POST", self._post_comment),
             (r"/issues/comments/(\d+)", "PATCH", self._patch_comment),
@@ -912,21 +913,22 @@ class FakeGitHub:
             "id": run["id"], "node_id": f"CR_{run['id']}", "head_sha": run["head_sha"],
             "name": run["name"], "status": run["status"], "conclusion": run.get("conclusion"),
             "details_url": run.get("details_url"), "url": url, "html_url": url,
-            "external_id": "", "started_at": EPOCH,
+            "external_id": run.get("external_id", ""), "started_at": EPOCH,
             "completed_at": EPOCH if run["status"] == "completed" else None,
             "output": {
                 "title": output.get("title"), "summary": output.get("summary"), "text": None,
                 "annotations_count": len(run["annotations"]),
                 "annotations_url": url + "/annotations",
             },
-            "check_suite": {"id": 1}, "app": self._app(), "pull_requests": [],
+            "check_suite": {"id": 1}, "app": run["app"], "pull_requests": [],
         }  # fmt: skip
 
-    def _app(self) -> dict[str, Any] | None:
-        """The GitHub App a check run was written by: the token's (None for a user token)."""
-        if self.token_login is not None and self.token_app is None:
+    def _app(self, bot: str | None = None) -> dict[str, Any] | None:
+        """The GitHub App a check run was written by: ``bot``'s, else the token's (None for
+        a user token)."""
+        if bot is None and self.token_login is not None and self.token_app is None:
             return None
-        slug = (self.token_app or "github-actions[bot]").removesuffix("[bot]")
+        slug = (bot or self.token_app or "github-actions[bot]").removesuffix("[bot]")
         return {
             "id": 15368 if slug == "github-actions" else 90210, "slug": slug,
             "node_id": f"APP_{slug}", "client_id": f"Iv1.{slug}", "owner": _user("octo-org"),
@@ -943,7 +945,7 @@ class FakeGitHub:
                 return "Only 50 annotations can be sent per request"
             run["annotations"].extend(notes)
             run["output"] = {k: v for k, v in output.items() if k != "annotations"}
-        for key in ("name", "status", "conclusion", "details_url"):
+        for key in ("name", "status", "conclusion", "details_url", "external_id"):
             if key in data:
                 run[key] = data[key]
         if run.get("conclusion") and run["status"] != "completed":
@@ -956,13 +958,65 @@ class FakeGitHub:
         data = rec.json_body() or {}
         run: dict[str, Any] = {"id": self._id(), "head_sha": str(data.get("head_sha", "")),
                                "name": str(data.get("name", "")), "status": "queued",
-                               "annotations": []}  # fmt: skip
+                               "annotations": [], "app": self._app()}  # fmt: skip
         problem = self._apply_check(run, data)
         if problem:
             return _json(422, {"message": problem})
         with self.lock:
             self.check_runs[run["id"]] = run
         return _json(201, self._check_run_json(run))
+
+    def add_check_run(
+        self,
+        sha: str,
+        name: str,
+        *,
+        app: str,
+        conclusion: str | None,
+        external_id: str = "",
+        title: str = "",
+    ) -> int:
+        """A check run on ``sha`` written by another app's bot (``app``: ``<slug>[bot]``),
+        e.g. a workflow that copies the gate's check name."""
+        run: dict[str, Any] = {
+            "id": self._id(), "head_sha": sha, "name": name,
+            "status": "completed" if conclusion else "in_progress", "conclusion": conclusion,
+            "external_id": external_id, "output": {"title": title, "summary": title},
+            "annotations": [], "app": self._app(app),
+        }  # fmt: skip
+        with self.lock:
+            self.check_runs[run["id"]] = run
+        return int(run["id"])
+
+    def _list_check_runs(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``: ``check_name`` and
+        ``filter`` (``latest``, the default: the newest run of each name; ``all``), newest
+        first, paged, in GitHub's ``{total_count, check_runs}`` envelope."""
+        sha, name = m.group(1), query.get("check_name")
+        with self.lock:
+            items = [r for r in self.check_runs.values() if r["head_sha"] == sha]
+        items = sorted(items, key=lambda r: -int(r["id"]))
+        if name is not None:
+            items = [r for r in items if r["name"] == name]
+        if query.get("filter", "latest") == "latest":
+            newest: dict[str, dict[str, Any]] = {}
+            for r in items:
+                newest.setdefault(r["name"], r)
+            items = list(newest.values())
+        per_page = min(100, int(query.get("per_page", "30")))
+        page = max(1, int(query.get("page", "1")))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers: dict[str, str] = {}
+        if page * per_page < len(items):
+            kept = {k: v for k, v in query.items() if k in ("check_name", "filter")}
+            more = urlencode({**kept, "per_page": per_page, "page": page + 1})
+            path = f"/repos/{self.repository}/commits/{sha}/check-runs"
+            headers["Link"] = f'<{self.api_url}{path}?{more}>; rel="next"'
+        body = {"total_count": len(items), "check_runs": [self._check_run_json(r) for r in chunk]}
+        status, base, data = _json(200, body)
+        return status, {**base, **headers}, data
 
     def _patch_check_run(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded

@@ -202,7 +202,7 @@ def test_selftest_detects_a_broken_verifier(monkeypatch: pytest.MonkeyPatch) -> 
             body[:-5].decode("utf-8")
         except UnicodeDecodeError as err:
             raise BadEncoding("lax") from err
-        return Envelope(body[:-5], len(body), "", "")
+        return Envelope(memoryview(body[:-5]), len(body), "", "")
 
     monkeypatch.setattr(decision_module, "verify_envelope", lax)
     raw, binding = selftest.builtin_envelope()

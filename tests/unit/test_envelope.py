@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate import errors
-from gate.decide.envelope import SENTINEL, StreamVerifier, seal, verify, verify_envelope
+from gate.decide.envelope import (
+    SENTINEL,
+    StreamVerifier,
+    seal,
+    verify,
+    verify_envelope,
+    verify_text,
+)
 
 CONTENT = b'Looks fine.\n```json\n{"verdict": "fail", "reasons": ["x"]}\n```\n'
 
@@ -217,9 +224,13 @@ def test_any_changed_byte_is_refused(content: bytes, position: int, xor: int) ->
         verify(bytes(raw))
 
 
-def _verify_outcome(raw: bytes, wrap: type = bytes) -> str:
+def _verify_outcome(raw: bytes, wrap: type = bytes, how: str = "view") -> str:
     try:
-        return "ok:" + verify(wrap(raw), max_size=4096).hex()
+        if how == "view":
+            return "ok:" + verify(wrap(raw), max_size=4096).hex()
+        if how == "text":
+            return "ok:" + verify_text(wrap(raw), max_size=4096).encode().hex()
+        return "ok:" + verify_envelope(wrap(raw), max_size=4096).text().encode().hex()
     except errors.EnvelopeError as err:
         return f"{type(err).__name__}:{err}"
 
@@ -236,34 +247,73 @@ def _utf8_slice_cases() -> st.SearchStrategy[bytes]:
 @given(
     st.one_of(_mutations(), _utf8_slice_cases().map(seal)),
     st.lists(st.integers(0, 400), max_size=12),
-    st.sampled_from([0, 1 << 30]),
     st.sampled_from([1, 3, 7, 1 << 20]),
     st.sampled_from([bytes, bytearray, memoryview]),
+    st.sampled_from(["view", "text", "envelope"]),
 )
 def test_whole_buffer_verify_answers_as_the_stream_does(
-    raw: bytes, cuts: list[int], threaded_min: int, utf8_slice: int, wrap: type
+    raw: bytes, cuts: list[int], utf8_slice: int, wrap: type, how: str
 ) -> None:
-    """The whole-buffer path (worker thread or not, any decode slice, any buffer) = the stream."""
+    """Whole-buffer verify (view, str or envelope; any decode slice, any buffer) = the stream."""
     import gate.decide.envelope as envelope
 
-    saved = envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE
-    envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = threaded_min, utf8_slice
+    saved = envelope.UTF8_SLICE
+    envelope.UTF8_SLICE = utf8_slice
     try:
-        assert _verify_outcome(raw, wrap) == _outcome(_chunk(raw, cuts))
+        assert _verify_outcome(raw, wrap, how) == _outcome(_chunk(raw, cuts))
     finally:
-        envelope.THREADED_HASH_MIN, envelope.UTF8_SLICE = saved
+        envelope.UTF8_SLICE = saved
 
 
-def test_a_large_envelope_is_verified_on_the_threaded_path() -> None:
-    content = "Grüße — 漢字\n".encode() * (1 << 19)  # over THREADED_HASH_MIN
+def test_a_large_envelope_is_verified_in_place() -> None:
+    content = "Grüße — 漢字\n".encode() * (1 << 19)
     raw = seal(content)
     assert verify(raw, max_size=len(raw)) == content
+    assert verify_text(raw, max_size=len(raw)) == content.decode()
     bad = bytearray(raw)
     bad[-6] = 0xFF  # the last content byte, then resealed
     body = bytes(bad[raw.index(b"\n") + 1 :])
     resealed = b"MC1 %d %s\n" % (len(body), hashlib.sha256(body).hexdigest().encode()) + body
-    with pytest.raises(errors.BadEncoding, match=f"at byte {len(content) - 1}$"):
-        verify(resealed, max_size=len(raw))
+    for check in (verify, verify_text, verify_envelope):
+        with pytest.raises(errors.BadEncoding, match=f"at byte {len(content) - 1}$"):
+            check(resealed, max_size=len(raw))
     bad[-6] = ord("\n") ^ 0x01
     with pytest.raises(errors.DigestMismatch):
         verify(bytes(bad), max_size=len(raw))
+
+
+@pytest.mark.parametrize("content", [CONTENT, b"", "ünïcode ✓\n".encode()])
+def test_the_content_of_a_bytes_envelope_is_the_input_itself(content: bytes) -> None:
+    """No copy: a read-only view into the (immutable) input, the sentinel left out."""
+    raw = seal(content)
+    for view in (verify(raw), verify_envelope(raw).content):
+        assert view.obj is raw
+        assert view.readonly
+        assert view == content
+    assert verify_envelope(raw).text() == content.decode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.binary(max_size=300) | _utf8_slice_cases(),
+    st.sampled_from([bytearray, memoryview, lambda b: memoryview(bytearray(b))]),
+    st.integers(0, 10_000),
+    st.integers(1, 255),
+)
+def test_a_mutable_buffer_is_copied_before_it_is_checked(
+    content: bytes, wrap: type, position: int, xor: int
+) -> None:
+    """A buffer the caller can still change gives content that later changes cannot reach."""
+    sealed = seal(content)
+    buffer = wrap(sealed)
+    try:
+        got = verify(buffer, max_size=4096)
+    except errors.BadEncoding:
+        return  # not UTF-8: nothing handed out
+    env = verify_envelope(buffer, max_size=4096)
+    writable = buffer if isinstance(buffer, bytearray) else buffer.obj
+    if isinstance(writable, bytearray):
+        writable[position % len(writable)] ^= xor
+    assert got == content
+    assert env.content == content
+    assert env.envelope_sha256 == hashlib.sha256(sealed).hexdigest()

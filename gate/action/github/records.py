@@ -7,6 +7,7 @@ token is; what it wrote is adopted, nothing else).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -151,3 +152,41 @@ class SeenStatus:
     state: str
     description: str
     created_at: datetime
+
+
+#: a check run's ``external_id`` as the gate writes it on completion: the status the check
+#: run stands for and, on a ``failure``, the question it answered
+#: (``review-gate:failure:q:<16 hex>``, :func:`gate.memory.question.tag`). It is set by the
+#: app that created the check run only, and holds no reviewer text; the conclusion alone
+#: cannot tell a ``failure`` from an ``error`` (both conclude ``failure``)
+CHECK_EXTERNAL_ID = re.compile(r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z")
+
+
+def check_external_id(state: str, tag: str = "") -> str:
+    """The ``external_id`` of a completed check run standing for ``state`` (module rule)."""
+    return f"review-gate:{state}" + (f":q:{tag}" if tag else "")
+
+
+@dataclass(frozen=True)
+class SeenCheck:
+    """A check run of the gate's own app: the status it stands for (``pending`` while not
+    completed; ``error`` for a completed run whose ``external_id`` the gate did not write,
+    which decides nothing), its title and its question tag (16 hex, or None)."""
+
+    state: str
+    title: str
+    tag: str | None
+
+    @classmethod
+    def of(cls, status: str, conclusion: str | None, external_id: str, title: str) -> SeenCheck:
+        if status != "completed":
+            return cls("pending", title, None)
+        found = CHECK_EXTERNAL_ID.fullmatch(external_id)
+        wanted = "success" if conclusion == "success" else "failure"
+        if found is None or _CONCLUSION_OF[found.group(1)] != wanted:
+            return cls("error", title, None)
+        tag = found.group(2) if found.group(1) == "failure" else None
+        return cls(found.group(1), title, tag)
+
+
+_CONCLUSION_OF = {"success": "success", "failure": "failure", "error": "failure"}

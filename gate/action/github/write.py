@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from urllib.parse import quote
 
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
-from gate.action.github.records import Identity, SeenStatus
+from gate.action.github.records import Identity, SeenCheck, SeenStatus
+from gate.action.github.sdk import check_runs
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
@@ -175,6 +176,37 @@ class StatusWriter(GitHubHttp):
                     str(status.get("description") or ""),
                     _when(what, status.get("created_at")),
                 )
+
+    def own_check_runs(self, sha: str, *, name: str) -> list[SeenCheck]:
+        """The check runs named ``name`` on ``sha`` that this token's own GitHub App wrote
+        (``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``, every run, newest first by
+        id): the commit-level evidence of ``report: check-run``, as :meth:`own_statuses` is
+        of statuses. A check run is written by a GitHub App only, and the app is recorded
+        by GitHub: a token that is no app's bot owns none."""
+        own = self.identity()
+        slug = own.login.removesuffix("[bot]") if own.kind == "Bot" else ""
+
+        def run() -> list[SeenCheck]:
+            found: list[tuple[int, SeenCheck]] = []
+            if not slug or slug == own.login:
+                return []
+            url = f"{self._repo.url}/commits/{sha}/check-runs"
+            for scanned, check in enumerate(
+                _iter(check_runs(self._repo._requester, url, name=name))
+            ):
+                if scanned >= MAX_COMMENTS_SCANNED:
+                    break
+                app = check.app
+                if check.name != name or app is None or str(app.slug).lower() != slug.lower():
+                    continue
+                title = str(check.output.title or "") if check.output is not None else ""
+                seen = SeenCheck.of(
+                    str(check.status), check.conclusion, str(check.external_id or ""), title
+                )
+                found.append((int(check.id), seen))
+            return [seen for _, seen in sorted(found, key=lambda item: -item[0])]
+
+        return self._call(f"GET check runs of {sha[:12]}", run)
 
     # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
 

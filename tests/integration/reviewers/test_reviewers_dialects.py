@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gate.decide.attempt import EndReason, FinishReason, ReviewOutcome
-from gate.decide.envelope import verify
+from gate.decide.envelope import verify_text
 from gate.lab.sim import (
     DIALECTS,
     ReviewerSimulator,
@@ -80,7 +80,7 @@ def test_clean_stop_is_sealed(dialect: str, framing: str) -> None:
     expected_finish = FinishReason.NONE if dialect == "mc1" else FinishReason.STOP
     assert attempt.finish_reason is expected_finish
     assert outcome.envelope is not None
-    assert verify(outcome.envelope).decode() == ANSWER
+    assert verify_text(outcome.envelope) == ANSWER
     body = b"".join(render_events(dialect, ANSWER))
     assert outcome.raw == body  # the body bytes exactly as sent
     assert attempt.raw_sha256 == hashlib.sha256(body).hexdigest()
@@ -293,7 +293,7 @@ def test_anthropic_pings_anywhere_are_harmless() -> None:
     body = ping + ping.join(events) + ping
     outcome, _, _ = run("anthropic", [SimResponse(body=body)], attempts=1)
     assert outcome.envelope is not None
-    assert verify(outcome.envelope).decode() == ANSWER
+    assert verify_text(outcome.envelope) == ANSWER
 
 
 def test_secrets_never_reach_details_or_records(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.decide.attempt import EndReason, FinishReason, ReviewOutcome
-from gate.decide.envelope import verify
+from gate.decide.envelope import verify_text
 from gate.lab.sim import ReviewerSimulator, SimRequest, SimResponse
 from gate.reviewers.transport import review
 
@@ -39,7 +39,7 @@ def test_clean_stop_is_sealed_with_the_streamed_text() -> None:
     assert attempt.request_id == "req_sim"
     assert attempt.usage["completion_tokens"] > 0
     assert outcome.envelope is not None
-    assert verify(outcome.envelope).decode() == ANSWER
+    assert verify_text(outcome.envelope) == ANSWER
     assert attempt.bytes_received == len(outcome.raw)
     request = exchanges[0]
     assert request.path == "/v1/chat/completions"

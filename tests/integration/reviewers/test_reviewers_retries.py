@@ -7,7 +7,7 @@ import random
 import pytest
 
 from gate.decide.attempt import EndReason
-from gate.decide.envelope import verify
+from gate.decide.envelope import verify_text
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events
 from gate.reviewers.transport import review
 
@@ -36,7 +36,7 @@ def test_429_with_retry_after_is_honoured_up_to_the_cap(dialect: str) -> None:
     assert second.reason == "http_429"
     assert third.complete
     assert outcome.envelope is not None
-    assert verify(outcome.envelope).decode() == ANSWER
+    assert verify_text(outcome.envelope) == ANSWER
 
 
 def test_retry_after_ms_and_http_date_forms() -> None:

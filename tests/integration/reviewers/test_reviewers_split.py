@@ -13,7 +13,7 @@ import hashlib
 
 import pytest
 
-from gate.decide.envelope import verify
+from gate.decide.envelope import verify_text
 from gate.lab.sim import DIALECTS, ReviewerSimulator, SimResponse, render_events, wire_for
 from gate.reviewers.transport import call_once
 
@@ -41,7 +41,7 @@ def test_split_at_every_offset(dialect: str) -> None:
             ok = (
                 reply.complete
                 and reply.envelope is not None
-                and verify(reply.envelope).decode() == ANSWER
+                and verify_text(reply.envelope) == ANSWER
                 and reply.raw_sha256 == expected_sha
             )
             if not ok:
@@ -58,5 +58,5 @@ def test_every_byte_its_own_segment(dialect: str) -> None:
         reply = call_once(sim.settings(attempts=1), system="s", user="u")
     assert reply.complete, reply.detail
     assert reply.envelope is not None
-    assert verify(reply.envelope).decode() == ANSWER
+    assert verify_text(reply.envelope) == ANSWER
     assert reply.raw == b"".join(render_events(dialect, ANSWER, shape))

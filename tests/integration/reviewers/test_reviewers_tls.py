@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from gate.decide.envelope import verify
+from gate.decide.envelope import verify_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
 from gate.reviewers import base
 from gate.reviewers.transport import review
@@ -67,7 +67,7 @@ def test_a_healthy_answer_over_tls_is_sealed(tls: ssl.SSLContext) -> None:
         assert sim.base_url.startswith("https://127.0.0.1:")
         outcome = review(sim.settings(attempts=1), system="s", user="u")
     assert outcome.envelope is not None
-    assert verify(outcome.envelope).decode() == "over TLS ✓"
+    assert verify_text(outcome.envelope) == "over TLS ✓"
 
 
 def test_an_untrusted_certificate_is_a_connect_error(

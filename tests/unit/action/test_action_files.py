@@ -187,6 +187,7 @@ def test_example_workflow_is_complete_and_minimal() -> None:
         "reopened",
         "ready_for_review",
         "labeled",
+        "unlabeled",
         "edited",
     }
     assert workflow["permissions"] == {}
