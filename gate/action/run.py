@@ -250,6 +250,7 @@ def _review(
             on_attempt=progress.attempt,
             fallback_keys=keys,
             carry=run.carry,
+            question=run.question,
         )
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))

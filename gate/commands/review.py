@@ -382,7 +382,7 @@ def _run(args: argparse.Namespace) -> int:
     from gate.config import fallback_keys
     from gate.decide.decision import exit_code
     from gate.errors import Interrupted
-    from gate.review import certificate, cost
+    from gate.review import cost
     from gate.review.pipeline import review_diff
     from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
     from gate.reviewers.transport import attempt_line
@@ -409,6 +409,7 @@ def _run(args: argparse.Namespace) -> int:
     say(untrusted.line(cost.preflight(selected.data, config, selected.coverage).line()), err=True)
     total = config.reviewer.attempts
     carry = carry_book(args.carry)
+    from gate.memory.question import key_for  # the one question key (record, carry, replay)
 
     ended: list[Attempt] = []
 
@@ -431,14 +432,19 @@ def _run(args: argparse.Namespace) -> int:
                 coverage=selected.coverage,
                 on_attempt=report_attempt,
                 carry=carry,
+                question=key_for(selected.data, config),
             )
     except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
         raw = err.raw if isinstance(err, Interrupted) else b""
         return _interrupted(args, selected.data, config, selected.coverage, ended, raw, api_key)
     if args.save_response:
+        from gate.review import certificate  # the writer: only when a file is asked for
+
         certificate.write_response(args.save_response, result.outcome.raw)
     cert_sha = None
     if args.certificate:
+        from gate.review import certificate
+
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
@@ -493,10 +499,40 @@ def carry_book(paths: list[str]) -> Book | None:
     for path in paths:
         data = read_input(path, what="--carry certificate", limit=MAX_DIFF_FILE_BYTES)
         try:
-            items += list(from_certificate(data, run=os.path.basename(path)).entries.values())
+            book = from_certificate(data, run=os.path.basename(path))
         except CarryError as err:
             raise UsageError(f"--carry {path}: {err.message}") from err
+        if not bound_chunk_question(data):
+            raise UsageError(
+                f"--carry {path}: its chunks' question is not the one its own question key "
+                "derives (a certificate written before the chunk question was derived from "
+                "the question key, or an edited one): its answers cannot be bound to a "
+                "question, so none is carried; review without it"
+            )
+        items += list(book.entries.values())
     return Book.of(items)
+
+
+def bound_chunk_question(data: bytes) -> bool:
+    """Whether a certificate's ``context.chunks.question`` is the one its own question key
+    derives (:meth:`gate.memory.question.QuestionKey.chunk_question` from the recorded
+    ``template_sha``): a row that cannot be bound to its question is never trusted."""
+    from gate.memory.question import key_of_certificate
+    from gate.review.carry import CarryError
+    from gate.safe import strictjson
+
+    try:
+        cert = strictjson.loads(data, what="the carry certificate", error=CarryError)
+    except CarryError:
+        return False
+    chunks = cert.get("context", {}).get("chunks") if isinstance(cert, dict) else None
+    key = key_of_certificate(cert) if isinstance(cert, dict) else None
+    if key is None or not isinstance(chunks, dict):
+        return False
+    template, named = chunks.get("template_sha"), chunks.get("question")
+    if not (isinstance(template, str) and isinstance(named, str) and template and named):
+        return False
+    return key.chunk_question(template) == named
 
 
 def chunk_lines(result: ReviewResult) -> list[str]:
@@ -641,18 +677,21 @@ def write_exports(
 
     Neither can change the decision: a file that cannot be written is a note on
     standard error, and the exit code stays the decision's."""
-    from gate.action.findings_report import findings_of
     from gate.errors import GateError
-    from gate.export import sarif, statement
 
     notes: list[str] = []
     if args.statement:
+        from gate.export import statement  # each export's modules only when it is asked
+
         try:
             built = statement.build(Path(args.certificate).read_bytes())
             statement.write(args.statement, built)
         except (GateError, OSError) as err:
             notes.append(f"no statement written to {args.statement}: {_cause(err)}")
     if args.sarif:
+        from gate.action.findings_report import findings_of
+        from gate.export import sarif
+
         try:
             log = sarif.build(
                 findings_of(decision, data, chunks),

@@ -19,13 +19,16 @@ would ask), :func:`key_of_record` and :func:`key_of_certificate` (what an earlie
 decision answered), :meth:`QuestionKey.answered_by` (the one comparison),
 :attr:`QuestionKey.id` (a stable digest of the five fields, for indexes and logs), and
 :func:`tag`/:func:`tag_of` (the id's first 16 hex digits on the gate's own ``failure``
-statuses, so a standing block is found on the commit whichever pull request asks).
+statuses, so a standing block is found on the commit whichever pull request asks), and
+:meth:`QuestionKey.chunk_question` (the question each chunk of a review in chunks answers,
+what incremental review carries by: derived from this key, defined nowhere else).
 A changed byte anywhere in the five fields is a new question.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -67,6 +70,30 @@ class QuestionKey:
         text = "\n".join(("review-gate.question/1", *fields, self.prompt_sha))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+    def chunk_question(self, template_sha: str, *, model: str | None = None) -> str:
+        """The question each chunk of a review in chunks answers, besides the chunk's own
+        bytes (what a later run carries a chunk's answer by, :mod:`gate.review.carry`):
+        this key's fields that hold for every chunk (policy, config digest, and the model,
+        or ``model`` when a fallback answered) and ``template_sha``, the digest of the chunk
+        prompt's template (:func:`gate.review.budget.chunk_template_sha`: the system prompt
+        and the scope's wording around an empty chunk). The whole diff's digest and prompt
+        are left out on purpose: a chunk's answer carries to the next push because the
+        rest of the diff changed around it. A new shape gets a new schema name, so a
+        chunk question of another shape never matches."""
+        canonical = json.dumps(
+            {
+                "schema": CHUNK_QUESTION_SCHEMA,
+                "policy_version": self.policy_version,
+                "config_sha": self.config_sha,
+                "model": self.model if model is None else model,
+                "template_sha": template_sha,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=True,
+        )
+        return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
     def answered_by(self, record: Record) -> bool:
         """Whether ``record`` decided exactly this question (by this model or a fallback)."""
         found = key_of_record(record)
@@ -85,6 +112,10 @@ class QuestionKey:
             "chunk_prompts": list(self.chunk_prompts),
         }
 
+
+#: the schema of a chunk's question (:meth:`QuestionKey.chunk_question`); ``/1`` was
+#: issue 24's own ``chunk_question``, keyed on the config alone: its answers carry nothing
+CHUNK_QUESTION_SCHEMA = "review-gate.chunk-question/2"
 
 #: the question's tag on the gate's own blocking statuses: `` [q:<16 hex>]``
 _TAG = re.compile(r" \[q:([0-9a-f]{16})\]\Z")

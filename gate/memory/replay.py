@@ -33,6 +33,7 @@ from gate.config import Config, apply_inputs
 from gate.decide.decision import State
 from gate.diff import Coverage
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
+from gate.memory.question import key_for
 from gate.memory.record import Record
 from gate.review import cost
 from gate.review.budget import chunk_setup
@@ -293,7 +294,10 @@ def replay_one(
     if (costly := cost.over_budget(data, config)) is not None:
         return row("-", Outcome.UNREPLAYABLE, f"not asked: {costly.detail}")
     try:
-        result = review_diff(data, config, api_key=api_key, coverage=coverage, sleep=sleep)
+        result = review_diff(
+            data, config, api_key=api_key, coverage=coverage, sleep=sleep,
+            question=key_for(data, config),
+        )  # fmt: skip
     except (UsageError, ConfigError) as err:
         return row("-", Outcome.UNREPLAYABLE, f"reviewer settings: {err.message}")
     answer = result.review_decision or result.decision

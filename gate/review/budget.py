@@ -10,7 +10,6 @@ Dependencies point one way: this module, then :mod:`gate.review.cost`, then
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,32 +66,12 @@ def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: C
     )
 
 
-#: the schema of a chunk's question (a new shape gets a new name: old records never match)
-QUESTION_SCHEMA = "review-gate.chunk-question/1"
-
-
-def chunk_question(config: Config, config_sha: str) -> str:
-    """The question a chunk's answer is bound to, besides the chunk's own bytes: the
-    policy, the config digest (which holds the reviewer, the instructions, the bar and
-    every other setting), the provider and model, and the digest of the chunk prompt's
-    template (the prompt around an empty chunk with no file list: the system prompt and
-    the scope's wording). A carried answer must be of exactly this question
-    (:mod:`gate.review.carry`); any change of config, model or prompt carries nothing."""
-    template = chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
-    canonical = json.dumps(
-        {
-            "schema": QUESTION_SCHEMA,
-            "policy_version": config.policy_version,
-            "config_sha": config_sha,
-            "provider": config.reviewer.provider,
-            "model": config.reviewer.model,
-            "template_sha": template,
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,
-    )
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+def chunk_template_sha(config: Config) -> str:
+    """The digest of the chunk prompts' template: the prompt around an empty chunk with no
+    file list (the system prompt, the instructions and the scope's wording). Part of the
+    question each chunk answers (:meth:`gate.memory.question.QuestionKey.chunk_question`):
+    a change of the prompt's wording carries nothing."""
+    return chunk_prompt(Chunk(number=0, pieces=()), 0, (), config).sha256()
 
 
 def input_window(config: Config) -> int:

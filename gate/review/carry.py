@@ -2,8 +2,9 @@
 
 Incremental review (docs/design.md, "Incremental review"). On a new head the gate plans
 the chunks of the final diff as always; a chunk whose exact bytes (its ``diff_sha``) and
-whose *question* (:func:`gate.review.chunked.chunk_question`: policy, config digest,
-provider, model, the chunk prompt's template) equal those of a chunk the gate reviewed
+whose *question* (:meth:`gate.memory.question.QuestionKey.chunk_question`, derived from
+the one question key the caller passes in, :class:`Asked`: its policy, config digest and
+model, and the chunk prompt's template) equal those of a chunk the gate reviewed
 before is *carried*: its recorded envelopes are decided again, here, by
 :func:`gate.decide.decision.decide` against this chunk's own binding, and
 
@@ -71,6 +72,20 @@ class Carried:
     def to_json(self) -> dict[str, Any]:
         """Where the carried answers came from, for the certificate and the comment."""
         return {"question": self.question, "run": self.run, "certificate_sha": self.certificate_sha}
+
+
+class Asked(Protocol):
+    """The question a review answers, as a review in chunks needs it: the one key
+    (:class:`gate.memory.question.QuestionKey`, given by the caller), bound to the bytes
+    and the config reviewed, and the question each chunk answers, derived from it."""
+
+    @property
+    def diff_sha(self) -> str: ...
+
+    @property
+    def config_sha(self) -> str: ...
+
+    def chunk_question(self, template_sha: str, *, model: str | None = None) -> str: ...
 
 
 class Ledger(Protocol):
@@ -173,4 +188,4 @@ def from_certificate(data: bytes, *, run: str) -> Book:
     return Book.of(items)
 
 
-__all__ = ["Book", "Carried", "CarryError", "Ledger", "from_certificate", "settle"]
+__all__ = ["Asked", "Book", "Carried", "CarryError", "Ledger", "from_certificate", "settle"]

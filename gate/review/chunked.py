@@ -49,14 +49,14 @@ from gate.decide.decision import Binding, Decision, State, blocked, decide
 from gate.diff import Coverage, split_diff
 from gate.review.budget import (
     chunk_prompt,
-    chunk_question,
     chunk_setup,
+    chunk_template_sha,
     fits_window,
     input_window,
     request_size,
     too_many,
 )
-from gate.review.carry import Ledger, settle
+from gate.review.carry import Asked, Ledger, settle
 from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
 from gate.review.cost import fits
 from gate.review.prompt import Prompt, prompt_sha256
@@ -144,7 +144,8 @@ def run_chunks(
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
-    ``carry``: earlier answers, looked up by ``question`` (:func:`chunk_question`) and each
+    ``carry``: earlier answers, looked up by ``question`` (the chunks' question,
+    :meth:`gate.memory.question.QuestionKey.chunk_question`) and each
     chunk's digest; a chunk whose carried answers decide again to a pass or a fail
     (:func:`carried_reviews`) is not sent, every other chunk is.
 
@@ -157,12 +158,15 @@ def run_chunks(
     the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
-    # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
+    # the prompt bytes of every request max_cost has allowed so far (the plan, then
+    # halves), sized when a split first asks (without max_cost nothing asks)
+    allowed: list[int] = []
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
+        if not allowed:
+            allowed.extend(request_size(chunk, total, files, config) for chunk in plan.chunks)
         more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False
@@ -298,14 +302,23 @@ def review_chunks(
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
     carry: Ledger | None = None,
+    question: Asked | None = None,
 ) -> ReviewResult | None:
     """The review in chunks, or None when the diff fits one request
-    whole (then :func:`review_diff` asks exactly as it always has)."""
+    whole (then :func:`review_diff` asks exactly as it always has). ``question``: the
+    key of the question the whole review answers, from which each chunk's question is
+    derived (what the certificate records and ``carry`` is looked up by); without it
+    the chunks answer no named question and nothing is carried."""
     setup = chunk_setup(diff, config, coverage)
     if setup is None:
         return None
     plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
-    question = chunk_question(config, config_sha256(config))
+    template = chunk_template_sha(config)
+    asked = (
+        question.chunk_question(template, model=config.reviewer.model)
+        if question is not None
+        else ""
+    )
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
@@ -327,7 +340,7 @@ def review_chunks(
     else:
         review_decision, reviews = run_chunks(
             plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,
-            carry=carry, question=question,
+            carry=carry if asked else None, question=asked,
         )  # fmt: skip
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
@@ -336,7 +349,7 @@ def review_chunks(
         review_decision, plan.coverage, allow_partial=config.allow_partial_coverage
     )
     context = dict(extra_cert or {})
-    context["chunks"] = manifest_json(plan, reviews, question)
+    context["chunks"] = manifest_json(plan, reviews, asked, template)
     carried = sum(1 for r in reviews if r.carried is not None)
     notes = () if note is None else (note,)
     if carried:
@@ -365,10 +378,14 @@ def review_chunks(
     )
 
 
-def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = "") -> dict[str, Any]:
+def manifest_json(
+    plan: Plan, reviews: Sequence[ChunkReview], question: str = "", template: str = ""
+) -> dict[str, Any]:
     """The certificate's record: the manifest of the chunks as reviewed, each review, the
-    chunks' question (:func:`chunk_question`, what a later run carries by) and how many
-    chunks were carried instead of sent."""
+    chunks' question (:meth:`gate.memory.question.QuestionKey.chunk_question`, what a
+    later run carries by) with the chunk prompts' template digest it was derived from
+    (so the certificate's own key re-derives it), and how many chunks were carried
+    instead of sent."""
     leaves = [r.chunk for r in reviews if not r.split] or list(plan.chunks)
     reviewed = Plan(
         chunks=tuple(leaves),
@@ -380,6 +397,7 @@ def manifest_json(plan: Plan, reviews: Sequence[ChunkReview], question: str = ""
         "manifest": reviewed.manifest(),
         "max_chunk_bytes": plan.max_chunk_bytes,
         "question": question,
+        "template_sha": template,
         "carried": sum(1 for r in reviews if r.carried is not None),
         "reviews": [r.to_json() for r in reviews],
     }

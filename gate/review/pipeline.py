@@ -36,7 +36,7 @@ from gate.review.scope import coverage_before_call, guard_coverage
 from gate.reviewers.settings import ReviewerSettings, validate
 
 if TYPE_CHECKING:
-    from gate.review.carry import Ledger
+    from gate.review.carry import Asked, Ledger
 
 
 def review_diff(
@@ -50,6 +50,7 @@ def review_diff(
     on_attempt: Callable[[Attempt], None] | None = None,
     carry: Ledger | None = None,
     fallback_keys: Sequence[str | None] | None = None,
+    question: Asked | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -71,6 +72,10 @@ def review_diff(
     connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes).
     ``carry``: earlier chunk answers (:mod:`gate.review.carry`) for a review in chunks;
     ignored with ``incremental: off`` and for a diff reviewed in one request.
+    ``question``: the key of the question this review answers
+    (:func:`gate.memory.question.key_for` of these bytes and ``config``); a review in
+    chunks derives each chunk's question from it, and without it carries nothing. A key
+    of other bytes or another config is a bug (GateError ``internal_error``).
     """
     from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
 
@@ -78,6 +83,15 @@ def review_diff(
     if coverage is not None and coverage.diff_sha != binding.diff_sha:
         raise GateError(
             "review_diff was given a coverage manifest for other bytes than the diff; "
+            "this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    if question is not None and (question.diff_sha, question.config_sha) != (
+        binding.diff_sha,
+        config_sha256(config),
+    ):
+        raise GateError(
+            "review_diff was given the question key of other bytes or another config; "
             "this is a bug in review-gate, please report it",
             reason="internal_error",
         )
@@ -107,6 +121,7 @@ def review_diff(
             sleep=sleep,
             on_attempt=on_attempt,
             carry=None if config.incremental == "off" else carry,
+            question=question,
         ) or _review_whole(
             diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
             sleep=sleep, on_attempt=on_attempt,

@@ -22,6 +22,7 @@ from gate.config import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.demo import ScriptedModel, answer, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
+from gate.memory.question import key_for
 from gate.review import certificate
 from gate.review.carry import Book, from_certificate
 from gate.review.pipeline import review_diff
@@ -62,6 +63,7 @@ def review(config: Config, diff: bytes, carry: Book | None = None) -> ReviewResu
         coverage=selected.coverage,
         sleep=lambda _s: None,
         carry=carry,
+        question=key_for(selected.data, config),
     )
 
 
