@@ -13,12 +13,21 @@ ratio:
 Medians over ``--runs`` runs. Needs Docker (``--network host``); run from the repo root:
 
     python bench/container_bench.py [--base-image python:3.12-slim] [--runs 5] [--no-build]
+
+``--local`` measures the same start to first request without Docker: this interpreter
+running ``python -m gate action`` against ``python -c`` sending one request with urllib
+(alternating, same environment), and prints the third-party packages loaded before the
+first request. ``--gate-src DIR`` measures another tree's ``gate`` there (e.g. one
+unpacked with ``git archive REV gate | tar -x -C DIR``):
+
+    python bench/container_bench.py --local [--runs 15] [--gate-src DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -190,13 +199,110 @@ def event_file(directory: Path) -> Path:
     return path
 
 
+#: run by the measured interpreter (not timed): the third-party packages loaded when the
+#: action opens its first connection
+LOCAL_MODULES = """
+import os, sys
+def hook(event, args):
+    if event == "socket.connect":
+        names = {m.split(".")[0] for m in sys.modules}
+        print(" ".join(sorted(n for n in names - set(sys.stdlib_module_names)
+                              if not n.startswith("_") and n != "gate")))
+        sys.stdout.flush()
+        os._exit(0)
+sys.addaudithook(hook)
+sys.argv = ["review-gate", "action"]
+import runpy
+runpy.run_module("gate", run_name="__main__", alter_sys=True)
+"""
+
+
+def timed_local(argv: list[str], env: dict[str, str], cwd: str, listener: FirstRequest) -> float:
+    """Seconds from starting ``argv`` (no Docker) to the listener's first request."""
+    listener.reset()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    seen = listener.wait(RUN_TIMEOUT_S)
+    try:
+        _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate(timeout=30)
+        raise SystemExit(f"{argv[:3]} did not finish within {RUN_TIMEOUT_S:.0f}s") from None
+    if seen is None:
+        raise SystemExit(f"{argv[:3]}: no request reached the listener:\n{err.decode()[-2000:]}")
+    return seen - start
+
+
+def local(runs: int, gate_src: str | None) -> int:
+    """Start to first request outside Docker (see the module docstring)."""
+    listener = FirstRequest()
+    try:
+        with tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp:
+            env = dict(os.environ)
+            env.update(
+                GITHUB_API_URL=listener.url,
+                GITHUB_EVENT_NAME="pull_request",
+                GITHUB_EVENT_PATH=str(event_file(Path(tmp))),
+                GITHUB_REPOSITORY=REPOSITORY,
+                GITHUB_RUN_ID="1",
+                INPUT_TOKEN="bench-token",
+                PYTHONPATH=str(Path(gate_src or ROOT).resolve()),
+            )
+            env["INPUT_FAIL-JOB"] = "false"
+            probe = (
+                "import urllib.request, urllib.error\n"
+                "try:\n"
+                f"    urllib.request.urlopen('{listener.url}/baseline', timeout=10)\n"
+                "except urllib.error.HTTPError:\n"
+                "    pass\n"
+            )
+            gate_argv = [sys.executable, "-m", "gate", "action"]
+            base_argv = [sys.executable, "-c", probe]
+            timed_local(gate_argv, env, tmp, listener)  # warm-up (page cache, .pyc)
+            gate_times, base_times = [], []
+            for _ in range(runs):
+                gate_times.append(timed_local(gate_argv, env, tmp, listener))
+                base_times.append(timed_local(base_argv, env, tmp, listener))
+            loaded = subprocess.run(
+                [sys.executable, "-c", LOCAL_MODULES],
+                env=env,
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=RUN_TIMEOUT_S,
+                check=False,
+            ).stdout.strip()
+    finally:
+        listener.close()
+    gate_s, base_s = statistics.median(gate_times), statistics.median(base_times)
+    print(f"first request seen by the listener: {listener.paths[0]}")
+    print(
+        f"local start to first request (median of {runs}, no Docker): {gate_s * 1000:.0f} ms "
+        f"vs python -c + urllib {base_s * 1000:.0f} ms: ratio {gate_s / base_s:.2f} "
+        f"(+{(gate_s - base_s) * 1000:.0f} ms)"
+    )
+    print(f"third-party packages loaded before the first request: {loaded or '(none)'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-image", default="python:3.12-slim")
     parser.add_argument("--image", default="review-gate:bench", help="tag to build and measure")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-build", action="store_true", help="measure an existing --image")
+    parser.add_argument(
+        "--local", action="store_true", help="measure this interpreter, without Docker"
+    )
+    parser.add_argument("--gate-src", metavar="DIR", help="with --local: a folder holding gate/")
     args = parser.parse_args(argv)
+    if args.runs < 1:
+        raise SystemExit("--runs must be at least 1")
+    if args.local:
+        return local(args.runs, args.gate_src)
     if shutil.which("docker") is None:
         raise SystemExit("docker is not installed")
     if args.runs < 1:

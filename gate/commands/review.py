@@ -382,7 +382,7 @@ def _run(args: argparse.Namespace) -> int:
     from gate.config import fallback_keys
     from gate.decide.decision import exit_code
     from gate.errors import Interrupted
-    from gate.review import certificate, cost
+    from gate.review import cost
     from gate.review.pipeline import review_diff
     from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
     from gate.reviewers.transport import attempt_line
@@ -438,9 +438,13 @@ def _run(args: argparse.Namespace) -> int:
         raw = err.raw if isinstance(err, Interrupted) else b""
         return _interrupted(args, selected.data, config, selected.coverage, ended, raw, api_key)
     if args.save_response:
+        from gate.review import certificate  # the writer: only when a file is asked for
+
         certificate.write_response(args.save_response, result.outcome.raw)
     cert_sha = None
     if args.certificate:
+        from gate.review import certificate
+
         secrets = [api_key] if api_key else []
         cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
     decision = result.decision
@@ -673,18 +677,21 @@ def write_exports(
 
     Neither can change the decision: a file that cannot be written is a note on
     standard error, and the exit code stays the decision's."""
-    from gate.action.findings_report import findings_of
     from gate.errors import GateError
-    from gate.export import sarif, statement
 
     notes: list[str] = []
     if args.statement:
+        from gate.export import statement  # each export's modules only when it is asked
+
         try:
             built = statement.build(Path(args.certificate).read_bytes())
             statement.write(args.statement, built)
         except (GateError, OSError) as err:
             notes.append(f"no statement written to {args.statement}: {_cause(err)}")
     if args.sarif:
+        from gate.action.findings_report import findings_of
+        from gate.export import sarif
+
         try:
             log = sarif.build(
                 findings_of(decision, data, chunks),

@@ -158,12 +158,15 @@ def run_chunks(
     the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
-    # the prompt bytes of every request max_cost has allowed so far (the plan, then halves)
-    allowed = [request_size(chunk, total, files, config) for chunk in plan.chunks]
+    # the prompt bytes of every request max_cost has allowed so far (the plan, then
+    # halves), sized when a split first asks (without max_cost nothing asks)
+    allowed: list[int] = []
 
     def affordable(halves: Sequence[Chunk]) -> bool:
         if config.max_cost is None:
             return True
+        if not allowed:
+            allowed.extend(request_size(chunk, total, files, config) for chunk in plan.chunks)
         more = [request_size(half, total, files, config) for half in halves]
         if not fits([*allowed, *more], config):
             return False

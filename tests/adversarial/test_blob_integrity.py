@@ -55,11 +55,9 @@ class Blob:
     encoding: Any = "base64"
 
 
-@dataclass
-class Contents:
-    type: str
-    path: str
-    sha: str
+def Contents(type: str, path: str, sha: str) -> dict[str, str]:
+    """The contents API's JSON object for a file (what ``GET .../contents/{path}`` answers)."""
+    return {"type": type, "path": path, "sha": sha}
 
 
 class Repo:
@@ -79,6 +77,7 @@ def client(repo: Repo) -> GitHubClient:
         GitHubSettings(repository="o/r", api_url="http://127.0.0.1:9", token="t", throttle=False)
     )
     gh._repo = repo
+    gh._rest = lambda method, what, path, **kw: repo.get_contents(path, kw["params"]["ref"])
     return gh
 
 

@@ -353,21 +353,18 @@ def test_nothing_of_the_key_is_left_at_a_cut(key: str, kept: int, sink: str) -> 
 
 
 def _posted_description(key: str, description: str) -> str:
-    """What GitHubClient.create_status posts (PyGithub is not called: the text is caught)."""
+    """What GitHubClient.create_status posts (nothing is sent: the request body is caught)."""
     from gate.action.github.client import GitHubClient
     from gate.action.github.http import GitHubSettings
 
     posted: list[str] = []
 
-    class Commit:
-        def create_status(self, state: str, **kw: Any) -> None:
-            posted.append(kw["description"])
+    def rest(method: str, what: str, path: str, **kw: Any) -> dict[str, Any]:
+        posted.append(kw["body"]["description"])
+        return {}
 
-    client = object.__new__(GitHubClient)
-    client.settings = GitHubSettings(repository="o/r", token="t", retries=0)
-    client.policy = client.settings.retry
-    client._repo = type("Repo", (), {"get_commit": lambda self, sha: Commit()})()
-    client._identity = None
+    client = GitHubClient(GitHubSettings(repository="o/r", token="t", retries=0))
+    client._rest = rest  # type: ignore[method-assign]
     with redact.scope(key):
         client.create_status(
             "a" * 40, state="error", description=description, context="c", target_url=None

@@ -388,6 +388,7 @@ def test_an_unknown_identity_is_refused_never_guessed(fake, app):
         lambda: client.own_comment(7, marker=marker),
         lambda: client.upsert_comment(7, marker=marker, body="new"),
         lambda: client.own_statuses("1" * 40, context="c"),
+        lambda: client.own_check_runs("1" * 40, name="c"),
     ):
         with pytest.raises(GitHubError) as info:
             call()
@@ -395,6 +396,48 @@ def test_an_unknown_identity_is_refused_never_guessed(fake, app):
         assert "input identity" in info.value.message
     assert calls(fake, "issues/create-comment") == []
     assert calls(fake, "issues/update-comment") == []
+
+
+@pytest.mark.parametrize("app", [None, "my-review-app[bot]"])
+def test_own_check_runs_are_the_apps_own_newest_first_on_every_page(fake, app):
+    """``GET /commits/{ref}/check-runs`` (the OpenAPI description checks the query and the
+    answer): every page is read, only this app's runs of this name count, and the
+    external_id says which status a run stands for and which question a failure answered."""
+    from gate.action.github.records import check_external_id
+
+    fake.token_app = app
+    mine = app or "github-actions[bot]"
+    sha = "1" * 40
+    for n in range(130):
+        state = ("success", "failure", "error")[n % 3]
+        fake.add_check_run(
+            sha, "review-gate", app=mine, conclusion="success" if state == "success" else "failure",
+            external_id=check_external_id(state, f"{n:016x}" if state == "failure" else ""),
+            title=f"run {n}",
+        )  # fmt: skip
+    fake.add_check_run(sha, "review-gate", app="other-app[bot]", conclusion="failure",
+                       external_id=check_external_id("failure", "f" * 16))  # fmt: skip
+    fake.add_check_run(sha, "another-check", app=mine, conclusion="failure")
+    fake.add_check_run(sha, "review-gate", app=mine, conclusion=None, title="running")
+    fake.add_check_run(sha, "review-gate", app=mine, conclusion="failure", external_id="x")
+    client = client_for(fake, identity=mine)
+    seen = client.own_check_runs(sha, name="review-gate")
+    assert len(seen) == 132
+    assert (seen[0].state, seen[0].tag) == ("error", None)  # an external_id not the gate's
+    assert (seen[1].state, seen[1].title) == ("pending", "running")
+    assert [s.title for s in seen[2:]] == [f"run {n}" for n in reversed(range(130))]
+    assert {s.tag for s in seen if s.state == "failure"} == {
+        f"{n:016x}" for n in range(130) if n % 3 == 1
+    }
+    assert {s.state for s in seen[2:]} == {"success", "failure", "error"}
+    assert len(calls(fake, "checks/list-for-ref")) == 2  # two pages of 100
+
+
+def test_a_user_token_owns_no_check_run(fake):
+    fake.token_login = "release-bot-user"
+    fake.add_check_run("1" * 40, "review-gate", app="github-actions[bot]", conclusion="failure")
+    client = client_for(fake)
+    assert client.own_check_runs("1" * 40, name="review-gate") == []
 
 
 def test_the_identity_input_names_the_account(fake):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import socket
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -48,6 +49,23 @@ RETRY_STATUSES = frozenset({500, 502, 503, 504})
 
 #: the longest pause between two tries, seconds
 MAX_BACKOFF = 10.0
+
+
+#: GitHub's guidance on pacing, seconds between two requests and between two writes
+#: (PyGithub's ``seconds_between_requests``/``_writes``; ``throttle`` off in tests)
+REQUEST_GAP = 0.25
+WRITE_GAP = 1.0
+
+
+JSON_MEDIA_TYPE = "application/vnd.github+json"
+
+
+#: items asked for per page of a list (GitHub's largest)
+PER_PAGE = 100
+
+
+#: how much of a 5xx answer's body is read for its message
+ERROR_BODY_BYTES = 64 * 1024
 
 
 T = TypeVar("T")
@@ -160,6 +178,21 @@ _FIXES = {
 }
 
 
+def _fix(status: int, headers: Mapping[str, str]) -> str:
+    """What to do about a non-2xx answer (the same words for PyGithub's calls and httpx's).
+
+    A 403/429 that says the rate limit is spent (``x-ratelimit-remaining: 0`` or a
+    ``retry-after``, GitHub's primary and secondary limits) is not a missing permission."""
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    if status in (403, 429) and (
+        lowered.get("x-ratelimit-remaining") == "0" or "retry-after" in lowered
+    ):
+        return "GitHub's rate limit for this token is spent; re-run the job later"
+    if 300 <= status < 400:
+        return "a redirect means the repository moved; check GITHUB_REPOSITORY"
+    return _FIXES.get(status, "see the GitHub API message above; retry the job if transient")
+
+
 class GitHubHttp:
     """The HTTP policy every GitHub call goes through: one PyGithub client (one timeout,
     one retry policy, the user agent), :meth:`call` (every failure a typed
@@ -175,6 +208,8 @@ class GitHubHttp:
         self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
         #: what the last rebuild from blobs did (requests, bytes, files left and why)
         self.last_fetch: FetchCount | None = None
+        self._last_request: float | None = None  # monotonic, for the pacing over httpx
+        self._last_write: float | None = None
 
     @functools.cached_property
     def _gh(self) -> Any:
@@ -186,8 +221,8 @@ class GitHubHttp:
             timeout=max(1, round(self.settings.timeout)),
             user_agent=USER_AGENT,
             retry=self.policy.for_urllib3(),
-            seconds_between_requests=None if not throttle else 0.25,
-            seconds_between_writes=None if not throttle else 1.0,
+            seconds_between_requests=None if not throttle else REQUEST_GAP,
+            seconds_between_writes=None if not throttle else WRITE_GAP,
         )
 
     @functools.cached_property
@@ -211,9 +246,7 @@ class GitHubHttp:
         except Exception as err:
             if sdk.is_github_error(err):
                 status = _http_status(err)
-                fix = _FIXES.get(
-                    status, "see the GitHub API message above; retry the job if transient"
-                )
+                fix = _fix(status, getattr(err, "headers", None) or {})
                 raise GitHubError(
                     f"GitHub answered HTTP {status} to {what}: {_github_message(err)}; {fix}",
                     reason=f"github_http_{status}",
@@ -238,39 +271,136 @@ class GitHubHttp:
 
     def _get_bytes(self, what: str, path: str, accept: str) -> tuple[int, bytes]:
         """GET raw bytes (diff media type). Returns (status, body); 406/size cap -> (406, b"")."""
-        url = f"{self.settings.api_url}{path}"
-        timeout = httpx.Timeout(self.settings.timeout)
+        answer = self._exchange(what, "GET", f"{self.settings.api_url}{path}", accept=accept)
+        if answer.status == 406 or answer.body is None:
+            return 406, b""
+        if answer.status != 200:
+            raise _answer_error(what, answer)
+        return answer.status, answer.body
 
-        def once() -> tuple[int, bytes]:
-            with (
-                httpx.Client(timeout=timeout, follow_redirects=False) as client,
-                client.stream("GET", url, headers=self._headers(accept)) as resp,
-            ):
+    # --- JSON over the same httpx client: the first calls of a run need no PyGithub ---
+
+    def _rest(
+        self,
+        method: str,
+        what: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        missing: bool = False,
+    ) -> Any:
+        """One REST call over httpx under the one policy, its JSON answer parsed strictly.
+
+        ``missing``: a 404 answers None instead of raising (the contents API's absence).
+        Any other non-2xx is a :class:`GitHubError` naming ``what``, the status and the fix."""
+        self._pace(write=method != "GET")
+        url = self._url(path)
+        answer = self._exchange(what, method, url, accept=JSON_MEDIA_TYPE, params=params, body=body)
+        if missing and answer.status == 404:
+            return None
+        if not 200 <= answer.status < 300:
+            raise _answer_error(what, answer)
+        return _json_of(what, answer)
+
+    def _pages(
+        self,
+        what: str,
+        path: str,
+        *,
+        limit: int,
+        query: Mapping[str, str] | None = None,
+        key: str | None = None,
+    ) -> Iterator[Any]:
+        """The items of a paginated list, page by page (``per_page=100`` and ``query`` on
+        the first page, the ``Link`` header's ``next`` after it), lazily: the caller stops
+        when it has seen enough. ``key``: the page is an object holding the list under
+        that name (``check_runs``), not a list. A next page on another host, more than
+        ``limit`` items, or more pages than ``limit`` items fill (an endless chain of short
+        pages), is refused, never followed."""
+        url: str | None = self._url(path)
+        params: Mapping[str, str] | None = {"per_page": str(PER_PAGE), **(query or {})}
+        served = 0
+        for _page in range(limit // PER_PAGE + 2):
+            if url is None:
+                return
+            self._pace(write=False)
+            answer = self._exchange(what, "GET", url, accept=JSON_MEDIA_TYPE, params=params)
+            if answer.status != 200:
+                raise _answer_error(what, answer)
+            items = _json_of(what, answer)
+            if key is not None:
+                items = items.get(key) if isinstance(items, dict) else None
+                if not isinstance(items, list):
+                    raise _bad_payload(what, f"a page is not an object holding a {key} list")
+            if not isinstance(items, list):
+                raise _bad_payload(what, f"a page is {type(items).__name__}, not a list")
+            for item in items:
+                served += 1
+                if served > limit:
+                    raise _bad_payload(what, f"the list goes on past {limit} items")
+                yield item
+            url, params = self._next_page(what, answer), None
+        if url is not None:
+            raise _bad_payload(what, f"the list has more pages than {limit} items fill")
+
+    def _next_page(self, what: str, answer: _Answer) -> str | None:
+        """The ``next`` link of a page, only on the API's own host and path."""
+        link = _next_link(answer.headers.get("link", ""))
+        if link is None:
+            return None
+        api, found = httpx.URL(self.settings.api_url), httpx.URL(link)
+        same = (found.scheme, found.host, found.port) == (api.scheme, api.host, api.port)
+        if not same or not found.path.startswith(api.path.rstrip("/") + "/"):
+            raise _bad_payload(what, "the next page is on another host; it was not followed")
+        return link
+
+    def _url(self, path: str) -> str:
+        return f"{self.settings.api_url}{path}"
+
+    @functools.cached_property
+    def _http(self) -> httpx.Client:
+        """The one httpx client (one timeout, redirects refused, connections kept)."""
+        client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout), follow_redirects=False)
+        weakref.finalize(self, client.close)
+        return client
+
+    def _pace(self, *, write: bool) -> None:
+        """GitHub's guidance, as PyGithub keeps it: 0.25 s between requests, 1 s between
+        writes (``throttle``; off in tests)."""
+        if not self.settings.throttle:
+            return
+        now = time.monotonic()
+        gap = WRITE_GAP if write else REQUEST_GAP
+        last = self._last_write if write else self._last_request
+        if last is not None and now - last < gap:
+            self.settings.sleep(gap - (now - last))
+        self._last_request = time.monotonic()
+        if write:
+            self._last_write = self._last_request
+
+    def _exchange(
+        self,
+        what: str,
+        method: str,
+        url: str,
+        *,
+        accept: str,
+        params: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+    ) -> _Answer:
+        """One request, tried again (the retry policy) on a 5xx or a transport error (a
+        refused connection, a timeout, a cut body). The body is read up to
+        :data:`MAX_FETCH_BYTES` (past it: ``body`` None). The last 5xx, or the last
+        transport error, is a :class:`GitHubError`."""
+
+        def once() -> _Answer:
+            with self._http.stream(
+                method, url, params=params, json=body, headers=self._headers(accept)
+            ) as resp:
                 if resp.status_code in RETRY_STATUSES:
-                    raise _ServerError(resp.status_code)
-                if resp.status_code == 406:
-                    return 406, b""
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in resp.iter_bytes():
-                    size += len(chunk)
-                    if size > MAX_FETCH_BYTES:
-                        return 406, b""
-                    chunks.append(chunk)
-                body = b"".join(chunks)
-                if resp.status_code != 200:
-                    message = _error_message(body)
-                    fix = _FIXES.get(
-                        resp.status_code,
-                        "a redirect means the repository moved; check GITHUB_REPOSITORY"
-                        if 300 <= resp.status_code < 400
-                        else "retry the job if transient",
-                    )
-                    raise GitHubError(
-                        f"GitHub answered HTTP {resp.status_code} to {what}: {message}; {fix}",
-                        reason=f"github_http_{resp.status_code}",
-                    )
-                return resp.status_code, body
+                    raise _ServerError(resp.status_code, _read(resp, ERROR_BODY_BYTES) or b"")
+                return _Answer(resp.status_code, resp.headers, _read(resp, MAX_FETCH_BYTES))
 
         tries = self.policy.retries + 1
         try:
@@ -279,7 +409,8 @@ class GitHubHttp:
             )
         except _ServerError as err:
             raise GitHubError(
-                f"GitHub answered HTTP {err.status} to {what} {tries} times; retry the job",
+                f"GitHub answered HTTP {err.status} to {what} {tries} times: "
+                f"{_error_message(err.body)}; retry the job",
                 reason=f"github_http_{err.status}",
             ) from None
         except httpx.HTTPError as err:
@@ -291,12 +422,76 @@ class GitHubHttp:
             ) from err
 
 
-class _ServerError(Exception):
-    """A transient server error (5xx) on the diff download: worth another try."""
+@dataclass(frozen=True)
+class _Answer:
+    """GitHub's final answer to one request: status, headers, body (None past the cap)."""
 
-    def __init__(self, status: int) -> None:
+    status: int
+    headers: httpx.Headers
+    body: bytes | None
+
+
+def _read(resp: httpx.Response, cap: int) -> bytes | None:
+    """The response's body, or None when it is longer than ``cap`` bytes (not read on)."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in resp.iter_bytes():
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _answer_error(what: str, answer: _Answer) -> GitHubError:
+    """A non-2xx answer as a :class:`GitHubError`: the status, GitHub's message, the fix."""
+    message = _error_message(answer.body or b"")
+    fix = _fix(answer.status, answer.headers)
+    return GitHubError(
+        f"GitHub answered HTTP {answer.status} to {what}: {message}; {fix}",
+        reason=f"github_http_{answer.status}",
+    )
+
+
+def _json_of(what: str, answer: _Answer) -> Any:
+    """The answer's JSON (strict: UTF-8, no duplicate key, finite numbers), else
+    ``github_bad_payload``."""
+    if answer.body is None:
+        raise _bad_payload(what, f"the answer is larger than {MAX_FETCH_BYTES} bytes")
+    try:
+        return strictjson.loads(answer.body, what="the answer", error=GitHubError)
+    except GitHubError as err:
+        raise _bad_payload(what, err.message) from None
+
+
+def _bad_payload(what: str, why: str) -> GitHubError:
+    return GitHubError(
+        f"GitHub's answer to {what} cannot be read: {why}; retry the job",
+        reason="github_bad_payload",
+    )
+
+
+def _next_link(header: str) -> str | None:
+    """The ``rel="next"`` URL of a ``Link`` header (RFC 8288), or None."""
+    for part in header.split(","):
+        target, _, rels = part.partition(";")
+        target = target.strip()
+        if not (target.startswith("<") and target.endswith(">")):
+            continue
+        for param in rels.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "rel" and "next" in value.strip().strip('"').split():
+                return target[1:-1]
+    return None
+
+
+class _ServerError(Exception):
+    """A transient server error (5xx): worth another try."""
+
+    def __init__(self, status: int, body: bytes = b"") -> None:
         super().__init__(f"HTTP {status}")
         self.status = status
+        self.body = body
 
 
 def _tries(count: int) -> str:

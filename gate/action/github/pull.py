@@ -19,9 +19,8 @@ from typing import Any
 from urllib.parse import quote
 
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
-from gate.action.github.http import GitHubHttp, _http_status, _iter
+from gate.action.github.http import GitHubHttp, _bad_payload, _iter
 from gate.action.github.records import DiffFetch, OpenPull, PullInfo, TreeListing
-from gate.action.github.sdk import is_github_error, paginated
 from gate.diff import FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError
 
@@ -53,53 +52,56 @@ class PullReader(GitHubHttp):
     permissions and recent pull requests."""
 
     def get_pull(self, number: int) -> PullInfo:
-        def load() -> dict[str, Any]:
-            data: dict[str, Any] = self._repo.get_pull(number).raw_data
-            return data
-
-        return PullInfo.from_json(self._call(f"GET pull request #{number}", load))
+        """``GET /repos/{owner}/{repo}/pulls/{number}`` (over httpx: the run's first call)."""
+        what = f"GET pull request #{number}"
+        data = self._rest("GET", what, f"/repos/{self.settings.repository}/pulls/{number}")
+        if not isinstance(data, dict):
+            raise _bad_payload(what, "the pull request is not a JSON object")
+        return PullInfo.from_json(data)
 
     def _contents(self, path: str, ref: str) -> Any:
-        """The contents API's answer for ``path`` at ``ref`` (a file or a folder listing);
-        None on 404, any other error raised as it came."""
-        try:
-            return self._repo.get_contents(path, ref=ref)
-        except Exception as err:
-            if is_github_error(err) and _http_status(err) == 404:
-                return None
-            raise
+        """The contents API's answer for ``path`` at ``ref`` (a file's object or a folder's
+        list; ``GET /repos/{owner}/{repo}/contents/{path}?ref=``); None on 404."""
+        what = f"GET contents {path} at {ref[:12]}"
+        found = self._rest(
+            "GET",
+            what,
+            f"/repos/{self.settings.repository}/contents/{quote('' if path == '/' else path)}",
+            params={"ref": ref},
+            missing=True,
+        )
+        if found is not None and not isinstance(found, dict | list):
+            raise _bad_payload(what, "the contents are neither an object nor a list")
+        return found
 
     def read_file(self, path: str, ref: str) -> bytes | None:
         """A file's bytes at ``ref`` (contents API); None when it does not exist there."""
-
-        def load() -> bytes | None:
-            content = self._contents(path, ref)
-            if content is None:
-                return None
-            if isinstance(content, list):
-                raise GitHubError(
-                    f"{path} at {ref[:12]} is a directory, not a file; point the action "
-                    "input 'config' at a YAML file",
-                    reason="github_not_a_file",
-                )
-            data: bytes = content.decoded_content
-            return data
-
-        return self._call(f"GET contents {path} at {ref[:12]}", load)
+        content = self._contents(path, ref)
+        if content is None:
+            return None
+        if isinstance(content, list):
+            raise GitHubError(
+                f"{path} at {ref[:12]} is a directory, not a file; point the action "
+                "input 'config' at a YAML file",
+                reason="github_not_a_file",
+            )
+        encoding, text = content.get("encoding"), content.get("content")
+        what = f"GET contents {path} at {ref[:12]}"
+        if encoding != "base64" or not isinstance(text, str):
+            raise _bad_payload(
+                what,
+                f"its encoding is {encoding!r}, not base64 (the contents API sends no "
+                "content for a file over 1 MB, or for what is not a file)",
+            )
+        try:
+            # GitHub wraps base64 at 60 columns; nothing else may be in it
+            return base64.b64decode("".join(text.split("\n")), validate=True)
+        except ValueError as err:
+            raise _bad_payload(what, f"its content is not base64 ({err})") from err
 
     def path_exists(self, path: str, ref: str) -> bool:
         """Whether ``path`` exists in the tree at ``ref`` (file or directory)."""
-
-        def probe() -> bool:
-            try:
-                self._repo.get_contents(path, ref=ref)
-            except Exception as err:
-                if is_github_error(err) and _http_status(err) == 404:
-                    return False
-                raise
-            return True
-
-        return self._call(f"GET contents {path} at {ref[:12]}", probe)
+        return self._contents(path, ref) is not None
 
     def tree_paths(self, ref: str) -> TreeListing:
         """Every path (files and folders, at any depth) in the tree of commit ``ref``.
@@ -111,10 +113,17 @@ class PullReader(GitHubHttp):
         if (known := self._trees.get(ref)) is not None:
             return known
 
+        what = f"GET tree of {ref[:12]} (recursive)"
+
         def load() -> TreeListing:
-            data = self._repo.get_git_tree(ref, recursive=True).raw_data
-            entries = data.get("tree")
-            truncated = data.get("truncated")
+            data = self._rest(
+                "GET",
+                what,
+                f"/repos/{self.settings.repository}/git/trees/{quote(ref, safe='')}",
+                params={"recursive": "1"},
+            )
+            entries = data.get("tree") if isinstance(data, dict) else None
+            truncated = data.get("truncated") if isinstance(data, dict) else None
             if not isinstance(entries, list) or not isinstance(truncated, bool):
                 raise GitHubError(
                     f"the tree of {ref[:12]} lacks 'tree' or 'truncated'; retry the job",
@@ -133,7 +142,7 @@ class PullReader(GitHubHttp):
                 paths=paths, truncated=truncated, objects=objects, modes=modes, sizes=sizes
             )
 
-        listing = self._call(f"GET tree of {ref[:12]} (recursive)", load)
+        listing = load()
         self._trees[ref] = listing
         return listing
 
@@ -295,15 +304,15 @@ class PullReader(GitHubHttp):
         contents API answers a symlink to a file with the *target's* blob, which would
         show the reviewer another file's bytes as this one's base)."""
 
-        def load() -> str | None:
-            content = self._contents(path, ref)
-            if content is None:
-                return None
-            if isinstance(content, list) or content.type != "file" or content.path != path:
-                return None
-            return str(content.sha)
-
-        return self._call(f"GET contents {path} at {ref[:12]}", load)
+        content = self._contents(path, ref)
+        if content is None or isinstance(content, list):
+            return None
+        if content.get("type") != "file" or content.get("path") != path:
+            return None
+        sha = content.get("sha")
+        if not isinstance(sha, str) or not sha:
+            raise _bad_payload(f"GET contents {path} at {ref[:12]}", "the file has no sha")
+        return sha
 
     def _with_blobs(
         self,
@@ -330,23 +339,23 @@ class PullReader(GitHubHttp):
         {sha}/pulls``): every one of them is satisfied by a status on that commit. More than
         :data:`MAX_PULLS_OF_COMMIT` is an error, never a partial list."""
 
-        def run() -> list[PullInfo]:
-            url = f"{self._repo.url}/commits/{sha}/pulls"
-            found: list[PullInfo] = []
-            pulls = paginated("PullRequest", self._repo._requester, url)
-            for scanned, pull in enumerate(_iter(pulls)):
-                if scanned >= MAX_PULLS_OF_COMMIT:
-                    raise GitHubError(
-                        f"more than {MAX_PULLS_OF_COMMIT} pull requests have the head "
-                        f"{sha[:12]}; the gate cannot check them all",
-                        reason="github_too_many_pulls",
-                    )
-                info = PullInfo.from_json(pull.raw_data)
-                if info.state == "open" and info.head_sha == sha:
-                    found.append(info)
-            return found
-
-        return self._call(f"GET pull requests of {sha[:12]}", run)
+        what = f"GET pull requests of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/pulls"
+        found: list[PullInfo] = []
+        pulls = self._pages(what, path, limit=MAX_PULLS_OF_COMMIT + 1)
+        for scanned, pull in enumerate(pulls):
+            if scanned >= MAX_PULLS_OF_COMMIT:
+                raise GitHubError(
+                    f"more than {MAX_PULLS_OF_COMMIT} pull requests have the head "
+                    f"{sha[:12]}; the gate cannot check them all",
+                    reason="github_too_many_pulls",
+                )
+            if not isinstance(pull, dict):
+                raise _bad_payload(what, "a pull request is not a JSON object")
+            info = PullInfo.from_json(pull)
+            if info.state == "open" and info.head_sha == sha:
+                found.append(info)
+        return found
 
     def pull_commits(self, number: int) -> list[str]:
         """The SHAs of the pull request's commits, oldest first, as GitHub lists them

@@ -121,11 +121,15 @@ class Identity:
     kind: str
 
     def wrote(self, user: Any) -> bool:
-        """Whether ``user`` (a comment's author, PyGithub ``NamedUser``) is this account."""
+        """Whether ``user`` (an author: GitHub's JSON object, or PyGithub's ``NamedUser``)
+        is this account."""
         if user is None:
             return False
-        login = str(getattr(user, "login", "") or "")
-        kind = str(getattr(user, "type", "") or "")
+        if isinstance(user, Mapping):
+            login, kind = str(user.get("login") or ""), str(user.get("type") or "")
+        else:
+            login = str(getattr(user, "login", "") or "")
+            kind = str(getattr(user, "type", "") or "")
         return login.lower() == self.login.lower() and kind == self.kind
 
 

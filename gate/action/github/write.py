@@ -9,12 +9,12 @@ are :mod:`gate.action.reviews`; check runs :mod:`gate.action.checks`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-from gate.action.github.http import RETRY_STATUSES, GitHubHttp, _iter
+from gate.action.github.http import GitHubHttp, _bad_payload, _iter
 from gate.action.github.records import Identity, SeenCheck, SeenStatus
-from gate.action.github.sdk import check_runs, paginated
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
@@ -37,7 +37,8 @@ class StatusWriter(GitHubHttp):
     def create_status(
         self, sha: str, *, state: str, description: str, context: str, target_url: str | None
     ) -> None:
-        """Post a commit status (retried on 5xx and connection errors: repeating is harmless)."""
+        """Post a commit status (retried on 5xx and transport errors, timeouts included:
+        posting the same status again is harmless)."""
         if state not in STATUS_STATES:
             raise ValueError(f"unknown status state {state!r}")
         description = redact(description)  # a public text: redacted, and before the cut
@@ -45,29 +46,16 @@ class StatusWriter(GitHubHttp):
         if len(text) > MAX_DESCRIPTION:
             text = text[: MAX_DESCRIPTION - 1] + "…"
 
-        def post() -> None:
-            commit = self._repo.get_commit(sha)
-            if target_url:
-                posted = commit.create_status(
-                    state, target_url=target_url, description=text, context=context
-                )
-            else:
-                posted = commit.create_status(state, description=text, context=context)
-            self._learn_identity(getattr(posted, "raw_data", None))
-
-        def transient(err: Exception) -> bool:
-            # a refused connection was already retried by urllib3 (connect retries apply
-            # to POST too); a timeout or a 5xx on a POST was not
-            if not isinstance(err, GitHubError):
-                return False
-            refused = "connection refused" in err.message
-            return (err.reason == "github_unreachable" and not refused) or err.reason in {
-                f"github_http_{c}" for c in RETRY_STATUSES
-            }
-
-        self.policy.run(
-            lambda: self._call(f"POST {state} status on {sha[:12]}", post), transient=transient
-        )
+        body = {"state": state, "description": text, "context": context}
+        if target_url:
+            body["target_url"] = target_url
+        # POST /repos/{owner}/{repo}/statuses/{sha}, over httpx (no PyGithub at start)
+        what = f"POST {state} status on {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/statuses/{quote(sha, safe='')}"
+        posted = self._rest("POST", what, path, body=body)
+        if not isinstance(posted, dict):
+            raise _bad_payload(what, "the status GitHub answered is not a JSON object")
+        self._learn_identity(posted)
 
     def _learn_identity(self, status: object) -> None:
         """The token's identity from a status it just wrote (its ``creator``): whoever the
@@ -107,12 +95,9 @@ class StatusWriter(GitHubHttp):
             self._identity = Identity(login=named, kind=kind)
             return self._identity
 
-        def load() -> Identity:
-            user = self._gh.get_user()
-            return Identity(login=str(user.login), kind=str(user.type or "User"))
-
+        what = "GET /user (the token's own identity)"
         try:
-            found = self._call("GET /user (the token's own identity)", load)
+            user = self._rest("GET", what, "/user")
         except GitHubError as err:
             if err.reason not in ("github_http_403", "github_http_404"):
                 raise
@@ -124,7 +109,10 @@ class StatusWriter(GitHubHttp):
                 "for a GitHub App's token)",
                 reason="identity_unknown",
             ) from err
-        self._identity = found
+        login = user.get("login") if isinstance(user, dict) else None
+        if not isinstance(login, str) or not login:
+            raise _bad_payload(what, "the user has no login")
+        self._identity = found = Identity(login=login, kind=str(user.get("type") or "User"))
         return found
 
     def upsert_issue(self, title: str, body: str) -> int:
@@ -151,90 +139,89 @@ class StatusWriter(GitHubHttp):
         """The body of the comment starting with ``marker`` that this token wrote, or None
         (the adoption rule of :meth:`upsert_comment`: anyone else's is never read)."""
         own = self.identity()
-
-        def run() -> str | None:
-            issue = self._repo.get_issue(number)
-            for scanned, comment in enumerate(_iter(issue.get_comments())):
-                if scanned >= MAX_COMMENTS_READ:
-                    raise _too_many_comments(number)
-                if (comment.body or "").startswith(marker) and own.wrote(comment.user):
-                    return str(comment.body)
-            return None
-
-        return self._call(f"read the review-gate comment on #{number}", run)
+        what = f"read the review-gate comment on #{number}"
+        path = f"/repos/{self.settings.repository}/issues/{number}/comments"
+        for scanned, comment in enumerate(self._pages(what, path, limit=MAX_COMMENTS_READ + 1)):
+            if scanned >= MAX_COMMENTS_READ:
+                raise _too_many_comments(number)
+            if not isinstance(comment, dict):
+                raise _bad_payload(what, "a comment is not a JSON object")
+            body = comment.get("body") or ""
+            if isinstance(body, str) and body.startswith(marker) and own.wrote(comment.get("user")):
+                return body
+        return None
 
     def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
         """(state, description) of the statuses in ``context`` on ``sha`` that this token
         posted, newest first (statuses are append-only and GitHub records their creator)."""
+        return [(status.state, status.description) for status in self._own_statuses(sha, context)]
+
+    def _own_statuses(self, sha: str, context: str) -> Iterator[SeenStatus]:
+        """The statuses in ``context`` on ``sha`` this token posted, newest first, among
+        the newest :data:`MAX_COMMENTS_SCANNED` (``GET /repos/{owner}/{repo}/commits/{ref}/
+        statuses``, over httpx)."""
         own = self.identity()
-
-        def run() -> list[tuple[str, str]]:
-            found = []
-            # GET /repos/{owner}/{repo}/commits/{ref}/statuses (newest first)
-            url = f"{self._repo.url}/commits/{sha}/statuses"
-            statuses = paginated("CommitStatus", self._repo._requester, url)
-            for scanned, status in enumerate(_iter(statuses)):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
-                if status.context == context and own.wrote(status.creator):
-                    found.append((str(status.state), str(status.description or "")))
-            return found
-
-        return self._call(f"GET statuses of {sha[:12]}", run)
+        what = f"GET statuses of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/statuses"
+        statuses = self._pages(what, path, limit=MAX_COMMENTS_SCANNED + 1)
+        for scanned, status in enumerate(statuses):
+            if scanned >= MAX_COMMENTS_SCANNED:
+                return
+            if not isinstance(status, dict):
+                raise _bad_payload(what, "a status is not a JSON object")
+            if status.get("context") == context and own.wrote(status.get("creator")):
+                yield SeenStatus(
+                    str(status.get("state")),
+                    str(status.get("description") or ""),
+                    _when(what, status.get("created_at")),
+                )
 
     def own_check_runs(self, sha: str, *, name: str) -> list[SeenCheck]:
         """The check runs named ``name`` on ``sha`` that this token's own GitHub App wrote
-        (``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``, every run, newest first by
-        id): the commit-level evidence of ``report: check-run``, as :meth:`own_statuses` is
-        of statuses. A check run is written by a GitHub App only, and the app is recorded
-        by GitHub: a token that is no app's bot owns none."""
+        (``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``, every run, over httpx),
+        newest first by id, among the newest :data:`MAX_COMMENTS_SCANNED`: the commit-level
+        evidence of ``report: check-run``, as :meth:`own_statuses` is of statuses. A check
+        run is written by a GitHub App only, and GitHub records the app: a token that is
+        no app's bot owns none."""
         own = self.identity()
-        slug = own.login.removesuffix("[bot]") if own.kind == "Bot" else ""
-
-        def run() -> list[SeenCheck]:
-            found: list[tuple[int, SeenCheck]] = []
-            if not slug or slug == own.login:
-                return []
-            url = f"{self._repo.url}/commits/{sha}/check-runs"
-            for scanned, check in enumerate(
-                _iter(check_runs(self._repo._requester, url, name=name))
-            ):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
-                app = check.app
-                if check.name != name or app is None or str(app.slug).lower() != slug.lower():
-                    continue
-                title = str(check.output.title or "") if check.output is not None else ""
-                seen = SeenCheck.of(
-                    str(check.status), check.conclusion, str(check.external_id or ""), title
-                )
-                found.append((int(check.id), seen))
-            return [seen for _, seen in sorted(found, key=lambda item: -item[0])]
-
-        return self._call(f"GET check runs of {sha[:12]}", run)
+        slug = own.login.removesuffix("[bot]").lower() if own.kind == "Bot" else ""
+        if not slug or slug == own.login.lower():
+            return []
+        what = f"GET check runs of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/check-runs"
+        query = {"check_name": name, "filter": "all"}
+        runs = self._pages(
+            what, path, limit=MAX_COMMENTS_SCANNED + 1, query=query, key="check_runs"
+        )
+        found: list[tuple[int, SeenCheck]] = []
+        for scanned, check in enumerate(runs):
+            if scanned >= MAX_COMMENTS_SCANNED:
+                break
+            if not isinstance(check, dict) or not isinstance(check.get("id"), int):
+                raise _bad_payload(what, "a check run is not a JSON object with an id")
+            app = check.get("app")
+            author = app.get("slug") if isinstance(app, dict) else None
+            if check.get("name") != name or not isinstance(author, str):
+                continue
+            if author.lower() != slug:
+                continue
+            output = check.get("output")
+            title = output.get("title") if isinstance(output, dict) else None
+            conclusion, external = check.get("conclusion"), check.get("external_id")
+            seen = SeenCheck.of(
+                str(check.get("status")),
+                conclusion if isinstance(conclusion, str) else None,
+                external if isinstance(external, str) else "",
+                title if isinstance(title, str) else "",
+            )
+            found.append((check["id"], seen))
+        return [seen for _, seen in sorted(found, key=lambda item: -item[0])]
 
     # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
 
     def newest_own_status(self, sha: str, *, context: str) -> SeenStatus | None:
         """The newest status in ``context`` on ``sha`` that this token posted, with its time."""
-        own = self.identity()
-
-        def run() -> SeenStatus | None:
-            url = f"{self._repo.url}/commits/{sha}/statuses"
-            statuses = paginated("CommitStatus", self._repo._requester, url)
-            for scanned, status in enumerate(_iter(statuses)):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
-                if status.context == context and own.wrote(status.creator):
-                    when = status.created_at
-                    if when is not None and when.tzinfo is None:
-                        when = when.replace(tzinfo=UTC)
-                    return SeenStatus(
-                        str(status.state), str(status.description or ""), when or datetime.now(UTC)
-                    )
-            return None
-
-        return self._call(f"GET statuses of {sha[:12]}", run)
+        return next(self._own_statuses(sha, context), None)
 
     def own_issue(self, title: str) -> tuple[int, str] | None:
         """(number, body) of the open issue titled ``title`` this token opened, or None."""
@@ -306,6 +293,17 @@ class StatusWriter(GitHubHttp):
             return int(created.id)
 
         return self._call(f"update the review-gate comment on #{number}", run)
+
+
+def _when(what: str, value: object) -> datetime:
+    """A status's ``created_at`` (ISO 8601; naive read as UTC; absent: now)."""
+    if value is None:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise _bad_payload(what, f"a status's created_at {str(value)[:40]!r} is no time") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _too_many_comments(number: int) -> GitHubError:

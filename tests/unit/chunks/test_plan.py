@@ -9,6 +9,7 @@ any chunk size, including sizes that cut files at hunk boundaries or leave a fil
 from __future__ import annotations
 
 import hashlib
+import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,11 +18,13 @@ from gate.diff import SkipWhy, select, split_diff
 from gate.review.chunks import (
     BYTES_PER_TOKEN,
     Chunk,
+    FileEntry,
     Piece,
     context_window,
     estimate_tokens,
     file_list,
     halve,
+    header_of,
     plan,
     section_header,
 )
@@ -158,6 +161,32 @@ def test_section_header_keeps_hunk_lookalikes_in_the_body() -> None:
     assert header == b"diff --git a/f b/f\n--- a/f\n+++ b/f\n"
     assert len(hunks) == 2
     assert header + b"".join(hunks) == data
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=50).flatmap(section),
+    st.lists(
+        st.one_of(_LINE_TEXT, st.just("@@ not a hunk @@")).map(lambda t: (t + "\n").encode()),
+        max_size=3,
+    ),
+)
+def test_header_of_is_the_header_section_header_reads(data: bytes, junk: list[bytes]) -> None:
+    """The file list reads only each section's header (:func:`header_of`); it is exactly
+    the header :func:`section_header` finds reading the whole section, header lookalikes,
+    sections without hunks, and a header that is all a cut section holds included."""
+    for candidate in (data, data + b"".join(junk), b"".join(junk) + data, data[: len(data) // 2]):
+        assert header_of(candidate) == section_header(candidate)[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.sampled_from(["added", "modified", "not reviewed: binary"]), st.integers(0))
+def test_file_line_is_the_json_string_of_the_path(path: str, status: str, size: int) -> None:
+    """The prompt's file line writes the path as ``json.dumps(path, ensure_ascii=False)``
+    does (quotes, backslashes, controls, line separators and lone surrogates escaped
+    alike), without json.dumps' encoder per call."""
+    line = FileEntry(path, status, size).line()
+    assert line == f"{status} {size} {json.dumps(path, ensure_ascii=False)}\n"
 
 
 def test_manifest_digest_covers_order() -> None:

@@ -1,0 +1,95 @@
+"""The action's first GitHub calls go over the gate's own httpx client: PyGithub (and the
+requests, urllib3 and cryptography it brings) is imported only when a later call needs it.
+
+A fresh interpreter runs the whole ``pull_request`` path against the fake GitHub (every
+request checked against GitHub's OpenAPI description) and the reviewer simulator, and
+records, at each request the fake receives, which of PyGithub's stack was loaded. The
+decision and the requests are the same as before; only the client that sends them moved
+(issue 22: container start to first request).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+TIMEOUT_S = 120
+
+CHILD = r"""
+import io, json, sys, tempfile
+from pathlib import Path
+
+stack = ("github", "requests", "urllib3", "cryptography")
+def loaded():
+    return [m for m in stack if m in sys.modules]
+
+from gate.action.run import run_action
+from gate.lab.sim import ReviewerSimulator, extract_prompt
+from gate.review.prompt import binding_in
+from tests.fakes.events import pull_request_event
+from tests.fakes.github import FakeGitHub
+
+at_import = loaded()
+HEAD, BASE = "1" * 40, "2" * 40
+DIFF = b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+
+def answer(request):
+    binding = binding_in(extract_prompt("openai", request)[1])
+    body = {"verdict": "pass", "reasons": ["fine"], "confidence": 0.95,
+            "diff_sha": binding.diff_sha, "policy_version": binding.policy_version}
+    return "```json\n" + json.dumps(body) + "\n```\n"
+
+seen = []
+with FakeGitHub("octo-org/hello-world") as fake, tempfile.TemporaryDirectory() as tmp:
+    fake.on_request = lambda rec: seen.append([rec.operation or rec.path, loaded()])
+    fake.add_pull(7, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+    fake.set_file(BASE, ".github/review-gate.yml", "policy_version: '3'\n")
+    sim = ReviewerSimulator("openai", answer)
+    sim.start()
+    event = Path(tmp) / "event.json"
+    event.write_text(json.dumps(pull_request_event(
+        "opened", repository=fake.repository, number=7, head_sha=HEAD, base_sha=BASE)))
+    env = {
+        "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_REPOSITORY": fake.repository, "GITHUB_API_URL": fake.api_url,
+        "GITHUB_RUN_ID": "1", "RUNNER_TEMP": tmp, "INPUT_TOKEN": fake.token,
+        "INPUT_PROVIDER": "openai", "INPUT_MODEL": "sim-model", "INPUT_ATTEMPTS": "1",
+        "INPUT_API-KEY": "sk-test-0123456789", "INPUT_BASE-URL": sim.base_url,
+    }
+    code = run_action(env, out=io.StringIO(), sleep=lambda _s: None, throttle=False)
+    sim.stop()
+    print(json.dumps({"code": code, "at_import": at_import, "seen": seen,
+                      "states": fake.states(HEAD), "violations": fake.violations,
+                      "comments": len(fake.comments.get(7, []))}))
+"""
+
+
+def test_pygithub_is_not_loaded_before_the_final_status() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["code"] == 0
+    assert result["violations"] == []
+    assert result["states"] == ["pending", "success"]
+    assert result["comments"] == 1
+    assert result["at_import"] == []  # importing the action loads none of PyGithub's stack
+    seen = [(op, stack) for op, stack in result["seen"]]
+    ops = [op for op, _ in seen]
+    assert ops[0] == "pulls/get"
+    final = len(ops) - 1 - ops[::-1].index("repos/create-commit-status")
+    # the pull request, the config, the pending status, the history, the tree, the diff,
+    # the memory guard's statuses and sibling pulls, the head re-checks, the final status
+    assert {"repos/get-content", "issues/list-comments", "git/get-tree"} <= set(ops[:final])
+    assert [(op, stack) for op, stack in seen[: final + 1] if stack] == []
+    # PyGithub stays the client of record for the rest: the sticky comment
+    assert seen[-1][0] == "issues/create-comment"
