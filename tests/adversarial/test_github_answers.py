@@ -109,6 +109,7 @@ CALLS = [
         listing=True,
     ),
     Call("pulls_for_commit", lambda c: c.pulls_for_commit(HEAD), [PULL], listing=True),
+    Call("pull_commits", lambda c: c.pull_commits(7), [{"sha": HEAD}], listing=True),
     Call(
         "own_check_runs",
         lambda c: c.own_check_runs(HEAD, name="c"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -45,6 +46,9 @@ MAX_PULLS_OF_COMMIT = 100
 
 #: a pull request's commits listed, at most (GitHub's own listing stops at 250)
 MAX_PULL_COMMITS = 250
+
+
+_COMMIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class PullReader(GitHubHttp):
@@ -359,20 +363,18 @@ class PullReader(GitHubHttp):
 
     def pull_commits(self, number: int) -> list[str]:
         """The SHAs of the pull request's commits, oldest first, as GitHub lists them
-        (``GET /repos/{owner}/{repo}/pulls/{number}/commits``: at most
-        :data:`MAX_PULL_COMMITS`; GitHub itself lists no more than 250). The caller reads
-        the newest of them (:mod:`gate.action.earlier`)."""
-
-        def run() -> list[str]:
-            url = f"{self._repo.url}/pulls/{number}/commits"
-            found: list[str] = []
-            for commit in _iter(paginated("Commit", self._repo._requester, url)):
-                if len(found) >= MAX_PULL_COMMITS:
-                    break
-                found.append(str(commit.sha))
-            return found
-
-        return self._call(f"GET commits of pull request #{number}", run)
+        (``GET /repos/{owner}/{repo}/pulls/{number}/commits``, GitHub lists no more than
+        250; at most :data:`MAX_PULL_COMMITS` are read). The caller reads the newest of
+        them (:mod:`gate.action.earlier`)."""
+        what = f"GET commits of pull request #{number}"
+        path = f"/repos/{self.settings.repository}/pulls/{number}/commits"
+        found: list[str] = []
+        for commit in self._pages(what, path, limit=MAX_PULL_COMMITS):
+            sha = commit.get("sha") if isinstance(commit, dict) else None
+            if not isinstance(sha, str) or not _COMMIT_SHA.fullmatch(sha):
+                raise _bad_payload(what, "a commit has no 40 or 64 hex sha")
+            found.append(sha)
+        return found
 
     def permission(self, login: str) -> str:
         """The user's permission on the repository: admin, maintain, write, triage, read, none."""

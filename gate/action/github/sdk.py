@@ -50,14 +50,13 @@ def client(
 
 
 def paginated(kind: str, requester: Any, url: str) -> Any:
-    """PyGithub's paginated list of ``kind`` (``"PullRequest"``, ``"CommitStatus"`` or
-    ``"Commit"``) at ``url``, for the listings PyGithub has no method for."""
-    from github.Commit import Commit
+    """PyGithub's paginated list of ``kind`` (``"PullRequest"`` or ``"CommitStatus"``) at
+    ``url``, for the listings PyGithub has no method for."""
     from github.CommitStatus import CommitStatus
     from github.PaginatedList import PaginatedList
     from github.PullRequest import PullRequest
 
-    item = {"PullRequest": PullRequest, "CommitStatus": CommitStatus, "Commit": Commit}[kind]
+    item = {"PullRequest": PullRequest, "CommitStatus": CommitStatus}[kind]
     return PaginatedList(item, requester, url, None)
 
 
