@@ -18,16 +18,20 @@ compile its modules from source while httpx's come precompiled from site-package
 
 Prints the median wall and CPU (user + system) time of each over ``--runs`` rounds
 and the ratio gate/floor (goal: at most 1.5), and each one's peak RSS (the largest
-``ru_maxrss`` of its process over the rounds, from ``wait4``) against the budget of
-64 MiB + 3x the diff. ``--profile`` runs the gate once in this process under cProfile
-first and prints the costliest functions of the main thread.
+``ru_maxrss`` of its process over the rounds, from ``wait4`` in a small spawner:
+:data:`SPAWN`) against the budget of 64 MiB + 3x the diff. ``--profile`` runs the gate
+once in this process under cProfile first and prints the costliest functions of the
+main thread.
 
-    python bench/review_bench.py [--runs 7] [--profile] [--gate-src DIR]
+    python bench/review_bench.py [--runs 7] [--profile] [--gate-src DIR] [--before DIR]
 
-``--gate-src DIR`` measures another tree's ``gate`` (``git archive REV gate | tar -x -C
-DIR``) through PYTHONPATH, started as ``python -c "import gate.reviewers; ...main()"``
-(importing ``gate.reviewers`` first steps around the import cycle of trees before
-the lazy start-up, where the console script itself died with ImportError).
+``--before DIR`` adds a third row, another tree's ``gate`` started the same way, in the
+same alternating rounds, so a before/after table comes from one run (machine load moves
+ratios between runs). ``--gate-src DIR`` measures another tree's ``gate``
+(``git archive REV gate | tar -x -C DIR``) through PYTHONPATH, started as
+``python -c "import gate.reviewers; ...main()"`` (importing ``gate.reviewers`` first
+steps around the import cycle of trees before the lazy start-up, where the console
+script itself died with ImportError).
 """
 
 from __future__ import annotations
@@ -39,11 +43,11 @@ import json
 import os
 import pstats
 import random
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,28 +103,53 @@ class Run:
     out: str
 
 
+#: Starts one measured run: forks, execs the command, reaps it with ``wait4`` and writes
+#: its exit code, wall seconds, CPU seconds and ``ru_maxrss`` (KiB) to ``argv[1]``.
+#: Linux keeps, as a process's ``ru_maxrss``, the peak of the memory it had before
+#: ``exec``: a child forked (or vforked) by this bench would report at least this
+#: process's own RSS (the simulator holds every request it saw), so each run is forked
+#: from this small interpreter instead (``-S``: no site, about 10 MiB).
+SPAWN = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, use = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w", encoding="ascii") as out:
+    code = os.waitstatus_to_exitcode(status)
+    out.write(f"{code} {wall!r} {use.ru_utime + use.ru_stime!r} {use.ru_maxrss}")
+"""
+
+
 def timed(argv: list[str], env: dict[str, str]) -> Run:
-    """Run ``argv`` (it must exit 0) and reap it with ``wait4``, for its own rusage."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        child = subprocess.Popen(argv, env=env, stdout=out, stderr=err)
-        killer = threading.Timer(RUN_TIMEOUT_S, child.kill)
-        killer.start()
+    """Run ``argv`` (it must exit 0) through :data:`SPAWN`, for its own rusage."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory(prefix="rg-run-") as folder,
+    ):
+        stats = Path(folder) / "rusage"
+        spawn = [sys.executable, "-S", "-c", SPAWN, str(stats), *argv]
+        child = subprocess.Popen(spawn, env=env, stdout=out, stderr=err, start_new_session=True)
         try:
-            _, status, usage = os.wait4(child.pid, 0)
-        finally:
-            killer.cancel()
-        wall = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+            child.wait(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)  # the spawner and the run under it
+            child.wait()
+            raise SystemExit(f"{argv[:3]} ran over {RUN_TIMEOUT_S:.0f} s") from None
         out.seek(0)
         err.seek(0)
-        if child.returncode != 0:
+        code, wall, cpu, rss = stats.read_text("ascii").split() if stats.exists() else ["?"] * 4
+        if child.returncode != 0 or code != "0":
             tail = err.read().decode("utf-8", "replace")[-3000:]
-            raise SystemExit(f"{argv[:3]} exited {child.returncode}:\n{tail}")
+            raise SystemExit(f"{argv[:3]} exited {code}:\n{tail}")
         # Linux reports ru_maxrss in KiB
-        return Run(
-            wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out.read().decode()
-        )
+        return Run(float(wall), float(cpu), int(rss) * 1024, out.read().decode())
 
 
 #: how ``--gate-src`` starts the gate (see the module docstring)
@@ -182,30 +211,30 @@ def save_bodies(bodies: list[dict[str, object]], folder: Path) -> list[Path]:
 
 
 def report(runs: dict[str, list[Run]], diff_bytes: int) -> None:
-    """Medians, the ratio against the goal, and peak RSS against its budget."""
+    """Medians, each gate's ratio against the goal, and peak RSS against its budget."""
     for name, done in runs.items():
         walls = [run.wall for run in done]
         print(
-            f"{name:5} wall {statistics.median(walls) * 1000:7.1f} ms "
+            f"{name:6} wall {statistics.median(walls) * 1000:7.1f} ms "
             f"(min {min(walls) * 1000:7.1f})  "
             f"cpu {statistics.median(run.cpu for run in done) * 1000:7.1f} ms  "
             f"peak rss {max(run.rss for run in done) / 2**20:6.1f} MiB"
         )
-    ratio = statistics.median(r.wall for r in runs["gate"]) / statistics.median(
-        r.wall for r in runs["floor"]
-    )
-    cpu_ratio = statistics.median(r.cpu for r in runs["gate"]) / statistics.median(
-        r.cpu for r in runs["floor"]
-    )
-    verdict = "met" if ratio <= 1.5 else "NOT met"
-    print(f"review-gate review / floor: {ratio:.2f} wall, {cpu_ratio:.2f} cpu ", end="")
-    print(f"(goal <= 1.50: {verdict})")
-    peak, budget = max(r.rss for r in runs["gate"]), RSS_BASE + DIFF_FACTOR * diff_bytes
-    verdict = "met" if peak <= budget else "NOT met"
-    print(
-        f"review-gate review peak rss: {peak / 2**20:.1f} MiB, budget 64 MiB + "
-        f"{DIFF_FACTOR} x {diff_bytes / 2**20:.2f} MiB = {budget / 2**20:.1f} MiB ({verdict})"
-    )
+    floor_wall = statistics.median(r.wall for r in runs["floor"])
+    floor_cpu = statistics.median(r.cpu for r in runs["floor"])
+    budget = RSS_BASE + DIFF_FACTOR * diff_bytes
+    for name in (name for name in runs if name != "floor"):
+        ratio = statistics.median(r.wall for r in runs[name]) / floor_wall
+        cpu_ratio = statistics.median(r.cpu for r in runs[name]) / floor_cpu
+        verdict = "met" if ratio <= 1.5 else "NOT met"
+        print(f"{name} review / floor: {ratio:.2f} wall, {cpu_ratio:.2f} cpu ", end="")
+        print(f"(goal <= 1.50: {verdict})")
+        peak = max(r.rss for r in runs[name])
+        verdict = "met" if peak <= budget else "NOT met"
+        print(
+            f"{name} review peak rss: {peak / 2**20:.1f} MiB, budget 64 MiB + "
+            f"{DIFF_FACTOR} x {diff_bytes / 2**20:.2f} MiB = {budget / 2**20:.1f} MiB ({verdict})"
+        )
 
 
 def main() -> int:
@@ -214,6 +243,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile one in-process run")
     parser.add_argument("--top", type=int, default=25, help="functions shown by --profile")
     parser.add_argument("--gate-src", metavar="DIR", help="a folder holding another gate/")
+    parser.add_argument(
+        "--before", metavar="DIR", help="also measure the gate/ in DIR, in the same rounds"
+    )
     args = parser.parse_args()
     if args.runs < 1:
         raise SystemExit("--runs must be at least 1")
@@ -238,10 +270,17 @@ def main() -> int:
         floor_argv = [sys.executable, str(HERE / "review_floor.py"), sim.base_url, workers]
         floor_argv += [str(body) for body in bodies]
         timed(floor_argv, env)
-        runs: dict[str, list[Run]] = {"gate": [], "floor": []}
+        rows = [("gate", argv, env), ("floor", floor_argv, env)]
+        if args.before:
+            before_env = {**env, "PYTHONPATH": str(Path(args.before).resolve())}
+            before_argv = gate_argv(diff, sim.base_url, launcher=True)
+            if not timed(before_argv, before_env).out.startswith("pass"):
+                raise SystemExit("the --before gate did not pass the bench diff")
+            rows.append(("before", before_argv, before_env))
+        runs: dict[str, list[Run]] = {name: [] for name, _, _ in rows}
         for _ in range(args.runs):
-            for name, command in (("gate", argv), ("floor", floor_argv)):
-                runs[name].append(timed(command, env))
+            for name, command, environ in rows:
+                runs[name].append(timed(command, environ))
         sent = sum(body.stat().st_size for body in bodies)
         print(
             f"diff {diff.stat().st_size} bytes; {len(bodies)} requests of {sent} bytes in all, "

@@ -8,6 +8,7 @@ an event the gate does not review is a clear :class:`~gate.errors.UsageError`, a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ SUPPORTED_EVENTS = (
     "workflow_dispatch",
     "issue_comment",
 )
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: the comment command that asks for a fresh review of the pull request's current head
 REVIEW_COMMAND = "/review-gate review"
 
@@ -48,6 +50,10 @@ class Target:
     ignore: str = ""
     #: the id of the comment holding :data:`REVIEW_COMMAND` (an ``issue_comment`` event)
     comment_id: int | None = None
+    #: the head before a ``synchronize`` push (its ``before``; "" otherwise): an earlier
+    #: head whose gate statuses still count after a force-push took it out of the pull
+    #: request (:mod:`gate.action.earlier`)
+    before: str = ""
 
     @property
     def is_merge_group(self) -> bool:
@@ -100,6 +106,12 @@ def _base_changed(payload: Mapping[str, Any]) -> bool:
     return isinstance(changes, Mapping) and bool(changes.get("base"))
 
 
+def _sha_or_empty(value: object) -> str:
+    """A commit SHA (40 or 64 lowercase hex), else "" (anything else names no commit)."""
+    text = value if isinstance(value, str) else ""
+    return text if _COMMIT.fullmatch(text) else ""
+
+
 def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:
     """Decide what to review from the event; anything unsupported is a clear UsageError."""
     sender = str(_object(payload, "sender").get("login", ""))
@@ -130,6 +142,7 @@ def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str =
             label=str(label) if label is not None else None,
             pull=pull,
             ignore=ignore,
+            before=_sha_or_empty(payload.get("before")) if action == "synchronize" else "",
         )
     if name == "merge_group":
         group = _object(payload, "merge_group")

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gate import REPOSITORY_URL
-from gate.action import carry
+from gate.action import carry, earlier
+from gate.action.earlier import Seen
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
 from gate.action.github.records import PullInfo
@@ -343,27 +344,9 @@ def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
     return True
 
 
-#: what the gate posted on a head, newest first: (state, description or title, the
-#: question's tag or None), from one channel (its statuses, or its check runs)
-Seen = list[tuple[str, str, str | None]]
-
-
 def evidence(run: RunState, gh: GitHubClient) -> list[Seen]:
-    """The gate's own statuses and check runs on the head, one list per channel the
-    config's ``report`` posts to (the token can read what it may write: ``statuses`` or
-    ``checks``): the commit statuses in the run's context, with the tag their description
-    ends with; the check runs of the gate's own app named like the context, with the tag
-    of their ``external_id`` (:meth:`GitHubClient.own_check_runs`). Both are on the
-    commit, where no PR author can edit or delete them."""
-    mode = run.config.report if run.config is not None else "status"
-    found: list[Seen] = []
-    if mode in ("status", "both"):
-        statuses = gh.own_statuses(run.head, context=run.context)
-        found.append([(state, text, question.tag_of(text)) for state, text in statuses])
-    if mode in ("check-run", "both"):
-        checks = gh.own_check_runs(run.head, name=run.context)
-        found.append([(c.state, c.title, c.tag) for c in checks])
-    return found
+    """The gate's own statuses and check runs on the head (:func:`earlier.seen_on`)."""
+    return earlier.seen_on(run, gh, run.head)
 
 
 def standing_status(run: RunState, statuses: Seen, key: QuestionKey) -> Decision | None:
@@ -372,20 +355,10 @@ def standing_status(run: RunState, statuses: Seen, key: QuestionKey) -> Decision
     or an untagged ``failure`` no record of this pull request explains (its record was
     lost): that failure stands, whichever pull request asks. Statuses and check runs are
     kept by GitHub with their creator, so no PR author can edit or remove this evidence."""
-    # the newest decisive status: a pending, an error (an outage, a guard that stopped the
-    # run) and a writer's override decide nothing about the question, so they cannot hide
-    # an earlier failure
-    final = next(
-        (
-            (state, tagged)
-            for state, text, tagged in statuses
-            if state == "failure" or (state == "success" and not _overridden(text))
-        ),
-        None,
-    )
+    final = earlier.newest_decisive(statuses)
     if final is None or final[0] != "failure":
         return None
-    tagged = final[1]
+    tagged = final[2]
     if tagged is not None and tagged != key.tag_hex:
         return None  # a block of another question: this one is asked
     if tagged is None and any(
@@ -416,11 +389,6 @@ def carried(run: RunState, body: str | None) -> Book | None:
             f"({err.message}); every chunk is sent"
         )
         return None
-
-
-def _overridden(description: str) -> bool:
-    """Whether a success description is a writer's override (:func:`override`)."""
-    return description.startswith(("overridden by @", "overridden:"))
 
 
 def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None:

@@ -2,7 +2,8 @@
 
 :func:`load` reads the history block of the sticky comment the token's own identity
 wrote (once per run, before the first guard, and again at the end if the run stopped
-before it was read); :func:`record_for` turns what the run learned
+before it was read), with the gate's own standing blocks on the earlier heads when there
+is no history to trust (:mod:`gate.action.earlier`); :func:`record_for` turns what the run learned
 (:class:`~gate.action.state.RunState`) and the decision it posted into a
 :class:`gate.memory.record.Record`; :func:`with_history` appends it to the earlier
 records (:func:`gate.memory.standing.history_block`: one row per question, standing
@@ -17,7 +18,7 @@ the gate's own ``failure`` on the commit then stands for the lost record
 
 from __future__ import annotations
 
-from gate.action import carry
+from gate.action import carry, earlier
 from gate.action.report import comment_marker
 from gate.action.state import Artifacts, RunState
 from gate.decide.decision import Decision
@@ -43,6 +44,9 @@ def load(run: RunState) -> None:
             f"the history in the review-gate comment could not be read ({err.message}); "
             "it is kept as it is and not trusted"
         )
+    if earlier.needed(run):
+        # no history to trust: the gate's own tagged failures on the earlier heads
+        run.history = [*earlier.recover(run, run.gh), *run.history]
 
 
 def _text(value: str, limit: int) -> str:

@@ -95,17 +95,34 @@ def fail_stands(found: Record, question: Question) -> Decision:
     rejected = any_fail(found)
     how = "rejected" if rejected else "not passed"
     answers = f", answers {found.answers}" if found.answers else ""
+    if found.question_tag is not None:
+        # a row recovered from the gate's own tagged failure on an earlier head
+        what = (
+            f"the gate's own failure status on commit {found.head_sha[:12]}, an earlier head "
+            f"of this pull request, answered this same question ({question.key.id[:12]}, "
+            f"diff {question.key.diff_sha[:12]})"
+        )
+    else:
+        what = (
+            f"the same diff was {how} at {found.time} on commit {found.head_sha[:12]}: "
+            f"{found.state} ({found.reason}{answers}) (question {question.key.id[:12]}, diff "
+            f"{question.key.diff_sha[:12]}, policy {found.policy_version}, model {found.model})"
+        )
     detail = (
-        f"the same diff was {how} at {found.time}: {found.state} ({found.reason}{answers}) "
-        f"(question {question.key.id[:12]}, diff {question.key.diff_sha[:12]}, policy "
-        f"{found.policy_version}, model {found.model}); no new call was made. The author can "
-        "change the diff; a writer can ask for a fresh review with the review-gate:fresh label"
+        f"{what}; no new call was made. The block is about the code: the author can change "
+        "the diff; a writer can ask for a fresh review with the review-gate:fresh label, or "
+        "override"
     )
     state, reason = (State.FAIL, "fail_stands") if rejected else (State.NEEDS_HUMAN, "block_stands")
     decision = blocked(state, reason, detail, status=Status.FAILURE)
     prefix = "fail stands" if rejected else "block stands"
     return replace(
         decision,
-        description=describe(prefix, f"the same diff was {how} at {found.time}"),
+        description=describe(
+            prefix,
+            f"the gate's failure on {found.head_sha[:7]} stands"
+            if found.question_tag is not None
+            else f"the same diff was {how} at {found.time}",
+        ),
         source="cached",
     )

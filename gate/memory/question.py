@@ -95,9 +95,12 @@ class QuestionKey:
         return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
     def answered_by(self, record: Record) -> bool:
-        """Whether ``record`` decided exactly this question (by this model or a fallback)."""
+        """Whether ``record`` decided exactly this question (by this model or a fallback),
+        or is a row recovered from the gate's own failure tagged with this question."""
         found = key_of_record(record)
-        if found is None or record.model not in (self.model, *self.fallback_models):
+        if found is None:
+            return record.question_tag is not None and record.question_tag == self.tag_hex
+        if record.model not in (self.model, *self.fallback_models):
             return False
         return replace(found, model=self.model) == self
 

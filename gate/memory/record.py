@@ -45,6 +45,7 @@ STATES = ("pass", "fail", "needs_human", "incomplete", "skipped")
 STATUSES = ("success", "failure", "error", "pending")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX16 = re.compile(r"[0-9a-f]{16}")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _TEXT = re.compile(r"[\x20-\x7e]*")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00")
@@ -85,9 +86,17 @@ class Record:
     #: every answer's verdict, counted (``pass=2,fail=1``): agreement sets and chunks
     #: included, so an answer set holding any fail is known as such (gate.memory.stands)
     answers: str | None = None
+    #: the question's tag (16 hex, :func:`gate.memory.question.tag`) of a row recovered
+    #: from the gate's own tagged ``failure`` on an earlier head of the pull request
+    #: (:mod:`gate.action.earlier`), whose full question is not known: the row stands for
+    #: that tag alone, and carries it forward
+    question_tag: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, **asdict(self)}
+        out = {"schema": SCHEMA, **asdict(self)}
+        if self.question_tag is None:  # only a recovered row has one (older readers)
+            del out["question_tag"]
+        return out
 
 
 def now() -> str:
@@ -100,7 +109,7 @@ def now() -> str:
 #: the fields that may be null (a decision made before the diff or the config was read)
 _NULLABLE = frozenset(
     {"diff_sha", "config_sha", "prompt_sha", "verdict", "confidence", "certificate_sha"}
-    | {"run_url", "chunks_sha", "answers"}
+    | {"run_url", "chunks_sha", "answers", "question_tag"}
 )
 
 
@@ -132,6 +141,7 @@ def _check_field(name: str, value: Any) -> None:
         "certificate_sha": (_HEX64, 64),
         "chunks_sha": (_HEX64, 64),
         "answers": (_TALLY, 200),
+        "question_tag": (_HEX16, 16),
         "policy_version": (_TEXT, 64),
         "provider": (_TEXT, 40),
         "model": (_TEXT, 200),
@@ -162,7 +172,7 @@ def from_json(data: Any) -> Record:
     extra = sorted(set(data) - names - {"schema"})
     if extra:
         raise RecordError(f"the record has unknown keys: {', '.join(extra[:5])}")
-    missing = sorted(names - set(data) - {"chunks_sha", "answers"})
+    missing = sorted(names - set(data) - {"chunks_sha", "answers", "question_tag"})
     if missing:
         raise RecordError(f"the record lacks: {', '.join(missing)}")
     values = {name: data.get(name) for name in names}

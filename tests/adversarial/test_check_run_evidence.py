@@ -147,3 +147,32 @@ def test_an_error_check_run_decides_nothing(
     _lose_the_record(fake)
     assert run_gate(tmp_path, fake, sim, pr_payload("synchronize")).code == 0
     assert sim.count == 1
+
+
+@pytest.mark.parametrize("lost", [False, True])
+@pytest.mark.parametrize("report", ["check-run", "both"])
+def test_an_overrides_success_check_run_hides_no_block(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, lost: bool, report: str
+) -> None:
+    """A writer's override posts a success check run; once the label is removed, the
+    gate's earlier failure on the head stands again (read from its own check runs when the
+    record is lost), with no call."""
+    fake = fake_github
+    fake.token_app = "my-review-app[bot]"
+    fake.permissions["maintainer"] = "write"
+    setup_pull(fake, config=f"report: {report}\n")
+    sim = sim_factory(scripted(["fail", *["pass"] * 20]))
+    assert run_gate(tmp_path, fake, sim, pr_payload()).code == 1
+    with fake.lock:
+        fake.pulls[7]["labels"] = [{"name": "review-gate:override", "id": 9, "color": "eee"}]
+    labelled = pr_payload("labeled", label="review-gate:override", sender="maintainer")
+    assert run_gate(tmp_path, fake, sim, labelled).code == 0
+    assert _conclusions(fake, _gate_app(fake))[-1] == "success"
+    with fake.lock:
+        fake.pulls[7]["labels"] = []
+    if lost:
+        _lose_the_record(fake)
+    removed = run_gate(tmp_path, fake, sim, pr_payload("unlabeled", label="review-gate:override"))
+    assert removed.code == 1, removed.stdout
+    assert sim.count == 1
+    assert _conclusions(fake, _gate_app(fake))[-1] == "failure"

@@ -56,6 +56,15 @@ CONTENT = {
     "encoding": "base64",
     "content": "eDogMQo=\n",
 }
+CHECK_RUN = {
+    "id": 1,
+    "name": "c",
+    "status": "completed",
+    "conclusion": "failure",
+    "external_id": "review-gate:error",
+    "app": {"slug": "github-actions"},
+    "output": {"title": "t"},
+}
 TREE = {"sha": HEAD, "truncated": False, "tree": [{"path": "x", "type": "blob", "sha": "d" * 40}]}
 
 
@@ -67,6 +76,12 @@ class Call:
     run: Callable[[GitHubClient], Any]
     healthy: Any
     listing: bool = False
+    #: a listing whose pages are objects holding the list under this name (check runs)
+    envelope: str | None = None
+
+    def page(self, items: list[Any]) -> Any:
+        """A page of ``items`` in this call's page shape."""
+        return {"total_count": len(items), self.envelope: items} if self.envelope else items
 
 
 CALLS = [
@@ -94,6 +109,14 @@ CALLS = [
         listing=True,
     ),
     Call("pulls_for_commit", lambda c: c.pulls_for_commit(HEAD), [PULL], listing=True),
+    Call("pull_commits", lambda c: c.pull_commits(7), [{"sha": HEAD}], listing=True),
+    Call(
+        "own_check_runs",
+        lambda c: c.own_check_runs(HEAD, name="c"),
+        {"total_count": 1, "check_runs": [CHECK_RUN]},
+        listing=True,
+        envelope="check_runs",
+    ),
 ]
 
 
@@ -185,7 +208,7 @@ def _cut(call: Call) -> bytes:
 
 def _duplicated(call: Call) -> bytes:
     text = json.dumps(call.healthy)
-    if call.listing:  # the first item's first key, twice
+    if call.listing and not call.envelope:  # the first item's first key, twice
         first = json.dumps(call.healthy[0])
         key = next(iter(call.healthy[0]))
         twice = first[:-1] + f", {json.dumps(key)}: " + json.dumps(call.healthy[0][key]) + "}"
@@ -195,19 +218,22 @@ def _duplicated(call: Call) -> bytes:
 
 
 def _wrong_shape(call: Call) -> bytes:
-    """A list's page as an object; an object as a bare JSON string."""
+    """A list's page as an object (an object page as a bare list); an object as a bare
+    JSON string."""
+    if call.envelope:
+        return response(200, dumps(call.healthy[call.envelope]))
     return response(200, dumps({"items": call.healthy} if call.listing else "ok"))
 
 
 def _off_host(call: Call, url: str) -> Callable[[int, str], bytes]:
     link = '<http://127.0.0.2:9/repos/x?page=2>; rel="next"'
-    return lambda n, path: response(200, dumps([]), headers={"Link": link})
+    return lambda n, path: response(200, dumps(call.page([])), headers={"Link": link})
 
 
 def _endless(call: Call, url: str) -> Callable[[int, str], bytes]:
     def script(n: int, path: str) -> bytes:
         link = f'<{url}/repos/{REPO}/endless?page={n + 2}>; rel="next"'
-        return response(200, b"[]", headers={"Link": link})
+        return response(200, dumps(call.page([])), headers={"Link": link})
 
     return script
 

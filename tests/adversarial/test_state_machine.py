@@ -1,11 +1,19 @@
 """The GitHub-side state machine as a whole (issue 18): a model-based test.
 
 A Hypothesis ``RuleBasedStateMachine`` plays a PR author (push, force-push back to an
-earlier head, an empty commit, reopen, draft/ready, a second PR from the same commit, a
-sibling PR into a weaker base, ``.apply/incomplete`` added and removed, spam comments),
-writers (override, fresh label, comment command, deleting the gate's comment) and GitHub
-(5xx on the next comment or status writes) against the action's entry point and the
-fake GitHub (every request checked against GitHub's OpenAPI description).
+earlier head, an empty commit, a rebase (a new commit with the same diff, not a
+descendant, force-pushed: the old commits leave the pull request), reopen, draft/ready,
+a retarget MAIN <-> STAGING (``edited`` with ``changes.base``), a second PR from the same
+commit, a sibling PR into a weaker base, ``.apply/incomplete`` added and removed, spam
+comments), writers (override, fresh label, comment command, deleting the gate's comment:
+not a fresh start) and GitHub (5xx on the next comment or status writes; a status list
+that lacks the newest one or two statuses, as a lagging read replica answers: GitHub
+answers a status POST with 201 once it is stored, so a write that is "lost" after a 201
+is not something GitHub does, but a read a moment later that does not list it yet is)
+against the action's entry point and the fake GitHub (every request checked against
+GitHub's OpenAPI description). Each head keeps its chain of commits, which the fake
+serves as the pull request's commits, and a push names the head it replaced
+(``before``).
 
 The reviewer is scripted and adversarial: the first answer to a question is its truth
 (variants ``bad`` fail under the strict policy of ``main``), every later answer passes,
@@ -47,7 +55,7 @@ from gate.decide.attempt import ReviewOutcome
 from gate.decide.envelope import seal
 from gate.review.prompt import binding_in
 from gate.reviewers import transport
-from tests.fakes.events import issue_comment_event, pull_request_event
+from tests.fakes.events import issue_comment_event, pull_request_edited_event, pull_request_event
 from tests.fakes.github import FakeGitHub
 
 REPO = "octo-org/hello-world"
@@ -99,7 +107,7 @@ def _sha(*parts: object) -> str:
 _FAKE_STATE = (
     "pulls", "diffs", "files", "refuse_diff", "refuse_compare", "contents", "compares",
     "truncated_trees", "modes", "merge_bases", "permissions", "statuses", "comments", "reviews",
-    "reactions", "check_runs", "issues", "faults", "requests",
+    "reactions", "check_runs", "issues", "faults", "requests", "commits",
 )  # fmt: skip
 
 
@@ -108,6 +116,7 @@ def reset(fake: FakeGitHub) -> FakeGitHub:
         for name in _FAKE_STATE:
             getattr(fake, name).clear()
         fake.token_app = fake.token_login = None
+        fake.status_lag = 0
     return fake
 
 
@@ -121,6 +130,7 @@ class Gate(RuleBasedStateMachine):
         self.tmp = Path(tempfile.mkdtemp(prefix="rg-sm-"))
         self.reviewer = Reviewer()
         self.heads: dict[str, str] = {}  # head sha -> diff variant
+        self.chains: dict[str, tuple[str, ...]] = {}  # head sha -> its commits, oldest first
         self.history: list[str] = []  # heads of PR 7, in push order
         self.pulls: dict[int, str] = {}  # open pull number -> base sha
         self.overrides: dict[int, str] = {}  # pull -> the head a writer overrode
@@ -135,14 +145,24 @@ class Gate(RuleBasedStateMachine):
 
     # -- helpers ---------------------------------------------------------------------
 
-    def _commit(self, variant: str) -> str:
+    def _commit(self, variant: str, parent: str | None = None) -> str:
+        """A new commit with ``variant``'s diff from the base, on top of ``parent`` (None:
+        on the base itself: a first commit, or a rebase)."""
         self.pushes += 1
         head = _sha("head", self.pushes, variant)
         self.heads[head] = variant
+        self.chains[head] = (*(self.chains[parent] if parent else ()), head)
         self.reviewer.truth[hashlib.sha256(diff_for(variant)).hexdigest()] = variant
         for base in CONFIGS:
             self.fake.add_compare(base, head, diff_for(variant))
         return head
+
+    def _move(self, head: str) -> None:
+        """PR 7's branch is pushed to ``head`` (its commits are ``head``'s chain), and the
+        workflow runs on ``synchronize`` with the head it replaced as ``before``."""
+        before = self.fake.pulls[7]["head"]["sha"]
+        self.fake.move_head(7, head, commits=list(self.chains[head]))
+        self._event(7, "synchronize", before=before)
 
     def _open(self, number: int, head: str, base: str, **kw: Any) -> None:
         self.fake.add_pull(
@@ -166,14 +186,23 @@ class Gate(RuleBasedStateMachine):
         run_action(environ, out=io.StringIO(), sleep=lambda _s: None, throttle=False)
         self.reviewer.fresh = False
 
-    def _event(self, number: int, action: str, **kw: Any) -> None:
+    def _event(
+        self, number: int, action: str, *, before: str = "", changes: Any = None, **kw: Any
+    ) -> None:
         pull = self.fake.pulls[number]
-        self._run(
-            pull_request_event(
-                action, repository=REPO, number=number, head_sha=pull["head"]["sha"],
-                base_sha=pull["base"]["sha"], **kw,
+        head, base = pull["head"]["sha"], pull["base"]["sha"]
+        if changes is not None:  # GitHub's examples hold no edited payload
+            payload = pull_request_edited_event(
+                repository=REPO, number=number, head_sha=head, base_sha=base, changes=changes,
+                base_ref=pull["base"]["ref"],
+            )  # fmt: skip
+        else:
+            payload = pull_request_event(
+                action, repository=REPO, number=number, head_sha=head, base_sha=base, **kw
             )
-        )  # fmt: skip
+        if before:
+            payload["before"] = before
+        self._run(payload)
 
     # -- the author ------------------------------------------------------------------
 
@@ -186,23 +215,38 @@ class Gate(RuleBasedStateMachine):
 
     @rule(variant=st.sampled_from(VARIANTS))
     def push(self, variant: str) -> None:
-        head = self._commit(variant)
+        head = self._commit(variant, self.fake.pulls[7]["head"]["sha"])
         self.history.append(head)
-        self.fake.move_head(7, head)
-        self._event(7, "synchronize")
+        self._move(head)
 
     @rule(data=st.data())
     def force_push_back(self, data: st.DataObject) -> None:
-        head = data.draw(st.sampled_from(self.history))
-        self.fake.move_head(7, head)
-        self._event(7, "synchronize")
+        self._move(data.draw(st.sampled_from(self.history)))
 
     @rule()
     def empty_commit(self) -> None:
+        current = self.fake.pulls[7]["head"]["sha"]
+        head = self._commit(self.heads[current], current)
+        self.history.append(head)
+        self._move(head)
+
+    @rule()
+    def rebase(self) -> None:
+        # a new commit, not a descendant of the old head, with the same diff, force-pushed:
+        # the old commits leave the pull request (only the push's before names the old head)
         head = self._commit(self.heads[self.fake.pulls[7]["head"]["sha"]])
         self.history.append(head)
-        self.fake.move_head(7, head)
-        self._event(7, "synchronize")
+        self._move(head)
+
+    @rule()
+    def retarget(self) -> None:
+        # the base branch changes MAIN <-> STAGING (an edited event with changes.base)
+        old = self.pulls[7]
+        new = STAGING if old == MAIN else MAIN
+        self.fake.move_base(7, new, REFS[new])
+        self.pulls[7] = new
+        changes = {"base": {"ref": {"from": REFS[old]}, "sha": {"from": old}}}
+        self._event(7, "edited", changes=changes)  # reviewed: the base changed
 
     @rule(action=st.sampled_from(["reopened", "labeled"]))
     def other_event(self, action: str) -> None:
@@ -212,9 +256,10 @@ class Gate(RuleBasedStateMachine):
     def draft_then_ready(self) -> None:
         pull = self.fake.pulls[7]
         labels = tuple(lb["name"] for lb in pull["labels"])
-        self._open(7, pull["head"]["sha"], MAIN, draft=True, labels=labels)
+        base = self.pulls[7]
+        self._open(7, pull["head"]["sha"], base, draft=True, labels=labels)
         self._event(7, "converted_to_draft", draft=True)
-        self._open(7, pull["head"]["sha"], MAIN, labels=labels)
+        self._open(7, pull["head"]["sha"], base, labels=labels)
         self._event(7, "ready_for_review")
 
     @rule(base=st.sampled_from([MAIN, STAGING]))
@@ -271,10 +316,8 @@ class Gate(RuleBasedStateMachine):
 
     @rule()
     def delete_the_gates_comment(self) -> None:
-        # a writer's power that forgets the PR's records (docs/security.md): the gate's own
-        # failure still stands on the head it was posted on, but a later head of the same
-        # diff is asked again, so the next answer counts as a writer's fresh start
-        self.reviewer.fresh = True
+        # a writer's power that forgets the PR's records; not a fresh start: the gate's own
+        # tagged failures on the earlier heads still stand (gate/action/earlier.py)
         with self.fake.lock:
             self.fake.comments[7] = [
                 c for c in self.fake.comments.get(7, []) if "review-gate:sticky" not in c["body"]
@@ -288,6 +331,15 @@ class Gate(RuleBasedStateMachine):
         self.fake.inject(pattern, status, count=6)
         self._event(7, "synchronize")
         self.fake.faults.clear()
+
+    @rule(lag=st.integers(1, 2))
+    def lagging_status_list(self, lag: int) -> None:
+        # a read replica behind the primary: GitHub answered 201 to the newest statuses,
+        # and the list read a moment later lacks them (GitHub promises no read-after-write
+        # consistency; two events in quick succession run concurrently)
+        self.fake.status_lag = lag
+        self._event(7, "reopened")
+        self.fake.status_lag = 0
 
     # -- the promise -----------------------------------------------------------------
 

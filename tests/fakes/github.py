@@ -141,6 +141,11 @@ class FakeGitHub:
         self.merge_bases: dict[str, str] = {}
         self.permissions: dict[str, str] = {}
         self.statuses: dict[str, list[dict[str, Any]]] = {}
+        #: pull number -> its commits, oldest first (``GET /pulls/{n}/commits``)
+        self.commits: dict[int, list[str]] = {}
+        #: a lagging read replica: a status list leaves out each commit's newest
+        #: ``status_lag`` statuses (written, answered 201, not yet listed)
+        self.status_lag = 0
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
@@ -263,6 +268,7 @@ class FakeGitHub:
         pull["changed_files"] = len(listed)
         with self.lock:
             self.pulls[number] = pull
+            self._head_commits(number, head_sha)
             self.diffs[number] = diff
             self.files[number] = listed
             # the same change through the compare API (base_sha...head_sha), as GitHub has it
@@ -272,10 +278,24 @@ class FakeGitHub:
                 self.refuse_compare.add(f"{base_sha}...{head_sha}")
         return pull
 
-    def move_head(self, number: int, new_sha: str) -> None:
-        """A push arrives: the pull request's head moves."""
+    def move_head(self, number: int, new_sha: str, *, commits: list[str] | None = None) -> None:
+        """A push arrives: the pull request's head moves. Its commit list becomes
+        ``commits`` (oldest first, ending with ``new_sha``: a rebase or a force-push names
+        its own chain), else the new head is pushed on top, or the list is cut back to it
+        when it is already there (a force-push to an earlier head)."""
         with self.lock:
             self.pulls[number]["head"]["sha"] = new_sha
+            if commits is not None:
+                self.commits[number] = list(commits)
+            else:
+                self._head_commits(number, new_sha)
+
+    def _head_commits(self, number: int, head: str) -> None:
+        listed = self.commits.setdefault(number, [])
+        if head in listed:
+            del listed[listed.index(head) + 1 :]
+        else:
+            listed.append(head)
 
     def move_base(self, number: int, new_sha: str, new_ref: str | None = None) -> None:
         """The pull request is retargeted (``new_ref``) or its base branch moves."""
@@ -471,6 +491,7 @@ class FakeGitHub:
         return [
             (r"/pulls/(\d+)", "GET", self._get_pull),
             (r"/pulls/(\d+)/files", "GET", self._get_files),
+            (r"/pulls/(\d+)/commits", "GET", self._get_commits),
             (r"/contents/(.+)", "GET", self._get_contents),
             (r"/compare/([^/]+)", "GET", self._get_compare),
             (r"/git/trees/([^/]+)", "GET", self._get_tree),
@@ -525,6 +546,21 @@ class FakeGitHub:
         if self.on_list_files is not None:  # a test's hook: a push between two pages
             self.on_list_files(number)
         return answer
+
+    def _get_commits(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The pull request's commits, oldest first (GitHub lists at most 250)."""
+        number = int(m.group(1))
+        with self.lock:
+            if number not in self.pulls:
+                return _json(404, {"message": "Not Found"})
+            shas = self.commits.get(number, [])[-250:]
+        items = [
+            {"sha": sha, "url": f"{self.api_url}/repos/{self.repository}/commits/{sha}"}
+            for sha in shas
+        ]
+        return self._page(items, query, f"/repos/{self.repository}/pulls/{number}/commits")
 
     def _page(
         self, items: list[dict[str, Any]], query: dict[str, str], path: str
@@ -693,7 +729,8 @@ class FakeGitHub:
     ) -> tuple[int, dict[str, str], bytes]:
         sha = m.group(1)
         with self.lock:
-            items = list(reversed(self.statuses.get(sha, [])))  # newest first, as GitHub
+            stored = self.statuses.get(sha, [])
+            items = list(reversed(stored[: max(0, len(stored) - self.status_lag)]))  # newest first
         return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/statuses")
 
     def _list_pulls(

@@ -303,13 +303,23 @@ class GitHubHttp:
             raise _answer_error(what, answer)
         return _json_of(what, answer)
 
-    def _pages(self, what: str, path: str, *, limit: int) -> Iterator[Any]:
-        """The items of a paginated list, page by page (``per_page=100``, the ``Link``
-        header's ``next``), lazily: the caller stops when it has seen enough. A next page
-        on another host, more than ``limit`` items, or more pages than ``limit`` items
-        fill (an endless chain of short pages), is refused, never followed."""
+    def _pages(
+        self,
+        what: str,
+        path: str,
+        *,
+        limit: int,
+        query: Mapping[str, str] | None = None,
+        key: str | None = None,
+    ) -> Iterator[Any]:
+        """The items of a paginated list, page by page (``per_page=100`` and ``query`` on
+        the first page, the ``Link`` header's ``next`` after it), lazily: the caller stops
+        when it has seen enough. ``key``: the page is an object holding the list under
+        that name (``check_runs``), not a list. A next page on another host, more than
+        ``limit`` items, or more pages than ``limit`` items fill (an endless chain of short
+        pages), is refused, never followed."""
         url: str | None = self._url(path)
-        params: Mapping[str, str] | None = {"per_page": str(PER_PAGE)}
+        params: Mapping[str, str] | None = {"per_page": str(PER_PAGE), **(query or {})}
         served = 0
         for _page in range(limit // PER_PAGE + 2):
             if url is None:
@@ -319,6 +329,10 @@ class GitHubHttp:
             if answer.status != 200:
                 raise _answer_error(what, answer)
             items = _json_of(what, answer)
+            if key is not None:
+                items = items.get(key) if isinstance(items, dict) else None
+                if not isinstance(items, list):
+                    raise _bad_payload(what, f"a page is not an object holding a {key} list")
             if not isinstance(items, list):
                 raise _bad_payload(what, f"a page is {type(items).__name__}, not a list")
             for item in items:

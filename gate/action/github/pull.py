@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -41,6 +42,13 @@ OVERRIDE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 
 #: pull requests of one commit read, at most (commits/{sha}/pulls)
 MAX_PULLS_OF_COMMIT = 100
+
+
+#: a pull request's commits listed, at most (GitHub's own listing stops at 250)
+MAX_PULL_COMMITS = 250
+
+
+_COMMIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class PullReader(GitHubHttp):
@@ -351,6 +359,21 @@ class PullReader(GitHubHttp):
             info = PullInfo.from_json(pull)
             if info.state == "open" and info.head_sha == sha:
                 found.append(info)
+        return found
+
+    def pull_commits(self, number: int) -> list[str]:
+        """The SHAs of the pull request's commits, oldest first, as GitHub lists them
+        (``GET /repos/{owner}/{repo}/pulls/{number}/commits``, GitHub lists no more than
+        250; at most :data:`MAX_PULL_COMMITS` are read). The caller reads the newest of
+        them (:mod:`gate.action.earlier`)."""
+        what = f"GET commits of pull request #{number}"
+        path = f"/repos/{self.settings.repository}/pulls/{number}/commits"
+        found: list[str] = []
+        for commit in self._pages(what, path, limit=MAX_PULL_COMMITS):
+            sha = commit.get("sha") if isinstance(commit, dict) else None
+            if not isinstance(sha, str) or not _COMMIT_SHA.fullmatch(sha):
+                raise _bad_payload(what, "a commit has no 40 or 64 hex sha")
+            found.append(sha)
         return found
 
     def permission(self, login: str) -> str:

@@ -60,18 +60,6 @@ def paginated(kind: str, requester: Any, url: str) -> Any:
     return PaginatedList(item, requester, url, None)
 
 
-def check_runs(requester: Any, url: str, *, name: str) -> Any:
-    """PyGithub's paginated list of the check runs named ``name`` at ``url``
-    (``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``, every run: ``filter=all``),
-    as :meth:`github.Commit.Commit.get_check_runs` lists them without first reading the
-    commit."""
-    from github.CheckRun import CheckRun
-    from github.PaginatedList import PaginatedList
-
-    params = {"check_name": name, "filter": "all", "per_page": 100}
-    return PaginatedList(CheckRun, requester, url, params, list_item="check_runs")
-
-
 def urllib3_retry(pacer: Pacer, **kwargs: Any) -> Any:
     """urllib3's ``Retry`` with ``kwargs``, pausing through ``pacer`` (the gate's policy)."""
     return _policy_retry_class()(policy=pacer, **kwargs)

@@ -15,7 +15,6 @@ from urllib.parse import quote
 
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
 from gate.action.github.records import Identity, SeenCheck, SeenStatus
-from gate.action.github.sdk import check_runs
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
@@ -179,34 +178,44 @@ class StatusWriter(GitHubHttp):
 
     def own_check_runs(self, sha: str, *, name: str) -> list[SeenCheck]:
         """The check runs named ``name`` on ``sha`` that this token's own GitHub App wrote
-        (``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``, every run, newest first by
-        id): the commit-level evidence of ``report: check-run``, as :meth:`own_statuses` is
-        of statuses. A check run is written by a GitHub App only, and the app is recorded
-        by GitHub: a token that is no app's bot owns none."""
+        (``GET /repos/{owner}/{repo}/commits/{ref}/check-runs``, every run, over httpx),
+        newest first by id, among the newest :data:`MAX_COMMENTS_SCANNED`: the commit-level
+        evidence of ``report: check-run``, as :meth:`own_statuses` is of statuses. A check
+        run is written by a GitHub App only, and GitHub records the app: a token that is
+        no app's bot owns none."""
         own = self.identity()
-        slug = own.login.removesuffix("[bot]") if own.kind == "Bot" else ""
-
-        def run() -> list[SeenCheck]:
-            found: list[tuple[int, SeenCheck]] = []
-            if not slug or slug == own.login:
-                return []
-            url = f"{self._repo.url}/commits/{sha}/check-runs"
-            for scanned, check in enumerate(
-                _iter(check_runs(self._repo._requester, url, name=name))
-            ):
-                if scanned >= MAX_COMMENTS_SCANNED:
-                    break
-                app = check.app
-                if check.name != name or app is None or str(app.slug).lower() != slug.lower():
-                    continue
-                title = str(check.output.title or "") if check.output is not None else ""
-                seen = SeenCheck.of(
-                    str(check.status), check.conclusion, str(check.external_id or ""), title
-                )
-                found.append((int(check.id), seen))
-            return [seen for _, seen in sorted(found, key=lambda item: -item[0])]
-
-        return self._call(f"GET check runs of {sha[:12]}", run)
+        slug = own.login.removesuffix("[bot]").lower() if own.kind == "Bot" else ""
+        if not slug or slug == own.login.lower():
+            return []
+        what = f"GET check runs of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/check-runs"
+        query = {"check_name": name, "filter": "all"}
+        runs = self._pages(
+            what, path, limit=MAX_COMMENTS_SCANNED + 1, query=query, key="check_runs"
+        )
+        found: list[tuple[int, SeenCheck]] = []
+        for scanned, check in enumerate(runs):
+            if scanned >= MAX_COMMENTS_SCANNED:
+                break
+            if not isinstance(check, dict) or not isinstance(check.get("id"), int):
+                raise _bad_payload(what, "a check run is not a JSON object with an id")
+            app = check.get("app")
+            author = app.get("slug") if isinstance(app, dict) else None
+            if check.get("name") != name or not isinstance(author, str):
+                continue
+            if author.lower() != slug:
+                continue
+            output = check.get("output")
+            title = output.get("title") if isinstance(output, dict) else None
+            conclusion, external = check.get("conclusion"), check.get("external_id")
+            seen = SeenCheck.of(
+                str(check.get("status")),
+                conclusion if isinstance(conclusion, str) else None,
+                external if isinstance(external, str) else "",
+                title if isinstance(title, str) else "",
+            )
+            found.append((check["id"], seen))
+        return [seen for _, seen in sorted(found, key=lambda item: -item[0])]
 
     # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
 

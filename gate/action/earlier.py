@@ -1,0 +1,161 @@
+"""The gate's own blocks on a pull request's earlier heads: what a deleted comment cannot take.
+
+The pull request's records live in the sticky comment, which any writer can delete (and
+with ``sticky_comment: false`` there is none). The gate's own ``failure`` statuses, tagged
+with their question (:func:`gate.memory.question.tag`), stay on the commits they were
+posted on, but a new head with the same diff (an empty commit, a rebase, a force-push to
+an equivalent commit) is another commit: rule 3 of docs/security.md reads only the head.
+
+So when the run has no history to trust (:func:`needed`: no history block was found, or
+``sticky_comment: false``), :func:`recover` reads the gate's own statuses (created by the
+token's known identity, in the run's context, and the check runs of the gate's own app,
+each channel the config's ``report`` posts to) on the pull request's heads, newest first:
+
+1. the head itself, then the event's ``before`` (the head a ``synchronize`` push
+   replaced, which a force-push or a rebase took out of the pull request);
+2. the pull request's commits (``GET /repos/{owner}/{repo}/pulls/{number}/commits``),
+   newest first;
+
+at most :data:`MAX_EARLIER` commits, one call per channel each. A commit whose newest
+decisive status (:func:`newest_decisive`) is a tagged ``failure`` gives one row per tag
+(:func:`row`: a standing block of that tag, ``question_tag`` set, the commit it was found
+on as ``head_sha``). The rows go into the run's history, so the memory guard finds a
+block of this run's question exactly as it finds a record, and every path that writes the
+comment carries them forward: a chain of later heads keeps them after the earlier commits
+leave the pull request.
+
+Beyond the bound (a pull request of more commits than :data:`MAX_EARLIER`), the older
+commits are not read and a note says how many; docs/security.md names the re-roll that
+leaves. A GitHub error propagates: absence is never concluded from a failed read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gate.action.github.client import GitHubClient
+from gate.action.state import RunState
+from gate.memory import question, record
+from gate.memory.record import Record
+
+#: earlier heads read at most, one call per channel each (the head and ``before`` included)
+MAX_EARLIER = 100
+
+
+#: what the gate posted on a commit, newest first: (state, description or title, the
+#: question's tag or None), from one channel (its statuses, or its check runs)
+Seen = list[tuple[str, str, str | None]]
+
+
+def seen_on(run: RunState, gh: GitHubClient, sha: str) -> list[Seen]:
+    """The gate's own statuses and check runs on ``sha``, one list per channel the
+    config's ``report`` posts to (the token can read what it may write: ``statuses`` or
+    ``checks``): the commit statuses in the run's context, with the tag their description
+    ends with; the check runs of the gate's own app named like the context, with the tag
+    of their ``external_id`` (:meth:`GitHubClient.own_check_runs`). Both are on the
+    commit, where no PR author can edit or delete them."""
+    mode = run.config.report if run.config is not None else "status"
+    found: list[Seen] = []
+    if mode in ("status", "both"):
+        statuses = gh.own_statuses(sha, context=run.context)
+        found.append([(state, text, question.tag_of(text)) for state, text in statuses])
+    if mode in ("check-run", "both"):
+        checks = gh.own_check_runs(sha, name=run.context)
+        found.append([(c.state, c.title, c.tag) for c in checks])
+    return found
+
+
+def overridden(description: str) -> bool:
+    """Whether a success description is a writer's override (:func:`guards.override`)."""
+    return description.startswith(("overridden by @", "overridden:"))
+
+
+def newest_decisive(seen: Seen) -> tuple[str, str, str | None] | None:
+    """The gate's newest decisive status among ``seen`` (newest first): a ``failure``, or
+    a ``success`` that is not a writer's override. A pending, an error (an outage, a guard
+    that stopped the run) and an override decide nothing about the question, so they
+    cannot hide an earlier failure."""
+    return next(
+        (
+            (state, text, tagged)
+            for state, text, tagged in seen
+            if state == "failure" or (state == "success" and not overridden(text))
+        ),
+        None,
+    )
+
+
+def needed(run: RunState) -> bool:
+    """Whether the run has no history to trust and must read the earlier heads: a history
+    that was read and holds no record (no gate comment, or a comment without its history
+    block), or ``sticky_comment: false``. An unreadable history blocks on its own."""
+    if run.pull is None or run.history_problem is not None:
+        return False
+    off = run.config is not None and not run.config.sticky_comment
+    return off or not run.history
+
+
+def heads(run: RunState, commits: Sequence[str]) -> tuple[list[str], int]:
+    """The commits to read, newest first and each once (the head, ``before``, then the
+    pull request's commits), at most :data:`MAX_EARLIER`; and how many were left out."""
+    before = run.target.before if run.target is not None else ""
+    wanted: list[str] = []
+    for sha in (run.head, before, *reversed(commits)):
+        if sha and sha not in wanted:
+            wanted.append(sha)
+    return wanted[:MAX_EARLIER], max(0, len(wanted) - MAX_EARLIER)
+
+
+def row(run: RunState, sha: str, tag: str, description: str) -> Record:
+    """The standing-block row of the question ``tag`` found on ``sha`` (module docstring)."""
+    rejected = description.startswith("rejected")
+    return record.check(
+        Record(
+            time=record.now(),
+            base_sha=run.base,
+            head_sha=sha,
+            diff_sha=None,
+            policy_version="",
+            config_sha=None,
+            provider="",
+            model="",
+            prompt_sha=None,
+            state="fail" if rejected else "needs_human",
+            status="failure",
+            verdict=None,
+            confidence=None,
+            reason="earlier_head_failure",
+            source="cached",
+            fresh=False,
+            certificate_sha=None,
+            run_url=None,
+            question_tag=tag,
+        )
+    )
+
+
+def recover(run: RunState, gh: GitHubClient) -> list[Record]:
+    """The standing-block rows of the pull request's earlier heads (module docstring),
+    one per question tag (the newest commit that holds it), newest commit first."""
+    if run.pull is None:
+        return []
+    chosen, left = heads(run, gh.pull_commits(run.pull.number))
+    rows: dict[str, Record] = {}
+    for sha in chosen:
+        for seen in seen_on(run, gh, sha):
+            final = newest_decisive(seen)
+            if final is None or final[0] != "failure" or final[2] is None:
+                continue
+            if final[2] not in rows:
+                rows[final[2]] = row(run, sha, final[2], final[1])
+    why = "no history in the review-gate comment" if not run.history else "sticky_comment: false"
+    run.notes.append(
+        f"{why}: the gate's own statuses on {len(chosen)} heads of this pull request were "
+        f"read; {len(rows)} standing block(s) found"
+        + (
+            f"; {left} older commits were not read (at most {MAX_EARLIER}; docs/security.md)"
+            if left
+            else ""
+        )
+    )
+    return list(rows.values())
