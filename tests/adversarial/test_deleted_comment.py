@@ -198,3 +198,28 @@ def test_a_block_recovered_from_an_earlier_head_names_it_and_who_can_act(
     assert f"the gate's failure on {rejected[:7]} stands" in status, status
     assert author.run("reopened", last) == 1
     assert truth.asked[BAD_SHA] == 1
+
+
+@pytest.mark.parametrize("report", ["status", "check-run"])
+@pytest.mark.parametrize("on_top", [False, True])
+def test_a_new_pull_request_of_the_same_branch_is_not_asked_again(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, report: str, on_top: bool
+) -> None:
+    """The author closes the rejected pull request and opens another from the same branch
+    (with an empty commit on top, or not): the new pull request has no comment of its own,
+    and its commits hold the rejected head, whose tagged failure stands."""
+    fake = fake_github
+    fake.set_file(BASE, CONFIG_PATH, f"report: {report}\n")
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    rejected = author.open(BAD)
+    with fake.lock:
+        fake.pulls[7]["state"] = "closed"
+    head = author.commit(BAD) if on_top else rejected
+    fake.add_pull(10, head_sha=head, base_sha=BASE, diff=BAD)
+    fake.move_head(10, head, commits=[rejected, head] if on_top else [rejected])
+    payload = pull_request_event("opened", repository=REPO, number=10, head_sha=head, base_sha=BASE)
+    assert run_gate(tmp_path, fake, author.sim, payload).code == 1
+    assert truth.asked[BAD_SHA] == 1
+    assert decided(fake, head, report)[-1] == "failure"
+    assert "success" not in decided(fake, head, report)
