@@ -223,3 +223,32 @@ def test_a_new_pull_request_of_the_same_branch_is_not_asked_again(
     assert truth.asked[BAD_SHA] == 1
     assert decided(fake, head, report)[-1] == "failure"
     assert "success" not in decided(fake, head, report)
+
+
+@pytest.mark.parametrize("lag", [1, 2])
+@pytest.mark.parametrize("reads", [1, 2, 50])
+def test_a_lagging_status_list_never_hides_the_block(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, lag: int, reads: int
+) -> None:
+    """Class: *a status list read lacks the newest statuses* (a read replica behind the
+    write GitHub answered 201 to). The comment is gone, so the head's tagged failure is
+    the only evidence; a list that lags by the run's own pending and that failure must
+    not read as "no block": the run waits for its own write to show, else errors."""
+    fake = fake_github
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    rejected = author.open(BAD)
+    author.delete_the_gates_comment()
+    with fake.lock:
+        fake.status_lag, fake.status_lag_reads = lag, reads
+    author.run("reopened", rejected)
+    with fake.lock:
+        fake.status_lag = fake.status_lag_reads = 0
+    assert truth.asked[BAD_SHA] == 1
+    assert "success" not in fake.states(rejected), fake.status_list(rejected)
+    final = fake.status_list(rejected)[-1]
+    if reads == 50:  # the list never caught up: the run errors, naming why
+        assert final["state"] == "error", final
+        assert "does not yet show" in final["description"], final
+    else:  # it caught up on a later read: the block stands
+        assert final["state"] == "failure", final
