@@ -210,16 +210,7 @@ def _review(
         if (decision := guard()) is not None:
             return _post_final(run, decision)
 
-    # pinned to the SHAs reviewed: never the pull request's current diff, which a push
-    # could change between this fetch and the head re-check below
-    fetch = gh.compare_diff(
-        run.base,
-        run.head,
-        pr_number=run.pull.number if run.pull else None,
-        budget=FetchBudget.from_config(config),
-    )
-    if fetch.note:
-        run.notes.append(fetch.note)
+    fetch = _fetch(run, gh, config)
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
     selected = select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
@@ -289,6 +280,20 @@ def _client(
     settings = GitHubSettings.from_env(run.env, token=token or "")
     run.settings = replace(settings, throttle=throttle, sleep=sleep)
     return client_factory(run.settings)
+
+
+def _fetch(run: RunState, gh: GitHubClient, config: Config) -> DiffFetch:
+    """The diff, pinned to the SHAs reviewed: never the pull request's current diff, which
+    a push could change between this fetch and the head re-check after it."""
+    fetch = gh.compare_diff(
+        run.base,
+        run.head,
+        pr_number=run.pull.number if run.pull else None,
+        budget=FetchBudget.from_config(config),
+    )
+    if fetch.note:
+        run.notes.append(fetch.note)
+    return fetch
 
 
 def _sections(

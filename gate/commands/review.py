@@ -437,16 +437,7 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
         raw = err.raw if isinstance(err, Interrupted) else b""
         return _interrupted(args, selected.data, config, selected.coverage, ended, raw, api_key)
-    if args.save_response:
-        from gate.review import certificate  # the writer: only when a file is asked for
-
-        certificate.write_response(args.save_response, result.outcome.raw)
-    cert_sha = None
-    if args.certificate:
-        from gate.review import certificate
-
-        secrets = [api_key] if api_key else []
-        cert_sha = certificate.write(args.certificate, result.certificate, secrets=secrets)
+    cert_sha = write_files(args, result, api_key)
     decision = result.decision
     written = write_exports(args, decision, selected.data, config, result.chunks)
     hint = unreachable_hint(result, result.reviewer.base_url)
@@ -466,6 +457,21 @@ def _run(args: argparse.Namespace) -> int:
     if hint:  # the last line, where the eye lands after the attempts
         say(f"review-gate review: hint: {hint}", err=True)
     return exit_code(decision)
+
+
+def write_files(args: argparse.Namespace, result: ReviewResult, api_key: str | None) -> str | None:
+    """``--save-response``, then ``--certificate``: the certificate's SHA-256, or None. The
+    writer's modules are imported only when a file is asked for."""
+    if not (args.save_response or args.certificate):
+        return None
+    from gate.review import certificate
+
+    if args.save_response:
+        certificate.write_response(args.save_response, result.outcome.raw)
+    if not args.certificate:
+        return None
+    secrets = [api_key] if api_key else []
+    return certificate.write(args.certificate, result.certificate, secrets=secrets)
 
 
 def cost_line(spent: CostReport) -> str:

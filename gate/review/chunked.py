@@ -158,21 +158,7 @@ def run_chunks(
     the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
     """
     total = len(plan.chunks)
-    # the prompt bytes of every request max_cost has allowed so far (the plan, then
-    # halves), sized when a split first asks (without max_cost nothing asks)
-    allowed: list[int] = []
-
-    def affordable(halves: Sequence[Chunk]) -> bool:
-        if config.max_cost is None:
-            return True
-        if not allowed:
-            allowed.extend(request_size(chunk, total, files, config) for chunk in plan.chunks)
-        more = [request_size(half, total, files, config) for half in halves]
-        if not fits([*allowed, *more], config):
-            return False
-        allowed.extend(more)
-        return True
-
+    affordable = _affordability(plan, files, config)
     pacer = Pacer(config.run_deadline, sleep=sleep)
     done = carried_reviews(plan, config, carry, question)
 
@@ -225,6 +211,30 @@ def run_chunks(
                 )
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     return _chunk_table(plan, reviews, config), reviews
+
+
+def _affordability(
+    plan: Plan, files: Sequence[FileEntry], config: Config
+) -> Callable[[Sequence[Chunk]], bool]:
+    """Whether a chunk's halves may be sent: with ``max_cost``, only while the estimate of
+    every request it has allowed so far (the plan, then earlier halves) with theirs added
+    still fits. The plan's requests are sized when a split first asks (without
+    ``max_cost`` nothing asks: five chunk prompts built for nothing)."""
+    total = len(plan.chunks)
+    allowed: list[int] = []
+
+    def affordable(halves: Sequence[Chunk]) -> bool:
+        if config.max_cost is None:
+            return True
+        if not allowed:
+            allowed.extend(request_size(chunk, total, files, config) for chunk in plan.chunks)
+        more = [request_size(half, total, files, config) for half in halves]
+        if not fits([*allowed, *more], config):
+            return False
+        allowed.extend(more)
+        return True
+
+    return affordable
 
 
 def _labelled(

@@ -80,21 +80,7 @@ def review_diff(
     from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
 
     binding = binding_for(diff, config)
-    if coverage is not None and coverage.diff_sha != binding.diff_sha:
-        raise GateError(
-            "review_diff was given a coverage manifest for other bytes than the diff; "
-            "this is a bug in review-gate, please report it",
-            reason="internal_error",
-        )
-    if question is not None and (question.diff_sha, question.config_sha) != (
-        binding.diff_sha,
-        config_sha256(config),
-    ):
-        raise GateError(
-            "review_diff was given the question key of other bytes or another config; "
-            "this is a bug in review-gate, please report it",
-            reason="internal_error",
-        )
+    _check_bound(binding, config, coverage, question)
     chain = settings_chain(config, api_key, fallback_keys)
     allow = config.allow_partial_coverage
     if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
@@ -137,6 +123,29 @@ def review_diff(
         earlier=tuple(earlier),
         notes=(*fallback_notes(result, earlier), *result.notes),
     )
+
+
+def _check_bound(
+    binding: Binding, config: Config, coverage: Coverage | None, question: Asked | None
+) -> None:
+    """The coverage manifest and the question key given to :func:`review_diff` must be of
+    its bytes (and the key of its config): either mismatch is a bug in the caller
+    (GateError ``internal_error``), raised before any request."""
+    if coverage is not None and coverage.diff_sha != binding.diff_sha:
+        raise GateError(
+            "review_diff was given a coverage manifest for other bytes than the diff; "
+            "this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
+    if question is not None and (question.diff_sha, question.config_sha) != (
+        binding.diff_sha,
+        config_sha256(config),
+    ):
+        raise GateError(
+            "review_diff was given the question key of other bytes or another config; "
+            "this is a bug in review-gate, please report it",
+            reason="internal_error",
+        )
 
 
 def settings_chain(
