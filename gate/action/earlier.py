@@ -24,6 +24,14 @@ block of this run's question exactly as it finds a record, and every path that w
 comment carries them forward: a chain of later heads keeps them after the earlier commits
 leave the pull request.
 
+A history that exists can still miss a block: the run that posted a ``failure`` could not
+write the comment (GitHub answered 5xx on every attempt), so its record was lost while the
+status stands on its commit. So a run that is about to ask the model (no record, no status
+on the head decides its question) reads the earlier heads too, once
+(:func:`gate.action.guards.memory`); the rows no history record explains
+(:func:`unexplained`) are added as the newest, and so stand over any record of the same
+question, until a writer's fresh review; the comment then carries them.
+
 Beyond the bound (a pull request of more commits than :data:`MAX_EARLIER`), the older
 commits are not read and a note says how many; docs/security.md names the re-roll that
 leaves. A GitHub error propagates: absence is never concluded from a failed read.
@@ -134,11 +142,20 @@ def row(run: RunState, sha: str, tag: str, description: str) -> Record:
     )
 
 
+def unexplained(rows: Sequence[Record], history: Sequence[Record]) -> list[Record]:
+    """The recovered ``rows`` whose failure no record of ``history`` explains: none holds
+    a ``failure`` on the same commit (the record written with that status, or the row
+    already carried)."""
+    explained = {r.head_sha for r in history if r.status == "failure"}
+    return [r for r in rows if r.head_sha not in explained]
+
+
 def recover(run: RunState, gh: GitHubClient) -> list[Record]:
     """The standing-block rows of the pull request's earlier heads (module docstring),
     one per question tag (the newest commit that holds it), newest commit first."""
-    if run.pull is None:
+    if run.pull is None or run.earlier_read:
         return []
+    run.earlier_read = True
     chosen, left = heads(run, gh.pull_commits(run.pull.number))
     rows: dict[str, Record] = {}
     for sha in chosen:
@@ -148,7 +165,12 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
                 continue
             if final[2] not in rows:
                 rows[final[2]] = row(run, sha, final[2], final[1])
-    why = "no history in the review-gate comment" if not run.history else "sticky_comment: false"
+    if needed(run):
+        why = (
+            "no history in the review-gate comment" if not run.history else "sticky_comment: false"
+        )
+    else:
+        why = "no record in the review-gate comment decides this question"
     run.notes.append(
         f"{why}: the gate's own statuses on {len(chosen)} heads of this pull request were "
         f"read; {len(rows)} standing block(s) found"

@@ -399,8 +399,10 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
     rule, read by :func:`gate.action.history.load` before the first guard); a pass is
     kept only when the newest final status the gate's own identity posted on this head
     is a success, and the gate's own newest ``failure`` on the head stands when no
-    record explains it. A history that could not be read is never trusted and never
-    concluded empty: the run blocks until a writer asks for a fresh review.
+    record explains it; before the reviewer is asked, so does one on an earlier head of
+    the pull request (:func:`earlier.recover`: a record lost to a failed comment write).
+    A history that could not be read is never trusted and never concluded empty: the run
+    blocks until a writer asks for a fresh review.
     """
     if run.pull is None:
         return None
@@ -431,4 +433,12 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
         and bool(channels)
         and all(status_confirms_pass([state for state, _, _ in seen]) for seen in channels)
     )
-    return recall(run.history, Question(key, run.head), status_confirmed=confirmed)
+    found = recall(run.history, Question(key, run.head), status_confirmed=confirmed)
+    if found is None and not run.earlier_read:
+        # about to ask the model: a block whose record was lost (the comment write failed)
+        # still stands on the commit it was posted on, which may be an earlier head
+        lost = earlier.unexplained(earlier.recover(run, gh), run.history)
+        if lost:
+            run.history = [*run.history, *lost]
+            found = recall(run.history, Question(key, run.head), status_confirmed=False)
+    return found

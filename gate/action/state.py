@@ -141,6 +141,9 @@ class RunState:
     #: whether the history was read (gate.action.history.load), and why it was not trusted
     history_loaded: bool = False
     history_problem: str | None = None
+    #: whether the gate's own evidence on the PR's earlier heads was read this run
+    #: (gate.action.earlier.recover: at most once)
+    earlier_read: bool = False
     #: the body of the gate's own sticky comment as read (None: there is none)
     own_comment: str | None = None
     fresh: bool = False
