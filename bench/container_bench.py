@@ -206,8 +206,8 @@ import os, sys
 def hook(event, args):
     if event == "socket.connect":
         names = {m.split(".")[0] for m in sys.modules}
-        print(" ".join(sorted(n for n in names - set(sys.stdlib_module_names)
-                              if not n.startswith("_") and n != "gate")))
+        print("loaded:", " ".join(sorted(n for n in names - set(sys.stdlib_module_names)
+                                         if not n.startswith("_") and n != "gate")))
         sys.stdout.flush()
         os._exit(0)
 sys.addaudithook(hook)
@@ -274,7 +274,7 @@ def local(runs: int, gate_src: str | None) -> int:
                 text=True,
                 timeout=RUN_TIMEOUT_S,
                 check=False,
-            ).stdout.strip()
+            ).stdout
     finally:
         listener.close()
     gate_s, base_s = statistics.median(gate_times), statistics.median(base_times)
@@ -284,7 +284,9 @@ def local(runs: int, gate_src: str | None) -> int:
         f"vs python -c + urllib {base_s * 1000:.0f} ms: ratio {gate_s / base_s:.2f} "
         f"(+{(gate_s - base_s) * 1000:.0f} ms)"
     )
-    print(f"third-party packages loaded before the first request: {loaded or '(none)'}")
+    found = [line[len("loaded:") :] for line in loaded.splitlines() if line.startswith("loaded:")]
+    packages = found[-1].strip() if found and found[-1].strip() else "(none)"
+    print(f"third-party packages loaded before the first request: {packages}")
     return 0
 
 

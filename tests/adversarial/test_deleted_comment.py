@@ -198,3 +198,57 @@ def test_a_block_recovered_from_an_earlier_head_names_it_and_who_can_act(
     assert f"the gate's failure on {rejected[:7]} stands" in status, status
     assert author.run("reopened", last) == 1
     assert truth.asked[BAD_SHA] == 1
+
+
+@pytest.mark.parametrize("report", ["status", "check-run"])
+@pytest.mark.parametrize("on_top", [False, True])
+def test_a_new_pull_request_of_the_same_branch_is_not_asked_again(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, report: str, on_top: bool
+) -> None:
+    """The author closes the rejected pull request and opens another from the same branch
+    (with an empty commit on top, or not): the new pull request has no comment of its own,
+    and its commits hold the rejected head, whose tagged failure stands."""
+    fake = fake_github
+    fake.set_file(BASE, CONFIG_PATH, f"report: {report}\n")
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    rejected = author.open(BAD)
+    with fake.lock:
+        fake.pulls[7]["state"] = "closed"
+    head = author.commit(BAD) if on_top else rejected
+    fake.add_pull(10, head_sha=head, base_sha=BASE, diff=BAD)
+    fake.move_head(10, head, commits=[rejected, head] if on_top else [rejected])
+    payload = pull_request_event("opened", repository=REPO, number=10, head_sha=head, base_sha=BASE)
+    assert run_gate(tmp_path, fake, author.sim, payload).code == 1
+    assert truth.asked[BAD_SHA] == 1
+    assert decided(fake, head, report)[-1] == "failure"
+    assert "success" not in decided(fake, head, report)
+
+
+@pytest.mark.parametrize("lag", [1, 2])
+@pytest.mark.parametrize("reads", [1, 2, 50])
+def test_a_lagging_status_list_never_hides_the_block(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, lag: int, reads: int
+) -> None:
+    """Class: *a status list read lacks the newest statuses* (a read replica behind the
+    write GitHub answered 201 to). The comment is gone, so the head's tagged failure is
+    the only evidence; a list that lags by the run's own pending and that failure must
+    not read as "no block": the run waits for its own write to show, else errors."""
+    fake = fake_github
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    rejected = author.open(BAD)
+    author.delete_the_gates_comment()
+    with fake.lock:
+        fake.status_lag, fake.status_lag_reads = lag, reads
+    author.run("reopened", rejected)
+    with fake.lock:
+        fake.status_lag = fake.status_lag_reads = 0
+    assert truth.asked[BAD_SHA] == 1
+    assert "success" not in fake.states(rejected), fake.status_list(rejected)
+    final = fake.status_list(rejected)[-1]
+    if reads == 50:  # the list never caught up: the run errors, naming why
+        assert final["state"] == "error", final
+        assert "does not yet show" in final["description"], final
+    else:  # it caught up on a later read: the block stands
+        assert final["state"] == "failure", final

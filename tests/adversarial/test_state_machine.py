@@ -116,7 +116,7 @@ def reset(fake: FakeGitHub) -> FakeGitHub:
         for name in _FAKE_STATE:
             getattr(fake, name).clear()
         fake.token_app = fake.token_login = None
-        fake.status_lag = 0
+        fake.status_lag = fake.status_lag_reads = 0
     return fake
 
 
@@ -332,14 +332,16 @@ class Gate(RuleBasedStateMachine):
         self._event(7, "synchronize")
         self.fake.faults.clear()
 
-    @rule(lag=st.integers(1, 2))
-    def lagging_status_list(self, lag: int) -> None:
+    @rule(lag=st.integers(1, 2), reads=st.integers(1, 4))
+    def lagging_status_list(self, lag: int, reads: int) -> None:
         # a read replica behind the primary: GitHub answered 201 to the newest statuses,
-        # and the list read a moment later lacks them (GitHub promises no read-after-write
+        # and the next list reads lack them (GitHub promises no read-after-write
         # consistency; two events in quick succession run concurrently)
-        self.fake.status_lag = lag
+        with self.fake.lock:
+            self.fake.status_lag, self.fake.status_lag_reads = lag, reads
         self._event(7, "reopened")
-        self.fake.status_lag = 0
+        with self.fake.lock:
+            self.fake.status_lag = self.fake.status_lag_reads = 0
 
     # -- the promise -----------------------------------------------------------------
 

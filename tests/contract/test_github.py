@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -293,7 +294,13 @@ def test_diff_fetch_5xx_retries_are_bounded(fake):
     ("pattern", "call"),
     [
         (r"^GET .*/compare/", lambda c: c.compare_diff(BASE, HEAD)),  # httpx, the diff bytes
-        (r"^GET .*/pulls/7$", lambda c: c.get_pull(7)),  # PyGithub, through urllib3
+        (r"^GET .*/pulls/7$", lambda c: c.get_pull(7)),  # httpx, JSON
+        (r"^GET .*/contents/", lambda c: c.read_file("x.yml", BASE)),
+        (r"^GET .*/git/trees/", lambda c: c.tree_paths(HEAD)),
+        (r"^GET .*/issues/7/comments", lambda c: c.own_comment(7, marker="m")),
+        (r"^GET .*/statuses$", lambda c: c.own_statuses(HEAD, context="c")),
+        (r"^GET .*/commits/a+/pulls", lambda c: c.pulls_for_commit(HEAD)),
+        (r"^GET .*/collaborators/", lambda c: c.permission("x")),  # PyGithub, urllib3
         (r"^POST .*/statuses/", lambda c: c.create_status(HEAD, state="success",
                                                            description="ok", context="c",
                                                            target_url=None)),
@@ -302,9 +309,12 @@ def test_diff_fetch_5xx_retries_are_bounded(fake):
 def test_every_github_call_paces_its_retries_with_the_one_injected_policy(fake, pattern, call):
     fake.inject(pattern, 503, count=100)
     pauses: list[float] = []
-    client = client_for(fake, retries=3, backoff=0.75, sleep=pauses.append)
-    with pytest.raises(GitHubError):
+    client = client_for(
+        fake, retries=3, backoff=0.75, sleep=pauses.append, identity="github-actions[bot]"
+    )
+    with pytest.raises(GitHubError) as info:
         call(client)
+    assert info.value.reason == "github_http_503"
     assert pauses == [0.75, 1.5, 3.0]  # backoff * 2**(n-1) before the n-th retry; no real sleep
 
 
@@ -499,13 +509,34 @@ def silent_server() -> Iterator[str]:
     listener.close()
 
 
+#: the calls a pull_request run makes over httpx before its final status (issue 22), and
+#: one that stays on PyGithub: each must time out, and name a refused connection, alike
+FIRST_CALLS = {
+    "pull": lambda c: c.get_pull(7),
+    "contents": lambda c: c.read_file(".github/review-gate.yml", BASE),
+    "tree": lambda c: c.tree_paths(HEAD),
+    "identity": lambda c: GitHubClient(replace(c.settings, identity="")).identity(),
+    "comments": lambda c: c.own_comment(7, marker="<!-- review-gate"),
+    "statuses": lambda c: c.own_statuses(HEAD, context="c"),
+    "pulls_of_commit": lambda c: c.pulls_for_commit(HEAD),
+    "pygithub": lambda c: c.permission("someone"),
+}
+
+
 @pytest.mark.timeout(60)
-def test_pyGithub_calls_time_out(silent_server):
+@pytest.mark.parametrize("call", list(FIRST_CALLS.values()), ids=list(FIRST_CALLS))
+def test_github_calls_time_out(silent_server, call):
     settings = GitHubSettings(
-        repository=REPO, api_url=silent_server, token="t", timeout=0.5, retries=0, throttle=False
+        repository=REPO,
+        api_url=silent_server,
+        token="t",
+        timeout=0.5,
+        retries=0,
+        throttle=False,
+        identity="github-actions[bot]",
     )
     with pytest.raises(GitHubError, match=r"no answer within 0.5s \(1 try\)") as info:
-        GitHubClient(settings).get_pull(7)
+        call(GitHubClient(settings))
     assert info.value.reason == "github_unreachable"
 
 
@@ -543,22 +574,22 @@ def _refused_client(url: str) -> GitHubClient:
             retries=2,
             backoff=0.0,
             throttle=False,
+            identity="github-actions[bot]",
         )
     )
 
 
+REFUSED_CALLS = {
+    **FIRST_CALLS,
+    "diff": lambda c: c.compare_diff(BASE, HEAD),
+    "status": lambda c: c.create_status(
+        HEAD, state="pending", description="d", context="x", target_url=None
+    ),
+}
+
+
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda c: c.get_pull(7),
-        lambda c: c.compare_diff(BASE, HEAD),
-        lambda c: c.create_status(
-            HEAD, state="pending", description="d", context="x", target_url=None
-        ),
-    ],
-    ids=["pygithub", "diff", "status"],
-)
+@pytest.mark.parametrize("call", list(REFUSED_CALLS.values()), ids=list(REFUSED_CALLS))
 def test_a_refused_connection_is_named_as_such_not_as_a_timeout(refusing_url, call):
     with pytest.raises(GitHubError) as info:
         call(_refused_client(refusing_url))

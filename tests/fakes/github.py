@@ -143,9 +143,11 @@ class FakeGitHub:
         self.statuses: dict[str, list[dict[str, Any]]] = {}
         #: pull number -> its commits, oldest first (``GET /pulls/{n}/commits``)
         self.commits: dict[int, list[str]] = {}
-        #: a lagging read replica: a status list leaves out each commit's newest
-        #: ``status_lag`` statuses (written, answered 201, not yet listed)
+        #: a lagging read replica: the next ``status_lag_reads`` status lists leave out
+        #: each commit's newest ``status_lag`` statuses (written, answered 201, not yet
+        #: listed)
         self.status_lag = 0
+        self.status_lag_reads = 0
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
@@ -730,7 +732,10 @@ class FakeGitHub:
         sha = m.group(1)
         with self.lock:
             stored = self.statuses.get(sha, [])
-            items = list(reversed(stored[: max(0, len(stored) - self.status_lag)]))  # newest first
+            if self.status_lag_reads > 0:
+                self.status_lag_reads -= 1
+                stored = stored[: max(0, len(stored) - self.status_lag)]
+            items = list(reversed(stored))  # newest first, as GitHub
         return self._page(items, query, f"/repos/{self.repository}/commits/{sha}/statuses")
 
     def _list_pulls(

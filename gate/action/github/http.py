@@ -205,6 +205,8 @@ class GitHubHttp:
         self.settings = settings
         self.policy = settings.retry
         self._identity: Identity | None = None
+        #: (sha, context) -> the id of the status this client posted there last
+        self._written: dict[tuple[str, str], int] = {}
         self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
         #: what the last rebuild from blobs did (requests, bytes, files left and why)
         self.last_fetch: FetchCount | None = None

@@ -152,6 +152,8 @@ class SeenStatus:
     state: str
     description: str
     created_at: datetime
+    #: GitHub's id of the status (None when the answer had none)
+    id: int | None = None
 
 
 #: a check run's ``external_id`` as the gate writes it on completion: the status the check

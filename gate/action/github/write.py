@@ -56,6 +56,8 @@ class StatusWriter(GitHubHttp):
         if not isinstance(posted, dict):
             raise _bad_payload(what, "the status GitHub answered is not a JSON object")
         self._learn_identity(posted)
+        if isinstance(posted.get("id"), int):
+            self._written[(sha, context)] = posted["id"]
 
     def _learn_identity(self, status: object) -> None:
         """The token's identity from a status it just wrote (its ``creator``): whoever the
@@ -153,8 +155,27 @@ class StatusWriter(GitHubHttp):
 
     def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
         """(state, description) of the statuses in ``context`` on ``sha`` that this token
-        posted, newest first (statuses are append-only and GitHub records their creator)."""
-        return [(status.state, status.description) for status in self._own_statuses(sha, context)]
+        posted, newest first (statuses are append-only and GitHub records their creator).
+
+        Read your own writes: when this client posted a status there itself, the list
+        must show it. GitHub promises no read-after-write consistency, and a list that
+        lags behind the run's own newest write may lack a newer ``failure`` too, which
+        would read as "no block". So the list is read again after the retry policy's
+        pause, at most ``retries`` more times, and then the run errors
+        (``github_stale_read``): a lagging list is never read as the whole evidence."""
+        written = self._written.get((sha, context))
+        tries = self.settings.retries + 1
+        for attempt in range(tries):
+            self.policy.pause(attempt)
+            found = list(self._own_statuses(sha, context))
+            if written is None or any(status.id == written for status in found):
+                return [(status.state, status.description) for status in found]
+        raise GitHubError(
+            f"GitHub's list of statuses on {sha[:12]} does not yet show the {context!r} "
+            f"status this run posted ({tries} reads): a newer failure there cannot be ruled "
+            "out from a lagging list; retry the job",
+            reason="github_stale_read",
+        )
 
     def _own_statuses(self, sha: str, context: str) -> Iterator[SeenStatus]:
         """The statuses in ``context`` on ``sha`` this token posted, newest first, among
@@ -170,10 +191,12 @@ class StatusWriter(GitHubHttp):
             if not isinstance(status, dict):
                 raise _bad_payload(what, "a status is not a JSON object")
             if status.get("context") == context and own.wrote(status.get("creator")):
+                sid = status.get("id")
                 yield SeenStatus(
                     str(status.get("state")),
                     str(status.get("description") or ""),
                     _when(what, status.get("created_at")),
+                    sid if isinstance(sid, int) else None,
                 )
 
     def own_check_runs(self, sha: str, *, name: str) -> list[SeenCheck]:
