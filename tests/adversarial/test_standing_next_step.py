@@ -42,7 +42,8 @@ STANDING: dict[str, tuple[str, list[str], str, str]] = {
     "agreement": ("agreement: 3\n", ["pass", "fail", "pass"], "fail_stands", "rejected"),
     "low-confidence": ("min_confidence: 0.95\n", ["pass"], "block_stands", "needs_human"),
     # the comment write failed: only the gate's tagged failure on the commit remembers it
-    "lost-record": ("", ["fail"], "failure_stands", "rejected"),
+    # (with no comment at all, it is read back as a row of the history: fail_stands)
+    "lost-record": ("", ["fail"], "fail_stands", "rejected"),
 }
 EVENTS = ("reopened", "synchronize", "labeled", "ready_for_review")
 #: a lost record on a new head is the gap docs/security.md names ("Known gap")
