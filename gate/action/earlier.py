@@ -165,10 +165,13 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
                 continue
             if final[2] not in rows:
                 rows[final[2]] = row(run, sha, final[2], final[1])
-    if needed(run):
-        why = (
-            "no history in the review-gate comment" if not run.history else "sticky_comment: false"
-        )
+    if not rows and not left:
+        return []  # nothing to say: no block on any head, every head read
+    off = run.config is not None and not run.config.sticky_comment
+    if off:
+        why = "sticky_comment: false"
+    elif not run.history:
+        why = "no history in the review-gate comment"
     else:
         why = "no record in the review-gate comment decides this question"
     run.notes.append(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.decide.decision import Binding
+from gate.config import Config
+from gate.decide.decision import Binding, binding_for
 from gate.decide.verdict import KEYS
 from gate.errors import GateError
 from gate.review.prompt import (
@@ -19,6 +21,7 @@ from gate.review.prompt import (
     build_prompt,
     fence_for,
     longest_backtick_run,
+    prompt_sha256,
 )
 
 DIFF = b"""diff --git a/app.py b/app.py
@@ -180,3 +183,36 @@ def test_binding_in_reads_back_what_build_prompt_wrote(policy: str) -> None:
 def test_binding_in_without_binding_lines_is_none() -> None:
     assert binding_in("no binding here") is None
     assert binding_in('diff_sha: "' + "a" * 64 + '"\n') is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),  # which diff object
+            st.sampled_from(["1", "2"]),  # policy_version
+            st.sampled_from(["", "check SQL"]),  # instructions
+            st.sampled_from(["gpt-4o-mini", "other"]),  # a setting the prompt does not read
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_whole_prompt_digest_is_never_stale(asks: list[tuple[int, str, str, str]]) -> None:
+    """prompt_sha256 keeps its last answer (a run asks twice); every ask, with equal bytes
+    in another object, other bytes, another policy or other instructions in any order,
+    equals the digest built afresh."""
+    one = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+    diffs = [one, bytes(bytearray(one)), one.replace(b"+b", b"+c")]
+    for which, policy, instructions, model in asks:
+        config = replace(
+            Config(),
+            policy_version=policy,
+            instructions=instructions,
+            reviewer=replace(Config().reviewer, model=model),
+        )
+        diff = diffs[which]
+        fresh = build_prompt(
+            diff, binding=binding_for(diff, config), instructions=instructions
+        ).sha256()
+        assert prompt_sha256(diff, config) == fresh
