@@ -252,3 +252,43 @@ def test_a_lagging_status_list_never_hides_the_block(
         assert "does not yet show" in final["description"], final
     else:  # it caught up on a later read: the block stands
         assert final["state"] == "failure", final
+
+
+@pytest.mark.parametrize("age", [1, 60, 99, 100, 140])
+def test_the_earlier_heads_are_read_within_their_bound(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, age: int
+) -> None:
+    """A pull request of 150 commits with no history (``sticky_comment: false``), the
+    rejected head ``age`` commits below the new head: the newest 100 heads are read, one
+    statuses call each, and no more; a block among them stands; beyond them the diff is
+    asked again (the re-roll docs/security.md names) and the run's note says how many
+    commits were not read. The run never blocks for the commits it did not read."""
+    fake = fake_github
+    fake.set_file(BASE, CONFIG_PATH, "sticky_comment: false\n")
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    rejected = author.open(BAD)
+    fillers = [hashlib.sha1(f"filler {i}".encode(), usedforsecurity=False).hexdigest()
+               for i in range(149)]  # fmt: skip
+    chain = [*fillers[: 149 - age], rejected, *fillers[149 - age : 148]]
+    head = author.commit(BAD)
+    chain = [*chain, head]
+    assert len(chain) == 150
+    assert chain[-1 - age] == rejected
+    fake.move_head(7, head, commits=chain)
+    before = len(fake.requests)
+    payload = pull_request_event(
+        "synchronize", repository=REPO, number=7, head_sha=head, base_sha=BASE
+    )
+    payload["before"] = chain[-2]
+    run = run_gate(tmp_path, fake, author.sim, payload)
+    reads = [
+        r for r in fake.requests[before:] if r.operation == "repos/list-commit-statuses-for-ref"
+    ]
+    assert len(reads) <= 100 + 1  # the earlier heads, and the memory guard's read of the head
+    if age < 100:
+        assert truth.asked[BAD_SHA] == 1
+        assert decided(fake, head, "status") == ["failure"]
+    else:
+        assert truth.asked[BAD_SHA] == 2  # the documented re-roll beyond the bound
+        assert "50 older commits were not read" in run.stdout + run.summary
