@@ -148,7 +148,10 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
                 continue
             if final[2] not in rows:
                 rows[final[2]] = row(run, sha, final[2], final[1])
-    why = "no history in the review-gate comment" if not run.history else "sticky_comment: false"
+    if not rows and not left:
+        return []  # nothing to say: no block on any head, every head read
+    off = run.config is not None and not run.config.sticky_comment
+    why = "sticky_comment: false" if off else "no history in the review-gate comment"
     run.notes.append(
         f"{why}: the gate's own statuses on {len(chosen)} heads of this pull request were "
         f"read; {len(rows)} standing block(s) found"

@@ -177,8 +177,8 @@ def run_of_record(data: Any, *, pull: str = "") -> Run | None:
     except RecordError:
         return None
     when = parse_time(record.time)
-    if when is None or record.state == "skipped":
-        return None
+    if when is None or record.state == "skipped" or record.question_tag is not None:
+        return None  # a row recovered from an earlier head's status is not a run
     return Run(when, record.state, record.reason, pull)
 
 

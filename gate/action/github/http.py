@@ -1,12 +1,16 @@
 """The HTTP policy of every GitHub call: settings, one retry policy, typed errors.
 
-PyGithub is built with ``base_url`` from ``GITHUB_API_URL`` (so GitHub Enterprise Server
-works) and an explicit timeout. One :class:`RetryPolicy` (5xx and connection errors only,
-exponential backoff with a cap, no ``Retry-After`` sleeps, an injectable ``sleep``) paces
-every retry: the ones urllib3 makes under PyGithub, the status post and the diff
-download. The diff is fetched with httpx (same token, same timeouts, same policy) because
-PyGithub decodes bodies as text and the gate needs the exact bytes. Every failure becomes
-a :class:`~gate.errors.GitHubError` whose ``reason`` is a stable code and whose message
+Two clients share it, both built with ``base_url`` from ``GITHUB_API_URL`` (so GitHub
+Enterprise Server works), one timeout and the user agent. The gate's own httpx client
+makes the calls a run needs first (the pull request, the config, the statuses, the
+identity, the history, the head tree, the diff's exact bytes: :meth:`GitHubHttp._rest`,
+:meth:`GitHubHttp._pages`, :meth:`GitHubHttp._get_bytes`), so PyGithub, the client of
+record for the rest, is imported only when a later call needs it. One
+:class:`RetryPolicy` (5xx and transport errors only, exponential backoff with a cap, no
+``Retry-After`` sleeps, an injectable ``sleep``) paces every retry, httpx's and the ones
+urllib3 makes under PyGithub; both pace requests as GitHub asks; httpx follows no
+redirect and reads JSON strictly. Every failure becomes a
+:class:`~gate.errors.GitHubError` whose ``reason`` is a stable code and whose message
 names the call, the HTTP status and the fix.
 """
 
@@ -194,19 +198,21 @@ def _fix(status: int, headers: Mapping[str, str]) -> str:
 
 
 class GitHubHttp:
-    """The HTTP policy every GitHub call goes through: one PyGithub client (one timeout,
-    one retry policy, the user agent), :meth:`call` (every failure a typed
-    :class:`~gate.errors.GitHubError`) and the exact-bytes GET the diff needs.
+    """The HTTP policy every GitHub call goes through: one httpx client (``_rest``,
+    ``_pages``, the exact-bytes GET) and one PyGithub client (:meth:`call`), with one
+    timeout, one retry policy and the user agent; every failure a typed
+    :class:`~gate.errors.GitHubError`.
 
     The PyGithub client is built (and PyGithub imported, :mod:`~gate.action.github.sdk`)
-    when a call first needs it; the diff download does not."""
+    when a call first needs it; the httpx calls do not."""
 
     def __init__(self, settings: GitHubSettings) -> None:
         self.settings = settings
         self.policy = settings.retry
         self._identity: Identity | None = None
-        #: (sha, context) -> the id of the status this client posted there last
-        self._written: dict[tuple[str, str], int] = {}
+        #: (kind, sha, context) -> the id of the status or check run this client wrote
+        #: there last (the read-your-writes check of :mod:`gate.action.github.write`)
+        self._written: dict[tuple[str, str, str], int] = {}
         self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
         #: what the last rebuild from blobs did (requests, bytes, files left and why)
         self.last_fetch: FetchCount | None = None

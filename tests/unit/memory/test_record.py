@@ -60,6 +60,7 @@ records = st.builds(
     run_url=st.none() | TEXT,
     chunks_sha=st.none() | HEX,
     answers=st.none() | st.sampled_from(["pass=1", "pass=2,fail=1", "fail=3", "incomplete=1"]),
+    question_tag=st.none() | st.text("0123456789abcdef", min_size=16, max_size=16),
 )
 
 
