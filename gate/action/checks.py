@@ -155,6 +155,7 @@ def _send(gh: GitHubClient, check_id: int | None, body: dict[str, Any], *, what:
         if check_id is None:
             _headers, data = gh.repo.requester.requestJsonAndCheck("POST", base, input=body)
             gh.learn_identity_from_check(data)  # the app that wrote it is the token's
+            gh.wrote_check_run(str(body["head_sha"]), str(body["name"]), int(data["id"]))
         else:
             _headers, data = gh.repo.requester.requestJsonAndCheck(
                 "PATCH", f"{base}/{check_id}", input=body

@@ -41,6 +41,15 @@ class ActionInputs:
             status_context=raw.get("status-context") or "review-gate",
         )
 
+    def mode(self) -> str:
+        """The ``mode`` input: ``review`` (default), ``replay`` (the scheduled job,
+        :mod:`gate.action.replay`) or ``triage`` (:mod:`gate.action.triage`); anything else
+        is a UsageError. Read here so a review loads neither of the other two."""
+        value = self.raw.get("mode", "").strip() or "review"
+        if value not in ("review", "replay", "triage"):
+            raise UsageError(f"input mode: {value!r} is not review, replay or triage")
+        return value
+
     def fail_job(self) -> bool:
         """The ``fail-job`` input (default true); anything but true/false is a UsageError."""
         return _flag(self.raw.get("fail-job", ""), True)

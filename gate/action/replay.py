@@ -51,14 +51,6 @@ class Candidate:
     record: record.Record
 
 
-def mode(raw: Mapping[str, str]) -> str:
-    """``review`` (default), ``replay`` or ``triage``; anything else is a UsageError."""
-    value = raw.get("mode", "").strip() or "review"
-    if value not in ("review", "replay", "triage"):
-        raise UsageError(f"input mode: {value!r} is not review, replay or triage")
-    return value
-
-
 def since(raw: Mapping[str, str]) -> timedelta:
     """The ``since`` input: ``<n>m``, ``<n>h`` or ``<n>d`` (default 24h)."""
     value = raw.get("since", "").strip() or DEFAULT_SINCE

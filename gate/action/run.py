@@ -33,30 +33,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from gate.action import (
-    bar,
-    checks,
-    command,
-    cost_report,
-    findings_report,
-    guards,
-    history,
-    next_step,
-    report,
-    reviews,
-    triage,
-)
-from gate.action import replay as replay_mode
-from gate.action.assets import mark_assets
+from gate.action import bar, command, report
 from gate.action.blobfetch import FetchBudget
 from gate.action.event import Target, read_event, target_from_event
 from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import DiffFetch
 from gate.action.inputs import ActionInputs
-from gate.action.progress import ChunkProgress
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config import (
     DEFAULT_CONFIG_PATH,
@@ -79,16 +64,17 @@ from gate.decide.decision import (
 )
 from gate.diff import FileSection, file_count, possibly_unlisted, unlisted
 from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageError
-from gate.export import sarif, statement
-from gate.findings import Finding
-from gate.memory import question
-from gate.memory.question import QuestionKey
-from gate.review import certificate, cost
-from gate.review.chunked import chunk_rows
-from gate.review.pipeline import review_diff
-from gate.review.result import ChunkReview, config_sha256
-from gate.review.scope import select_diff
 from gate.safe import redact, untrusted
+
+if TYPE_CHECKING:
+    from gate.findings import Finding
+    from gate.memory.question import QuestionKey
+    from gate.review.result import ChunkReview
+
+# Start-up (issue 22): the imports above are what the run needs up to its first GitHub
+# request. The review pipeline (guards, memory, diff selection, reviewers, certificate,
+# reports) is imported inside the function that uses it, so it loads after that request;
+# tests/integration/action/test_first_calls_over_httpx.py holds it to that.
 
 ClientFactory = Callable[[GitHubSettings], GitHubClient]
 
@@ -128,10 +114,14 @@ def _run_action(
     # masks first, before anything else is printed
     report.emit(report.mask_commands(run.secrets), stream)
     try:
-        chosen = replay_mode.mode(inputs.raw)
+        chosen = inputs.mode()
         if chosen == "replay":  # the scheduled job (issue 11)
-            return replay_mode.run_replay(run, client_factory, sleep, throttle)
+            from gate.action import replay
+
+            return replay.run_replay(run, client_factory, sleep, throttle)
         if chosen == "triage":  # the human queue (issue 21): reads statuses, never posts one
+            from gate.action import triage
+
             return triage.run_triage(run, client_factory, sleep, throttle)
         fail_job = inputs.fail_job()
     except UsageError as err:
@@ -179,7 +169,10 @@ def _review(
     if (refused := command.start(run, gh)) is not None:  # /review-gate review by a non-writer
         run.target = replace(target, ignore=refused)
         return None
-    _read_pull(run, gh)
+    _read_pull(run, gh)  # the first request: the pipeline loads after it (issue 22)
+    from gate.action import guards, progress
+    from gate.review import cost, pipeline, scope
+
     if (fork := guards.fork_on_pull_request(target.event, run.pull)) is not None:
         report.emit([f"::error::{report.escape_data(fork)}"], run.out)
         run.notes.append(fork)
@@ -213,7 +206,7 @@ def _review(
     fetch = _fetch(run, gh, config)
     if (moved := guards.superseded(run, gh)) is not None:
         return _post_final(run, moved)
-    selected = select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
+    selected = scope.select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage, config)) is not None:
@@ -229,16 +222,16 @@ def _review(
     try:
         keys = fallback_keys(config, run.env)
         _mask(run, keys)
-        progress = ChunkProgress(
+        chunk_progress = progress.ChunkProgress(
             lambda text: _post(run, Status.PENDING, text), clock=run.clock, notes=run.notes
         )
-        run.result = result = review_diff(
+        run.result = result = pipeline.review_diff(
             selected.data,
             config,
             api_key=api_key,
             sleep=sleep,
             coverage=coverage,
-            on_attempt=progress.attempt,
+            on_attempt=chunk_progress.attempt,
             fallback_keys=keys,
             carry=run.carry,
             question=run.question,
@@ -257,12 +250,16 @@ def _start(run: RunState) -> None:
     """The pending status, then the PR's records: read before any guard, once the token's
     identity is known from what it just posted, so every path carries them forward
     (:mod:`gate.action.history`)."""
+    from gate.action import history
+
     _post(run, Status.PENDING, describe("pending", "review in progress"))
     history.load(run)
 
 
 def _question(run: RunState, data: bytes, config: Config) -> QuestionKey:
     """The question this run asks (:mod:`gate.memory.question`), kept on the run."""
+    from gate.memory import question
+
     run.question = key = question.key_for(data, config)
     run.prompt_sha = key.prompt_sha
     return key
@@ -301,6 +298,8 @@ def _sections(
 ) -> list[FileSection]:
     """The fetched sections, binary assets marked (``binary_assets: allow``), and a
     section for every file GitHub did not list, so coverage can never read complete."""
+    from gate.action.assets import mark_assets
+
     sections = list(fetch.sections)
     if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
         sections = mark_assets(gh, sections, base=run.base, head=run.head)
@@ -372,6 +371,8 @@ def _base_config(gh: GitHubClient, path: str, base: str) -> Config:
 
 
 def _record_config(run: RunState, config: Config) -> None:
+    from gate.review.result import config_sha256
+
     run.context = config.status_context
     run.config_sha = config_sha256(config)
     run.evidence.config = {
@@ -409,6 +410,8 @@ def _mask(run: RunState, keys: Sequence[str | None]) -> None:
 
 def _post(run: RunState, status: Status, description: str, *, tag: str = "") -> None:
     """Post ``status`` where the config's ``report`` says (``tag``: a failure's question)."""
+    from gate.action import checks
+
     assert run.gh is not None
     mode = run.config.report if run.config is not None else "status"
     if checks.wants_check(mode):
@@ -437,6 +440,9 @@ def _post_final(
     run: RunState, decision: Decision, *, status: Status | None = None, state: str | None = None
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
+    from gate.action import guards
+    from gate.memory import question
+
     if status is None and decision.status is Status.SUCCESS and decision.reason != "override":
         decision = _every_base(run, decision)
     posted = status or decision.status
@@ -508,6 +514,8 @@ def _post_final(
 def _every_base(run: RunState, decision: Decision) -> Decision:
     """``decision`` (a pass), or the block that withholds it while another open pull
     request of the same head is not answered by it (:func:`gate.action.guards.siblings`)."""
+    from gate.action import guards
+
     gh, config = run.gh, run.config
     if gh is None or config is None:
         return decision
@@ -581,6 +589,9 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
     """Certificate + raw response, atomically, in certificate-dir / RUNNER_TEMP.
 
     The certificate is built here, once, from the run's typed state."""
+    from gate.action import findings_report
+    from gate.review import certificate, cost
+
     folder = Path(run.inputs.certificate_dir or run.env.get("RUNNER_TEMP") or tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
     run_id = run.env.get("GITHUB_RUN_ID") or str(os.getpid())
@@ -636,6 +647,9 @@ def _write_exports(
     """The statement and its predicate (always) and the SARIF log (``sarif: true``),
     beside the certificate. Neither can change the decision: one that cannot be written
     is a note in the summary, and its output stays empty."""
+    from gate.action import findings_report
+    from gate.export import sarif, statement
+
     files: dict[str, str] = {}
     try:
         made, predicate = statement.write_beside(cert_path)
@@ -666,6 +680,9 @@ def _cause(err: Exception) -> str:
 
 
 def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) -> int:
+    from gate.action import cost_report, findings_report, history
+    from gate.review import cost
+
     state = run.evidence.final_state or str(decision.state)
     if run.artifacts is None:  # the run stopped before the final status
         try:
@@ -729,6 +746,8 @@ def _publish_check(
     run: RunState, description: str, summary: str, findings: tuple[Finding, ...], *, failed: bool
 ) -> None:
     """The check run's output: the job summary and every anchored finding (pages of 50)."""
+    from gate.action import checks
+
     if run.check_run_id is None or run.gh is None:
         return
     try:
@@ -749,6 +768,8 @@ def _post_review(
 ) -> None:
     """The gate's pull request review (review_comments): only for a decision with a verdict,
     and only when it fails or has a finding on a changed line."""
+    from gate.action import reviews
+
     if decision.verdict is None or run.pull is None or run.gh is None:
         return
     if state != "fail" and not any(f.anchored for f in findings):
@@ -770,6 +791,9 @@ def _post_review(
 
 
 def _report(run: RunState, decision: Decision, state: str, artifacts: Artifacts) -> report.Report:
+    from gate.action import guards, next_step
+    from gate.review.chunked import chunk_rows
+
     posted = run.evidence.posted
     return report.Report(
         decision=decision,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.action.event import Target
 from gate.action.github.client import GitHubClient
@@ -20,11 +20,13 @@ from gate.action.inputs import ActionInputs
 from gate.config import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
-from gate.memory.question import QuestionKey
-from gate.memory.record import Record
-from gate.review.carry import Book
-from gate.review.cost import Preflight
-from gate.review.result import ReviewResult
+
+if TYPE_CHECKING:  # the review pipeline's types: a run holds them only after its first call
+    from gate.memory.question import QuestionKey
+    from gate.memory.record import Record
+    from gate.review.carry import Book
+    from gate.review.cost import Preflight
+    from gate.review.result import ReviewResult
 
 
 @dataclass(frozen=True)

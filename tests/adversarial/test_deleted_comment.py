@@ -27,7 +27,13 @@ from gate.lab.sim import ReviewerSimulator, extract_prompt
 from gate.review.prompt import binding_in
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
-from tests.integration.action.test_run_fake_github import BASE, CONFIG_PATH, REPO, run_gate
+from tests.integration.action.test_run_fake_github import (
+    BASE,
+    CONFIG_PATH,
+    REPO,
+    Outcome,
+    run_gate,
+)
 
 Sim = Callable[..., ReviewerSimulator]
 
@@ -103,12 +109,15 @@ class Author:
         self.run("synchronize", head, before=before)
 
     def run(self, action: str, head: str, *, before: str | None = None) -> int:
+        return self.run_outcome(action, head, before=before).code
+
+    def run_outcome(self, action: str, head: str, *, before: str | None = None) -> Outcome:
         payload = pull_request_event(
             action, repository=REPO, number=7, head_sha=head, base_sha=BASE
         )
         if before is not None:
             payload["before"] = before
-        return run_gate(self.tmp, self.fake, self.sim, payload).code
+        return run_gate(self.tmp, self.fake, self.sim, payload)
 
     def delete_the_gates_comment(self) -> None:
         with self.fake.lock:
@@ -227,31 +236,37 @@ def test_a_new_pull_request_of_the_same_branch_is_not_asked_again(
 
 @pytest.mark.parametrize("lag", [1, 2])
 @pytest.mark.parametrize("reads", [1, 2, 50])
-def test_a_lagging_status_list_never_hides_the_block(
-    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, lag: int, reads: int
+@pytest.mark.parametrize("report", ["status", "check-run"])
+def test_a_lagging_list_never_hides_the_block(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, lag: int, reads: int, report: str
 ) -> None:
     """Class: *a status list read lacks the newest statuses* (a read replica behind the
     write GitHub answered 201 to). The comment is gone, so the head's tagged failure is
     the only evidence; a list that lags by the run's own pending and that failure must
     not read as "no block": the run waits for its own write to show, else errors."""
     fake = fake_github
+    fake.set_file(BASE, CONFIG_PATH, f"report: {report}\n")
     truth = Truth()
     author = Author(fake, tmp_path, sim_factory(truth))
     rejected = author.open(BAD)
     author.delete_the_gates_comment()
     with fake.lock:
-        fake.status_lag, fake.status_lag_reads = lag, reads
-    author.run("reopened", rejected)
+        if report == "status":
+            fake.status_lag, fake.status_lag_reads = lag, reads
+        else:
+            fake.check_lag, fake.check_lag_reads = lag, reads
+    run = author.run_outcome("reopened", rejected)
     with fake.lock:
-        fake.status_lag = fake.status_lag_reads = 0
+        fake.status_lag = fake.status_lag_reads = fake.check_lag = fake.check_lag_reads = 0
     assert truth.asked[BAD_SHA] == 1
-    assert "success" not in fake.states(rejected), fake.status_list(rejected)
-    final = fake.status_list(rejected)[-1]
+    final = decided(fake, rejected, report)
+    assert "success" not in final, final
     if reads == 50:  # the list never caught up: the run errors, naming why
-        assert final["state"] == "error", final
-        assert "does not yet show" in final["description"], final
+        assert final[-1] in ("error", "failure"), final  # a check run concludes failure
+        assert "does not yet show" in run.stdout + run.summary
     else:  # it caught up on a later read: the block stands
-        assert final["state"] == "failure", final
+        assert final[-1] == "failure", final
+        assert "does not yet show" not in run.stdout + run.summary
 
 
 @pytest.mark.parametrize("age", [1, 60, 99, 100, 140])

@@ -148,6 +148,10 @@ class FakeGitHub:
         #: listed)
         self.status_lag = 0
         self.status_lag_reads = 0
+        #: the same for check runs: the next ``check_lag_reads`` check-run lists leave out
+        #: each commit's newest ``check_lag`` check runs (by id)
+        self.check_lag = 0
+        self.check_lag_reads = 0
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> reviews
         self.reactions: list[tuple[int, str]] = []  # (comment id, content)
@@ -1039,7 +1043,10 @@ class FakeGitHub:
         sha, name = m.group(1), query.get("check_name")
         with self.lock:
             items = [r for r in self.check_runs.values() if r["head_sha"] == sha]
-        items = sorted(items, key=lambda r: -int(r["id"]))
+            items = sorted(items, key=lambda r: -int(r["id"]))
+            if self.check_lag_reads > 0:
+                self.check_lag_reads -= 1
+                items = items[self.check_lag :]
         if name is not None:
             items = [r for r in items if r["name"] == name]
         if query.get("filter", "latest") == "latest":

@@ -210,8 +210,9 @@ class GitHubHttp:
         self.settings = settings
         self.policy = settings.retry
         self._identity: Identity | None = None
-        #: (sha, context) -> the id of the status this client posted there last
-        self._written: dict[tuple[str, str], int] = {}
+        #: (kind, sha, context) -> the id of the status or check run this client wrote
+        #: there last (the read-your-writes check of :mod:`gate.action.github.write`)
+        self._written: dict[tuple[str, str, str], int] = {}
         self._trees: dict[str, TreeListing] = {}  # a commit's tree never changes
         #: what the last rebuild from blobs did (requests, bytes, files left and why)
         self.last_fetch: FetchCount | None = None

@@ -9,8 +9,9 @@ are :mod:`gate.action.reviews`; check runs :mod:`gate.action.checks`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from typing import TypeVar
 from urllib.parse import quote
 
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
@@ -18,6 +19,8 @@ from gate.action.github.records import Identity, SeenCheck, SeenStatus
 from gate.decide.decision import MAX_DESCRIPTION
 from gate.errors import GitHubError
 from gate.safe.redact import redact
+
+T = TypeVar("T")
 
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
@@ -57,7 +60,7 @@ class StatusWriter(GitHubHttp):
             raise _bad_payload(what, "the status GitHub answered is not a JSON object")
         self._learn_identity(posted)
         if isinstance(posted.get("id"), int):
-            self._written[(sha, context)] = posted["id"]
+            self._written[("status", sha, context)] = posted["id"]
 
     def _learn_identity(self, status: object) -> None:
         """The token's identity from a status it just wrote (its ``creator``): whoever the
@@ -155,25 +158,40 @@ class StatusWriter(GitHubHttp):
 
     def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
         """(state, description) of the statuses in ``context`` on ``sha`` that this token
-        posted, newest first (statuses are append-only and GitHub records their creator).
+        posted, newest first (statuses are append-only and GitHub records their creator),
+        read with this client's own writes (:meth:`_with_own_write`)."""
+        return self._with_own_write(
+            "status",
+            sha,
+            context,
+            lambda: [(s.id, (s.state, s.description)) for s in self._own_statuses(sha, context)],
+        )
 
-        Read your own writes: when this client posted a status there itself, the list
-        must show it. GitHub promises no read-after-write consistency, and a list that
-        lags behind the run's own newest write may lack a newer ``failure`` too, which
-        would read as "no block". So the list is read again after the retry policy's
-        pause, at most ``retries`` more times, and then the run errors
-        (``github_stale_read``): a lagging list is never read as the whole evidence."""
-        written = self._written.get((sha, context))
+    def wrote_check_run(self, sha: str, name: str, check_id: int) -> None:
+        """Note the check run this client just created (:meth:`_with_own_write`)."""
+        self._written[("check run", sha, name)] = check_id
+
+    def _with_own_write(
+        self, kind: str, sha: str, name: str, read: Callable[[], list[tuple[int | None, T]]]
+    ) -> list[T]:
+        """``read()``'s items (each with GitHub's id), read with this client's own writes:
+        when this client wrote a ``kind`` named ``name`` on ``sha`` itself, the list must
+        show it. GitHub promises no read-after-write consistency, and a list that lags
+        behind the run's own newest write may lack a newer ``failure`` too, which would
+        read as "no block". So the list is read again after the retry policy's pause, at
+        most ``retries`` more times, and then the run errors (``github_stale_read``): a
+        lagging list is never read as the whole evidence."""
+        written = self._written.get((kind, sha, name))
         tries = self.settings.retries + 1
         for attempt in range(tries):
             self.policy.pause(attempt)
-            found = list(self._own_statuses(sha, context))
-            if written is None or any(status.id == written for status in found):
-                return [(status.state, status.description) for status in found]
+            found = read()
+            if written is None or any(got == written for got, _ in found):
+                return [item for _, item in found]
         raise GitHubError(
-            f"GitHub's list of statuses on {sha[:12]} does not yet show the {context!r} "
-            f"status this run posted ({tries} reads): a newer failure there cannot be ruled "
-            "out from a lagging list; retry the job",
+            f"GitHub's list of {kind}s on {sha[:12]} does not yet show the {name!r} {kind} "
+            f"this run wrote ({tries} reads): a newer failure there cannot be ruled out from "
+            "a lagging list; retry the job",
             reason="github_stale_read",
         )
 
@@ -210,6 +228,13 @@ class StatusWriter(GitHubHttp):
         slug = own.login.removesuffix("[bot]").lower() if own.kind == "Bot" else ""
         if not slug or slug == own.login.lower():
             return []
+        return self._with_own_write(
+            "check run", sha, name, lambda: self._own_check_runs(sha, name, slug)
+        )
+
+    def _own_check_runs(self, sha: str, name: str, slug: str) -> list[tuple[int | None, SeenCheck]]:
+        """(id, check run) of the check runs named ``name`` on ``sha`` by the app ``slug``,
+        newest first by id (:meth:`own_check_runs`)."""
         what = f"GET check runs of {sha[:12]}"
         path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/check-runs"
         query = {"check_name": name, "filter": "all"}
@@ -238,7 +263,7 @@ class StatusWriter(GitHubHttp):
                 title if isinstance(title, str) else "",
             )
             found.append((check["id"], seen))
-        return [seen for _, seen in sorted(found, key=lambda item: -item[0])]
+        return [(cid, seen) for cid, seen in sorted(found, key=lambda item: -item[0])]
 
     # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
 

@@ -920,12 +920,12 @@ def test_a_refused_success_status_with_fail_job_false_still_says_why(tmp_path, f
 def test_an_unexpected_error_writing_the_certificate_is_never_a_pass(
     tmp_path, fake, sim_factory, monkeypatch
 ):
-    import gate.action.run
+    import gate.review.certificate
 
     def broken(*_a: Any, **_k: Any) -> Any:
         raise TypeError("unexpected")
 
-    monkeypatch.setattr(gate.action.run.certificate, "write", broken)
+    monkeypatch.setattr(gate.review.certificate, "write", broken)
     setup_pull(fake)
     result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
     assert fake.states(HEAD) == ["pending", "error"]
