@@ -36,6 +36,7 @@ from gate.decide.decision import Binding, State, binding_for
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
 from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse, quota_response
+from gate.memory.question import key_for
 from gate.providers import Provider
 from gate.review import certificate
 from gate.review.pipeline import review_diff
@@ -377,6 +378,7 @@ def run_case(
         api_key=None,  # a local reviewer needs no key (Bedrock's request goes unsigned)
         extra_cert={"command": "demo", "case": case.name, "on_the_wire": case.sent},
         sleep=short_pause,
+        question=key_for(diff, config),  # as the action and `review` ask it: chunks name it
         **keys,
     )
     wire = None
