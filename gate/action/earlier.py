@@ -65,7 +65,7 @@ def seen_on(run: RunState, gh: GitHubClient, sha: str) -> list[Seen]:
     mode = run.config.report if run.config is not None else "status"
     found: list[Seen] = []
     if mode in ("status", "both"):
-        statuses = gh.own_statuses(sha, context=run.context)
+        statuses = gh.own_statuses(sha, context=run.context, enough=decisive)
         found.append([(state, text, question.tag_of(text)) for state, text in statuses])
     if mode in ("check-run", "both"):
         checks = gh.own_check_runs(sha, name=run.context)
@@ -78,17 +78,19 @@ def overridden(description: str) -> bool:
     return description.startswith(("overridden by @", "overridden:"))
 
 
+def decisive(state: str, text: str) -> bool:
+    """Whether a status of the gate's decides the question: a ``failure``, or a
+    ``success`` that is not a writer's override (:func:`newest_decisive`)."""
+    return state == "failure" or (state == "success" and not overridden(text))
+
+
 def newest_decisive(seen: Seen) -> tuple[str, str, str | None] | None:
     """The gate's newest decisive status among ``seen`` (newest first): a ``failure``, or
     a ``success`` that is not a writer's override. A pending, an error (an outage, a guard
     that stopped the run) and an override decide nothing about the question, so they
     cannot hide an earlier failure."""
     return next(
-        (
-            (state, text, tagged)
-            for state, text, tagged in seen
-            if state == "failure" or (state == "success" and not overridden(text))
-        ),
+        ((state, text, tagged) for state, text, tagged in seen if decisive(state, text)),
         None,
     )
 

@@ -26,7 +26,9 @@ T = TypeVar("T")
 STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
 
 
-#: items scanned when looking for one (issues, statuses): newest first, so the cap is safe
+#: items scanned when looking for one (issues, statuses, check runs), newest first: the cap
+#: is safe only where what is looked for was found within it, so a read of the gate's own
+#: evidence that reaches it without finding that is an error (``github_evidence_cut``)
 MAX_COMMENTS_SCANNED = 1000
 #: comments read when looking for the gate's own (oldest first, every page): past this
 #: many the gate cannot tell whether its comment is among the rest, and says so
@@ -156,16 +158,31 @@ class StatusWriter(GitHubHttp):
                 return body
         return None
 
-    def own_statuses(self, sha: str, *, context: str) -> list[tuple[str, str]]:
+    def own_statuses(
+        self, sha: str, *, context: str, enough: Callable[[str, str], bool] | None = None
+    ) -> list[tuple[str, str]]:
         """(state, description) of the statuses in ``context`` on ``sha`` that this token
         posted, newest first (statuses are append-only and GitHub records their creator),
-        read with this client's own writes (:meth:`_with_own_write`)."""
-        return self._with_own_write(
-            "status",
-            sha,
-            context,
-            lambda: [(s.id, (s.state, s.description)) for s in self._own_statuses(sha, context)],
-        )
+        read with this client's own writes (:meth:`_with_own_write`).
+
+        GitHub lists every context's and every creator's statuses together, and the gate
+        reads the newest :data:`MAX_COMMENTS_SCANNED`: anything that posts statuses on the
+        commit (another CI, the gate's own ``pending`` and ``error``) can push an older one
+        below them. So a list that goes on past the scan is an error
+        (``github_evidence_cut``) unless one of its own statuses read satisfies ``enough``
+        (state, description): the newest the caller needs was read (None: none does)."""
+
+        def read() -> list[tuple[int | None, tuple[str, str]]]:
+            found: list[tuple[int | None, tuple[str, str]]] = []
+            for seen in self._own_statuses(sha, context):
+                if seen is None:  # the scan ended with more to read
+                    if enough is None or not any(enough(*item) for _, item in found):
+                        raise _evidence_cut("statuses", sha, context)
+                    break
+                found.append((seen.id, (seen.state, seen.description)))
+            return found
+
+        return self._with_own_write("status", sha, context, read)
 
     def wrote_check_run(self, sha: str, name: str, check_id: int) -> None:
         """Note the check run this client just created (:meth:`_with_own_write`)."""
@@ -195,16 +212,17 @@ class StatusWriter(GitHubHttp):
             reason="github_stale_read",
         )
 
-    def _own_statuses(self, sha: str, context: str) -> Iterator[SeenStatus]:
+    def _own_statuses(self, sha: str, context: str) -> Iterator[SeenStatus | None]:
         """The statuses in ``context`` on ``sha`` this token posted, newest first, among
         the newest :data:`MAX_COMMENTS_SCANNED` (``GET /repos/{owner}/{repo}/commits/{ref}/
-        statuses``, over httpx)."""
+        statuses``, over httpx); a last None when the list goes on past them (cut)."""
         own = self.identity()
         what = f"GET statuses of {sha[:12]}"
         path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/statuses"
         statuses = self._pages(what, path, limit=MAX_COMMENTS_SCANNED + 1)
         for scanned, status in enumerate(statuses):
             if scanned >= MAX_COMMENTS_SCANNED:
+                yield None
                 return
             if not isinstance(status, dict):
                 raise _bad_payload(what, "a status is not a JSON object")
@@ -244,7 +262,8 @@ class StatusWriter(GitHubHttp):
         found: list[tuple[int, SeenCheck]] = []
         for scanned, check in enumerate(runs):
             if scanned >= MAX_COMMENTS_SCANNED:
-                break
+                # GitHub documents no order for this list: a cut one may lack the newest
+                raise _evidence_cut("check runs", sha, name)
             if not isinstance(check, dict) or not isinstance(check.get("id"), int):
                 raise _bad_payload(what, "a check run is not a JSON object with an id")
             app = check.get("app")
@@ -268,7 +287,8 @@ class StatusWriter(GitHubHttp):
     # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---
 
     def newest_own_status(self, sha: str, *, context: str) -> SeenStatus | None:
-        """The newest status in ``context`` on ``sha`` that this token posted, with its time."""
+        """The newest status in ``context`` on ``sha`` that this token posted, with its time
+        (None: none among the newest :data:`MAX_COMMENTS_SCANNED`)."""
         return next(self._own_statuses(sha, context), None)
 
     def own_issue(self, title: str) -> tuple[int, str] | None:
@@ -362,4 +382,16 @@ def _too_many_comments(number: int) -> GitHubError:
         "find its own among them and cannot tell whether it is further on, so its records are "
         "unknown; lock the conversation or move the change to a new pull request",
         reason="github_too_many_comments",
+    )
+
+
+def _evidence_cut(kind: str, sha: str, name: str) -> GitHubError:
+    """The gate's own evidence on ``sha`` lies below the newest :data:`MAX_COMMENTS_SCANNED`
+    items GitHub lists there (``github_evidence_cut``)."""
+    return GitHubError(
+        f"the {kind} on {sha[:12]} go on past the newest {MAX_COMMENTS_SCANNED} the gate "
+        f"reads, and the gate's own decision in {name!r} is not among them: a block below "
+        "them cannot be ruled out, so nothing is concluded from the list. Push a new commit "
+        "(its list starts empty), or a writer can override",
+        reason="github_evidence_cut",
     )
