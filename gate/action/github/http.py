@@ -72,6 +72,13 @@ PER_PAGE = 100
 ERROR_BODY_BYTES = 64 * 1024
 
 
+#: the longest one request may take, its body included, seconds: httpx's timeouts are
+#: per read, so a body sent a byte at a time just inside the read timeout would hold the
+#: run for as long as the sender liked (64 MB at one byte a read). Checked between the
+#: body's reads, so one request ends within this plus one read timeout.
+REQUEST_DEADLINE = 120.0
+
+
 T = TypeVar("T")
 
 
@@ -124,7 +131,9 @@ class GitHubSettings:
     api_url: str = DEFAULT_API_URL
     server_url: str = DEFAULT_SERVER_URL
     token: str = field(default="", repr=False)
-    timeout: float = 30.0
+    timeout: float = 30.0  # per connect, per read (httpx), per request (PyGithub)
+    #: one httpx request, its body included (:data:`REQUEST_DEADLINE`)
+    deadline: float = REQUEST_DEADLINE
     retries: int = 2
     backoff: float = 0.5
     throttle: bool = True  # PyGithub's pause between requests (GitHub's guidance); off in tests
@@ -399,16 +408,21 @@ class GitHubHttp:
     ) -> _Answer:
         """One request, tried again (the retry policy) on a 5xx or a transport error (a
         refused connection, a timeout, a cut body). The body is read up to
-        :data:`MAX_FETCH_BYTES` (past it: ``body`` None). The last 5xx, or the last
+        :data:`MAX_FETCH_BYTES` (past it: ``body`` None) within the settings' ``deadline``
+        (past it: :class:`_Overdue`, a transport error). The last 5xx, or the last
         transport error, is a :class:`GitHubError`."""
 
         def once() -> _Answer:
+            until = time.monotonic() + self.settings.deadline
             with self._http.stream(
                 method, url, params=params, json=body, headers=self._headers(accept)
             ) as resp:
                 if resp.status_code in RETRY_STATUSES:
-                    raise _ServerError(resp.status_code, _read(resp, ERROR_BODY_BYTES) or b"")
-                return _Answer(resp.status_code, resp.headers, _read(resp, MAX_FETCH_BYTES))
+                    error_body = _read(resp, ERROR_BODY_BYTES, until=until) or b""
+                    raise _ServerError(resp.status_code, error_body)
+                return _Answer(
+                    resp.status_code, resp.headers, _read(resp, MAX_FETCH_BYTES, until=until)
+                )
 
         tries = self.policy.retries + 1
         try:
@@ -424,8 +438,8 @@ class GitHubHttp:
         except httpx.HTTPError as err:
             raise GitHubError(
                 f"GitHub at {self.settings.api_url} did not answer {what}: "
-                f"{_network_cause(err, self.settings.timeout)} ({_tries(tries)}); check "
-                "GITHUB_API_URL and the network, or retry the job",
+                f"{_network_cause(err, self.settings.timeout, self.settings.deadline)} "
+                f"({_tries(tries)}); check GITHUB_API_URL and the network, or retry the job",
                 reason="github_unreachable",
             ) from err
 
@@ -439,11 +453,19 @@ class _Answer:
     body: bytes | None
 
 
-def _read(resp: httpx.Response, cap: int) -> bytes | None:
-    """The response's body, or None when it is longer than ``cap`` bytes (not read on)."""
+class _Overdue(httpx.TransportError):
+    """The answer's body was still coming at the request's deadline (a transport fault:
+    retried like a timeout, then ``github_unreachable``)."""
+
+
+def _read(resp: httpx.Response, cap: int, *, until: float) -> bytes | None:
+    """The response's body, or None when it is longer than ``cap`` bytes (not read on);
+    :class:`_Overdue` when it is not whole by ``until`` (monotonic seconds)."""
     chunks: list[bytes] = []
     size = 0
     for chunk in resp.iter_bytes():
+        if time.monotonic() > until:
+            raise _Overdue("the answer's body was still coming at the request's deadline")
         size += len(chunk)
         if size > cap:
             return None
@@ -521,9 +543,14 @@ def _chain(err: BaseException) -> Iterator[BaseException]:
         todo.extend(x for x in nested if isinstance(x, BaseException))
 
 
-def _network_cause(err: BaseException, timeout: float) -> str:
+def _network_cause(err: BaseException, timeout: float, deadline: float | None = None) -> str:
     """The real reason a request got no answer, in words (never a guess at a timeout)."""
     chain = list(_chain(err))
+    if any(isinstance(e, _Overdue) for e in chain):
+        return (
+            f"its answer was still coming after {deadline or REQUEST_DEADLINE:g}s (a body sent "
+            "slower than GitHub sends one)"
+        )
     text = " ".join(str(e) for e in chain).lower()
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
         return "connection refused"
