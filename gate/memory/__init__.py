@@ -108,6 +108,8 @@ def fail_stands(found: Record, question: Question) -> Decision:
             f"{found.state} ({found.reason}{answers}) (question {question.key.id[:12]}, diff "
             f"{question.key.diff_sha[:12]}, policy {found.policy_version}, model {found.model})"
         )
+        if found.run_url:  # where the answer's reasons are: this run does not repeat them
+            what += f"; its reasons are in the run {found.run_url}"
     detail = (
         f"{what}; no new call was made. The block is about the code: the author can change "
         "the diff; a writer can ask for a fresh review with the review-gate:fresh label, or "

@@ -35,6 +35,7 @@ from tests.integration.test_agreement_sim import scripted
 
 Sim = Callable[..., ReviewerSimulator]
 EMPTY = "e" * 40  # an empty commit on top of HEAD: a new head, the same diff
+FIRST_RUN = "1111"  # the run that answered (every later run is run_gate's 4242)
 
 #: the first run's config and answers, the reason its repeat stands with, and its family
 STANDING: dict[str, tuple[str, list[str], str, str]] = {
@@ -79,7 +80,7 @@ def test_a_standing_decision_says_what_changes_it(
     sim = sim_factory(scripted([*answers, *["pass"] * 30]))
     if first == "lost-record":
         fake.inject(r"^POST .*/issues/7/comments", 502, count=20)
-    assert run_gate(tmp_path, fake, sim, pr_payload()).code != 0
+    assert run_gate(tmp_path, fake, sim, pr_payload(), env={"GITHUB_RUN_ID": FIRST_RUN}).code != 0
     with fake.lock:
         fake.faults.clear()
     asked = sim.count
@@ -88,6 +89,11 @@ def test_a_standing_decision_says_what_changes_it(
     assert result.outputs["reason"] == reason, result.stdout
     assert result.outputs["family"] == family
     (body,) = [c["body"] for c in fake.comments[7]]
+    if first != "lost-record":  # the earlier run, which holds the answer's reasons, is named
+        run_url = f"actions/runs/{FIRST_RUN}"
+        assert run_url in result.certificate["decision"]["detail"]
+        for text in (body, result.summary):
+            assert run_url in text.replace("\\", ""), text
     for text in (body, result.summary):
         (step,) = _next_steps(text)
         assert "reviewed again" not in step, step
