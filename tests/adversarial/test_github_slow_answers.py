@@ -11,14 +11,15 @@ minutes). The reviewer transport had a deadline of its own (:mod:`gate.reviewers
 the GitHub client did not.
 
 Fix: :meth:`~gate.action.github.http.GitHubHttp._exchange` gives each request a deadline
-(``GitHubSettings.deadline``, :data:`~gate.action.github.http.REQUEST_DEADLINE`), checked
-between the body's reads; an answer still coming at it is a transport fault, retried
+(``GitHubSettings.deadline``, :data:`~gate.action.github.http.REQUEST_DEADLINE`): a
+watchdog shuts the client's sockets down when it passes (the head too), and the body's
+reads check it; an answer still coming at it is a transport fault, retried
 by the one retry policy and then ``github_unreachable``, whose message says the answer was
-still coming (never "no answer"). A request now ends within the deadline plus one read
-timeout.
+still coming (never "no answer").
 
-Generated: every call the action sends over httpx x every way a body can be dripped
-(``Content-Length``, chunked, and the body of a 5xx GitHub would have the gate retry),
+Generated: every call the action sends over httpx x every way an answer can be dripped
+(a body framed by ``Content-Length``, a chunked one, the body of a 5xx GitHub would have
+the gate retry, and the answer's head itself: httpx reads a head as slowly as it comes),
 through a real socket on 127.0.0.1. On the code before the fix every variant returned the
 dripped answer (or its 5xx) after the whole drip: no error named the slowness.
 """
@@ -47,17 +48,23 @@ RETRIES = 1
 #: pieces dripped at most (a drip past the deadline is cut off by the client)
 MAX_PIECES = 400
 
-SHAPES = ("content-length", "chunked", "5xx-body")
+SHAPES = ("content-length", "chunked", "5xx-body", "head")
 
 
 def pieces(shape: str, body: bytes) -> Iterator[bytes]:
-    """The raw answer: its head at once, then its body a byte (or a chunk) at a time."""
+    """The raw answer: its head at once, then its body a byte (or a chunk) at a time; or
+    (``head``) its head a byte at a time, padded with a long header, then its body."""
     status = "502 Bad Gateway" if shape == "5xx-body" else "200 OK"
     framing = "Transfer-Encoding: chunked" if shape == "chunked" else f"Content-Length: {len(body)}"
-    yield (
+    head = (
         f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nConnection: close\r\n"
-        f"{framing}\r\n\r\n"
+        f"X-Padding: {'p' * 200}\r\n{framing}\r\n\r\n"
     ).encode()
+    if shape == "head":
+        yield from (head[i : i + 1] for i in range(len(head)))
+        yield body
+        return
+    yield head
     for i in range(len(body)):
         byte = body[i : i + 1]
         yield b"1\r\n" + byte + b"\r\n" if shape == "chunked" else byte
@@ -70,6 +77,8 @@ class DripServer:
 
     def __init__(self, shape: str, body: bytes, *, drip: float = DRIP) -> None:
         self.requests = 0
+        #: answers sent whole: the client waited for all of it
+        self.complete = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,12 +92,13 @@ class DripServer:
                 if length:
                     self.rfile.read(length)
                 outer.requests += 1
+                answer = list(pieces(shape, body))[:MAX_PIECES]
                 try:
-                    for n, piece in enumerate(pieces(shape, body)):
-                        if n >= MAX_PIECES:
-                            break
+                    for n, piece in enumerate(answer):
                         self.wfile.write(piece)
                         self.wfile.flush()
+                        if n == len(answer) - 1:
+                            outer.complete += 1  # before the client can have returned
                         time.sleep(drip)
                 except OSError:
                     pass  # the client hung up at its deadline
@@ -156,14 +166,15 @@ def test_a_dripped_answer_ends_at_the_deadline(call: Call, shape: str) -> None:
     with DripServer(shape, body_of(call, shape)) as server:
         with pytest.raises(GitHubError) as info:
             call.run(client(server.url, call))
-        requests = server.requests
+        requests, complete = server.requests, server.complete
     assert info.value.reason == "github_unreachable", (info.value.reason, info.value.message)
+    assert complete == 0  # the client hung up before the drip was over, every time
     assert "still coming" in info.value.message
     assert f"{DEADLINE:g}s" in info.value.message
     assert requests <= RETRIES + 1  # retried by the one policy, never more
 
 
-@pytest.mark.parametrize("shape", ["content-length", "chunked"])
+@pytest.mark.parametrize("shape", ["content-length", "chunked", "head"])
 def test_an_answer_sent_at_once_is_read(shape: str) -> None:
     """The control: the same server without the pause, and the answer is read."""
     call = CALLS[0]
