@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gate.action.github.client import GitHubClient
+from gate.action.github.pull import MAX_PULL_COMMITS
 from gate.action.state import RunState
 from gate.memory import question, record
 from gate.memory.record import Record
@@ -158,7 +159,10 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
     if run.pull is None or run.earlier_read:
         return []
     run.earlier_read = True
-    chosen, left = heads(run, gh.pull_commits(run.pull.number))
+    commits = gh.pull_commits(run.pull.number)
+    # GitHub lists the oldest 250 and stops: past it, the newest commits are not listed
+    cut = len(commits) >= MAX_PULL_COMMITS
+    chosen, left = heads(run, commits)
     rows: dict[str, Record] = {}
     for sha in chosen:
         for seen in seen_on(run, gh, sha):
@@ -167,7 +171,7 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
                 continue
             if final[2] not in rows:
                 rows[final[2]] = row(run, sha, final[2], final[1])
-    if not rows and not left:
+    if not rows and not left and not cut:
         return []  # nothing to say: no block on any head, every head read
     off = run.config is not None and not run.config.sticky_comment
     if off:
@@ -182,6 +186,13 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
         + (
             f"; {left} older commits were not read (at most {MAX_EARLIER}; docs/security.md)"
             if left
+            else ""
+        )
+        + (
+            f"; GitHub lists only the oldest {MAX_PULL_COMMITS} commits of a pull request, so "
+            "its newer commits (but the head and the push's before) were not read "
+            "(docs/security.md)"
+            if cut
             else ""
         )
     )

@@ -556,12 +556,13 @@ class FakeGitHub:
     def _get_commits(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
     ) -> tuple[int, dict[str, str], bytes]:
-        """The pull request's commits, oldest first (GitHub lists at most 250)."""
+        """The pull request's commits, oldest first; GitHub lists the oldest 250 and no
+        more (its docs send a caller to the List commits endpoint for the rest)."""
         number = int(m.group(1))
         with self.lock:
             if number not in self.pulls:
                 return _json(404, {"message": "Not Found"})
-            shas = self.commits.get(number, [])[-250:]
+            shas = self.commits.get(number, [])[:250]
         items = [
             {"sha": sha, "url": f"{self.api_url}/repos/{self.repository}/commits/{sha}"}
             for sha in shas
