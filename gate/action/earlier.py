@@ -117,6 +117,23 @@ def heads(run: RunState, commits: Sequence[str]) -> tuple[list[str], int]:
     return wanted[:MAX_EARLIER], max(0, len(wanted) - MAX_EARLIER)
 
 
+def first_parents(run: RunState, gh: GitHubClient, listed: set[str]) -> list[str]:
+    """The head's first parents, newest first, down to the first commit GitHub ``listed``
+    (at most :data:`MAX_EARLIER`): the newest commits of a pull request longer than
+    GitHub's list (its oldest :data:`~gate.action.github.pull.MAX_PULL_COMMITS`). A push
+    and a merge of the base into the branch keep the branch on the first parent; the
+    commit dates, which the author sets, order nothing here."""
+    chain: list[str] = []
+    sha = run.head
+    for _ in range(MAX_EARLIER):
+        parents = gh.commit_parents(sha)
+        if not parents or parents[0] in listed:
+            break
+        sha = parents[0]
+        chain.append(sha)
+    return chain
+
+
 def row(run: RunState, sha: str, tag: str, description: str) -> Record:
     """The standing-block row of the question ``tag`` found on ``sha`` (module docstring)."""
     rejected = description.startswith("rejected")
@@ -160,9 +177,10 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
         return []
     run.earlier_read = True
     commits = gh.pull_commits(run.pull.number)
-    # GitHub lists the oldest 250 and stops: past it, the newest commits are not listed
+    # GitHub lists the oldest 250 and stops: past it, the newest are found from the head
     cut = len(commits) >= MAX_PULL_COMMITS
-    chosen, left = heads(run, commits)
+    newer = first_parents(run, gh, set(commits)) if cut else []
+    chosen, left = heads(run, [*commits, *reversed(newer)])
     rows: dict[str, Record] = {}
     for sha in chosen:
         for seen in seen_on(run, gh, sha):
@@ -189,9 +207,9 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
             else ""
         )
         + (
-            f"; GitHub lists only the oldest {MAX_PULL_COMMITS} commits of a pull request, so "
-            "its newer commits (but the head and the push's before) were not read "
-            "(docs/security.md)"
+            f"; GitHub lists only the oldest {MAX_PULL_COMMITS} commits of a pull request: "
+            f"{len(newer)} newer ones were found on the head's first parents"
+            + (f" (at most {MAX_EARLIER}; docs/security.md)" if len(newer) >= MAX_EARLIER else "")
             if cut
             else ""
         )

@@ -110,6 +110,7 @@ CALLS = [
     ),
     Call("pulls_for_commit", lambda c: c.pulls_for_commit(HEAD), [PULL], listing=True),
     Call("pull_commits", lambda c: c.pull_commits(7), [{"sha": HEAD}], listing=True),
+    Call("commit_parents", lambda c: c.commit_parents(HEAD), {"sha": HEAD, "parents": []}),
     Call(
         "own_check_runs",
         lambda c: c.own_check_runs(HEAD, name="c"),

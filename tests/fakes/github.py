@@ -502,6 +502,7 @@ class FakeGitHub:
             (r"/compare/([^/]+)", "GET", self._get_compare),
             (r"/git/trees/([^/]+)", "GET", self._get_tree),
             (r"/git/blobs/([^/]+)", "GET", self._get_blob),
+            (r"/git/commits/([0-9a-fA-F]+)", "GET", self._get_git_commit),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
@@ -568,6 +569,31 @@ class FakeGitHub:
             for sha in shas
         ]
         return self._page(items, query, f"/repos/{self.repository}/pulls/{number}/commits")
+
+    def _get_git_commit(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """A commit of a pull request's chain with its parent (the one before it there;
+        none for the first)."""
+        sha = m.group(1)
+        with self.lock:
+            chain = next((c for c in self.commits.values() if sha in c), None)
+        if chain is None:
+            return _json(404, {"message": "Not Found"})
+        at = chain.index(sha)
+        parents = [chain[at - 1]] if at > 0 else []
+        url = f"{self.api_url}/repos/{self.repository}/git/commits"
+        return _json(
+            200,
+            {
+                "sha": sha,
+                "url": f"{url}/{sha}",
+                "parents": [
+                    {"sha": p, "url": f"{url}/{p}", "html_url": f"{self.api_url}/commit/{p}"}
+                    for p in parents
+                ],
+            },
+        )
 
     def _page(
         self, items: list[dict[str, Any]], query: dict[str, str], path: str

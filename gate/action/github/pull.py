@@ -376,6 +376,24 @@ class PullReader(GitHubHttp):
             found.append(sha)
         return found
 
+    def commit_parents(self, sha: str) -> list[str]:
+        """The parents of commit ``sha``, its first parent first (``GET /repos/{owner}/
+        {repo}/git/commits/{commit_sha}``): the chain the newest heads of a pull request
+        longer than GitHub lists are found on (:mod:`gate.action.earlier`)."""
+        what = f"GET commit {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/git/commits/{quote(sha, safe='')}"
+        data = self._rest("GET", what, path)
+        parents = data.get("parents") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("sha") != sha or not isinstance(parents, list):
+            raise _bad_payload(what, "the answer is not that commit with its parents")
+        found: list[str] = []
+        for parent in parents:
+            parent_sha = parent.get("sha") if isinstance(parent, dict) else None
+            if not isinstance(parent_sha, str) or not _COMMIT_SHA.fullmatch(parent_sha):
+                raise _bad_payload(what, "a parent has no 40 or 64 hex sha")
+            found.append(parent_sha)
+        return found
+
     def permission(self, login: str) -> str:
         """The user's permission on the repository: admin, maintain, write, triage, read, none."""
 
