@@ -39,6 +39,7 @@ leaves. A GitHub error propagates: absence is never concluded from a failed read
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 from gate.action.github.client import GitHubClient
@@ -117,21 +118,24 @@ def heads(run: RunState, commits: Sequence[str]) -> tuple[list[str], int]:
     return wanted[:MAX_EARLIER], max(0, len(wanted) - MAX_EARLIER)
 
 
-def first_parents(run: RunState, gh: GitHubClient, listed: set[str]) -> list[str]:
-    """The head's first parents, newest first, down to the first commit GitHub ``listed``
-    (at most :data:`MAX_EARLIER`): the newest commits of a pull request longer than
-    GitHub's list (its oldest :data:`~gate.action.github.pull.MAX_PULL_COMMITS`). A push
-    and a merge of the base into the branch keep the branch on the first parent; the
+def newest_ancestors(run: RunState, gh: GitHubClient, listed: set[str]) -> list[str]:
+    """The head's ancestors, nearest first (breadth first over every parent), that GitHub
+    has not ``listed``, at most :data:`MAX_EARLIER`: the newest commits of a pull request
+    longer than GitHub's list (its oldest :data:`~gate.action.github.pull.MAX_PULL_COMMITS`).
+    Every parent, not the first only: a merge made from the base's side has the base's
+    history as its first parent and the pull request's own commits as its second. The
     commit dates, which the author sets, order nothing here."""
-    chain: list[str] = []
-    sha = run.head
-    for _ in range(MAX_EARLIER):
-        parents = gh.commit_parents(sha)
-        if not parents or parents[0] in listed:
-            break
-        sha = parents[0]
-        chain.append(sha)
-    return chain
+    found: list[str] = []
+    seen = {run.head}
+    todo = deque([run.head])
+    while todo and len(found) < MAX_EARLIER:
+        for parent in gh.commit_parents(todo.popleft()):
+            if parent in listed or parent in seen:
+                continue
+            seen.add(parent)
+            found.append(parent)
+            todo.append(parent)
+    return found[:MAX_EARLIER]
 
 
 def row(run: RunState, sha: str, tag: str, description: str) -> Record:
@@ -179,7 +183,7 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
     commits = gh.pull_commits(run.pull.number)
     # GitHub lists the oldest 250 and stops: past it, the newest are found from the head
     cut = len(commits) >= MAX_PULL_COMMITS
-    newer = first_parents(run, gh, set(commits)) if cut else []
+    newer = newest_ancestors(run, gh, set(commits)) if cut else []
     chosen, left = heads(run, [*commits, *reversed(newer)])
     rows: dict[str, Record] = {}
     for sha in chosen:
@@ -208,7 +212,7 @@ def recover(run: RunState, gh: GitHubClient) -> list[Record]:
         )
         + (
             f"; GitHub lists only the oldest {MAX_PULL_COMMITS} commits of a pull request: "
-            f"{len(newer)} newer ones were found on the head's first parents"
+            f"{len(newer)} newer ones were found among the head's ancestors"
             + (f" (at most {MAX_EARLIER}; docs/security.md)" if len(newer) >= MAX_EARLIER else "")
             if cut
             else ""

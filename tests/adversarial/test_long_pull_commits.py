@@ -14,9 +14,10 @@ runs were cancelled by the workflow's concurrency group before they posted (or t
 were pushed at once). The last push's ``before`` holds nothing, and the rejected head,
 among the newest, was not in GitHub's list: the diff was asked again and could pass.
 
-Fix (:func:`gate.action.earlier.first_parents`): when the list is at GitHub's cap, the
-head's first parents are walked (``GET /repos/{owner}/{repo}/git/commits/{sha}``) down to
-the first listed commit, at most 100, and read first. Not the List commits endpoint: it
+Fix (:func:`gate.action.earlier.newest_ancestors`): when the list is at GitHub's cap, the
+head's ancestors are walked, every parent, nearest first (``GET /repos/{owner}/{repo}/git/
+commits/{sha}``), stopping at listed commits, at most 100, and read first (a first-parent
+walk alone missed a merge made from the base's side). Not the List commits endpoint: it
 orders by the commit dates, which the author sets. Generated over the pull request's
 length x how many unposted commits lie above the rejected one x the memory that was lost;
 every variant with the rejected head past the 250 failed before the fix.
@@ -25,6 +26,7 @@ every variant with the rejected head past the 250 failed before the fix.
 from __future__ import annotations
 
 import hashlib
+import itertools
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,53 @@ def test_a_rejected_head_among_the_newest_of_a_long_pull_request_stands(
     run = run_gate(tmp_path, fake, author.sim, payload)
     said = run.stdout + run.summary
     newer = min(len(chain) - 250 - 1, 100)  # past GitHub's list, the head excluded; walked
-    assert f"{newer} newer ones were found on the head's first parents" in said
+    assert f"{newer} newer ones were found among the head's ancestors" in said
     assert truth.asked[BAD_SHA] == 1, "the rejected diff was asked again"
     assert decided(fake, head, "status") == ["failure"]
+
+
+@pytest.mark.parametrize("memory", ["sticky_off", "deleted"])
+@pytest.mark.parametrize("base_history", [5, 150])
+def test_a_merge_made_from_the_base_side_hides_nothing(
+    tmp_path: Path, fake_github: FakeGitHub, sim_factory: Sim, base_history: int, memory: str
+) -> None:
+    """The author merges the branch into the base's tip and pushes that merge: its first
+    parent is the base's history, its second the pull request's own commits (the rejected
+    head one below the cancelled push). A first-parent walk went down the base's history
+    and never met the rejected head."""
+    fake = fake_github
+    if memory == "sticky_off":
+        fake.set_file(BASE, CONFIG_PATH, "sticky_comment: false\n")
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    fillers = [
+        hashlib.sha1(f"filler {i}".encode(), usedforsecurity=False).hexdigest() for i in range(260)
+    ]
+    rejected = author.commit(BAD)
+    fake.add_pull(7, head_sha=rejected, base_sha=BASE, diff=BAD)
+    fake.move_head(7, rejected, commits=[*fillers, rejected])
+    opened = pull_request_event(
+        "opened", repository=REPO, number=7, head_sha=rejected, base_sha=BASE
+    )
+    run_gate(tmp_path, fake, author.sim, opened)
+    if memory == "deleted":
+        author.delete_the_gates_comment()
+    cancelled = author.commit(BAD)  # its run was cancelled: nothing posted on it
+    history = [
+        hashlib.sha1(f"base {i}".encode(), usedforsecurity=False).hexdigest()
+        for i in range(base_history)
+    ]
+    merge = author.commit(BAD)
+    with fake.lock:
+        for older, newer in itertools.pairwise(history):
+            fake.parents[newer] = [older]
+        fake.parents[history[0]] = []
+        fake.parents[merge] = [history[-1], cancelled]  # the base's side first
+    fake.move_head(7, merge, commits=[*fillers, rejected, cancelled, merge])
+    payload = pull_request_event(
+        "synchronize", repository=REPO, number=7, head_sha=merge, base_sha=BASE
+    )
+    payload["before"] = cancelled
+    run_gate(tmp_path, fake, author.sim, payload)
+    assert truth.asked[BAD_SHA] == 1, "the rejected diff was asked again"
+    assert decided(fake, merge, "status") == ["failure"]

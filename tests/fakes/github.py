@@ -134,6 +134,8 @@ class FakeGitHub:
         self.refuse_compare: set[str] = set()  # "base...head" answered 406 (diff too large)
         self.contents: dict[str, dict[str, bytes]] = {}  # ref -> path -> bytes
         self.compares: dict[str, tuple[bytes, list[dict[str, Any]]]] = {}
+        #: a commit's parents, first parent first, where a test names them (a merge)
+        self.parents: dict[str, list[str]] = {}
         self.truncated_trees: set[str] = set()  # refs whose git tree is answered truncated
         #: ref -> path -> git mode (default 100644); a 160000 file's bytes are a commit id
         self.modes: dict[str, dict[str, str]] = {}
@@ -573,15 +575,17 @@ class FakeGitHub:
     def _get_git_commit(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
     ) -> tuple[int, dict[str, str], bytes]:
-        """A commit of a pull request's chain with its parent (the one before it there;
-        none for the first)."""
+        """A commit with its parents: as :attr:`parents` names them (a merge), else the one
+        before it in a pull request's chain (none for the first)."""
         sha = m.group(1)
         with self.lock:
             chain = next((c for c in self.commits.values() if sha in c), None)
-        if chain is None:
+            parents = self.parents.get(sha)
+        if parents is None and chain is None:
             return _json(404, {"message": "Not Found"})
-        at = chain.index(sha)
-        parents = [chain[at - 1]] if at > 0 else []
+        if parents is None and chain is not None:
+            at = chain.index(sha)
+            parents = [chain[at - 1]] if at > 0 else []
         url = f"{self.api_url}/repos/{self.repository}/git/commits"
         return _json(
             200,
