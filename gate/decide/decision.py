@@ -17,10 +17,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from gate.decide.attempt import Attempt
-from gate.decide.envelope import DEFAULT_MAX_SIZE, verify_envelope
-from gate.decide.repair import find_structural_cut
-from gate.decide.verdict import Verdict, check_binding, check_shape, extract_fence, strict_loads
 from gate.errors import (
     BadEncoding,
     BindingError,
@@ -35,6 +31,12 @@ from gate.safe.redact import redact
 
 if TYPE_CHECKING:
     from gate.config import Config
+    from gate.decide.attempt import Attempt
+    from gate.decide.verdict import Verdict
+
+# The envelope, verdict and repair modules are imported by the functions that use them:
+# the action imports this module for its types before its first request, and decides
+# only after the review (docs/design.md, start-up).
 
 MAX_DESCRIPTION = 140
 
@@ -221,6 +223,9 @@ def decide(
 
     ``max_size`` bounds the envelope body (default: 16 MiB, or the envelope's length).
     """
+    from gate.decide.envelope import DEFAULT_MAX_SIZE, verify_envelope
+    from gate.decide.verdict import check_binding, check_shape, extract_fence, strict_loads
+
     if envelope is None:
         last = attempts[-1] if attempts else None
         if last is None:
@@ -277,6 +282,9 @@ def _needs_human(
 def _from_repair(
     fenced: str, err: StrictJSONError, binding: Binding, envelope_sha: str
 ) -> Decision:
+    from gate.decide.repair import find_structural_cut
+    from gate.decide.verdict import check_binding, check_shape, strict_loads
+
     repair = find_structural_cut(fenced) if err.reason == "json_syntax" else None
     if repair is None:
         return _needs_human(err.reason, err.message, envelope_sha)

@@ -109,7 +109,7 @@ PIPELINE_MODULES = tuple(
         "reviews",
         "triage",
     )
-)
+) + tuple(f"gate.decide.{name}" for name in ("envelope", "repair", "verdict"))
 
 
 @pytest.fixture(scope="module")
@@ -157,8 +157,10 @@ def test_the_review_pipeline_is_loaded_only_after_the_first_request(
     is loaded later in the same run, so the names are the ones the run really uses."""
     result = child
     assert result["pipeline_at_import"] == []
-    # the harness's own share is out of the count: keep it to the reviewer's settings
-    assert set(result["harness_pipeline"]) <= {"gate.reviewers", "gate.reviewers.settings"}
+    # the harness's own share is out of the count: keep it to the reviewer's settings and
+    # the envelope the simulator seals its answers with (checked at import, above)
+    harness = {"gate.reviewers", "gate.reviewers.settings", "gate.decide.envelope"}
+    assert set(result["harness_pipeline"]) <= harness
     first_op, _stack, first_pipeline = result["seen"][0]
     assert first_op == "pulls/get"
     assert first_pipeline == [], f"loaded before the first request: {first_pipeline}"
@@ -166,3 +168,4 @@ def test_the_review_pipeline_is_loaded_only_after_the_first_request(
     last = set(result["seen"][-1][2])
     assert {"gate.action.guards", "gate.review.pipeline", "gate.memory.question"} <= last
     assert {"gate.action.checks", "gate.review.certificate"} <= last
+    assert "gate.decide.verdict" in last  # repair: only for an answer that needs one
