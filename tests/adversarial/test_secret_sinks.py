@@ -524,10 +524,17 @@ def test_credentials_in_the_base_url_are_refused_without_showing_them(
     first, by a message quoting the URL: password included, into the terminal, the
     status and the summary. Every message now shows the URL without its credentials."""
     user, password, scheme, host, tail = parts
-    url = f"{scheme}://{user}:{password}@{host}{tail}"
-    with pytest.raises(UsageError) as caught:
-        validate(ReviewerSettings(provider=provider, model="m", base_url=url, api_key="k" * 20))
-    assert leaks(caught.value.message, password) == []
+
+    def refused(secret: str) -> str:
+        url = f"{scheme}://{user}:{secret}@{host}{tail}"
+        with pytest.raises(UsageError) as caught:
+            validate(ReviewerSettings(provider=provider, model="m", base_url=url, api_key="k" * 20))
+        return caught.value.message
+
+    # a window the message shows for another password too is the message's own text (a
+    # password drawn as "012OPENAI_API_K3" meets "OPENAI_API_KEY" in the advice), not a leak
+    shown_anyway = set(leaks(refused("~" * len(password)), password))
+    assert [w for w in leaks(refused(password), password) if w not in shown_anyway] == []
 
 
 @pytest.mark.parametrize("password", ["pw-CANARY-9f3Kq+Zx7LmWv", "%41%42CANARY~!$&'()*+,;=x"])
