@@ -49,6 +49,7 @@ from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError, Interrupted
 from gate.reviewers.limits import classify
 from gate.reviewers.settings import ReviewerSettings, shown_url
+from gate.safe import tls
 from gate.safe.redact import redact
 
 #: How much of a non-2xx body is read to find the provider's error message.
@@ -349,19 +350,6 @@ class _Watchdog:
             # the plain socket method, so a TLS socket's state is left to its reader
             with contextlib.suppress(OSError):
                 socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
-
-
-_SSL_CONTEXT: ssl.SSLContext | None = None
-_SSL_LOCK = threading.Lock()
-
-
-def _ssl_context() -> ssl.SSLContext:
-    """One verifying TLS context per process (building one per attempt is slow)."""
-    global _SSL_CONTEXT
-    with _SSL_LOCK:
-        if _SSL_CONTEXT is None:
-            _SSL_CONTEXT = httpx.create_ssl_context(trust_env=True)
-        return _SSL_CONTEXT
 
 
 # --- reading one exchange --------------------------------------------------------
@@ -801,7 +789,7 @@ def _client(settings: ReviewerSettings) -> httpx.Client:
     connect, read = _connect_bound(settings), _read_bound(settings)
     return httpx.Client(
         timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
-        verify=_ssl_context(),
+        verify=tls.context(),
         follow_redirects=False,
         trust_env=True,
     )

@@ -475,10 +475,7 @@ class FakeGitHub:
         template, _params, _ = self.contract.match(rec.path, rec.method)
         if template is None:
             return body
-        schema = self.contract.response_schema(template, rec.method, status)
-        if schema is None:
-            return body
-        return json.dumps(self.contract.fill(schema, json.loads(body))).encode()
+        return self.contract.filled(template, rec.method, status, body)
 
     def _check_own_response(
         self, rec: Recorded, status: int, headers: dict[str, str], body: bytes

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote
 
 import jsonschema
@@ -89,6 +89,21 @@ def load_contract() -> Contract:
     return Contract(spec)
 
 
+#: the most answers one memo of :class:`Contract` keeps before it starts again
+_MEMO_CAP = 4096
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _memo(memo: dict[_K, _V], key: _K, value: _V) -> _V:
+    """``value`` kept under ``key`` in ``memo`` (emptied first when it is full)."""
+    if len(memo) >= _MEMO_CAP:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def _pointer(*parts: str) -> str:
     return "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
 
@@ -98,6 +113,13 @@ class Contract:
         self.spec = spec
         self.version = str(spec.get("info", {}).get("version", ""))
         self._validators: dict[str, jsonschema.Draft4Validator] = {}
+        # answers of pure functions of the (never changed) description, by their input:
+        # the same paths, payloads and answers come back thousands of times in a test run,
+        # and matching ~1000 route patterns or validating a pull request's schema each
+        # time was most of the fake's CPU (each memo is cleared when it reaches _MEMO_CAP)
+        self._matches: dict[tuple[str, str], tuple[str | None, dict[str, str], list[str]]] = {}
+        self._checked: dict[tuple[str, str], list[str]] = {}
+        self._filled: dict[tuple[str, str, int, bytes], bytes] = {}
         schema_doc = _nullable_to_union(copy.deepcopy(spec))
         resource = referencing.Resource.from_contents(
             schema_doc, default_specification=referencing.jsonschema.DRAFT4
@@ -156,6 +178,13 @@ class Contract:
 
     def match(self, path: str, method: str) -> tuple[str | None, dict[str, str], list[str]]:
         """(template, path params, violations)."""
+        found = self._matches.get((path, method))
+        if found is None:
+            found = _memo(self._matches, (path, method), self._match(path, method))
+        template, params, problems = found
+        return template, dict(params), list(problems)
+
+    def _match(self, path: str, method: str) -> tuple[str | None, dict[str, str], list[str]]:
         method = method.lower()
         path_only = False
         for route in self.routes:
@@ -179,16 +208,25 @@ class Contract:
     def _validate_value(self, schema_pointer: str, value: Any) -> list[str]:
         # one validator per schema, built at its first use: a validator is immutable, and
         # building one per request made every request of the fake wait ~20 ms
+        try:  # the same JSON text under the same schema: the same answer
+            key = (schema_pointer, json.dumps(value, allow_nan=True))
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and (known := self._checked.get(key)) is not None:
+            return list(known)
         validator = self._validators.get(schema_pointer)
         if validator is None:
             validator = jsonschema.Draft4Validator(
                 {"$ref": f"{SPEC_URI}#{schema_pointer}"}, registry=self.registry
             )
             self._validators[schema_pointer] = validator
-        return [
+        problems = [
             f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
             for err in validator.iter_errors(value)
         ]
+        if key is not None:
+            _memo(self._checked, key, list(problems))
+        return problems
 
     def check_request(
         self,
@@ -329,6 +367,18 @@ class Contract:
             if schema.get(key):
                 return self._flatten(schema[key][0])
         return dict(schema)
+
+    def filled(self, template: str, method: str, status: int, body: bytes) -> bytes:
+        """The JSON answer ``body`` with :meth:`fill` applied under its documented schema."""
+        key = (template, method, status, body)
+        known = self._filled.get(key)
+        if known is None:
+            schema = self.response_schema(template, method, status)
+            known = (
+                body if schema is None else json.dumps(self.fill(schema, json.loads(body))).encode()
+            )
+            _memo(self._filled, key, known)
+        return known
 
     def fill(self, schema: Any, value: Any, depth: int = 0) -> Any:
         """``value`` completed with a minimal value for every required field it lacks.

@@ -33,7 +33,7 @@ from gate.action.blobfetch import FetchCount
 from gate.action.github import sdk
 from gate.action.github.records import Identity, TreeListing
 from gate.errors import GitHubError, UsageError
-from gate.safe import strictjson
+from gate.safe import strictjson, tls
 from gate.safe.redact import redact
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -383,8 +383,13 @@ class GitHubHttp:
 
     @functools.cached_property
     def _http(self) -> httpx.Client:
-        """The one httpx client (one timeout, redirects refused, connections kept)."""
-        client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout), follow_redirects=False)
+        """The one httpx client (one timeout, redirects refused, connections kept, the
+        process's one verifying TLS context)."""
+        client = httpx.Client(
+            timeout=httpx.Timeout(self.settings.timeout),
+            verify=tls.context(),
+            follow_redirects=False,
+        )
         weakref.finalize(self, client.close)
         return client
 

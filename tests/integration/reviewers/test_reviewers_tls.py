@@ -19,8 +19,8 @@ from cryptography.x509.oid import NameOID
 
 from gate.decide.envelope import verify_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
-from gate.reviewers import base
 from gate.reviewers.transport import review
+from gate.safe import tls as shared_tls
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -58,7 +58,7 @@ def tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ssl.SSLContext:
     server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server.load_cert_chain(cert_path, key_path)
     client = ssl.create_default_context(cafile=str(cert_path))
-    monkeypatch.setattr(base, "_SSL_CONTEXT", client)  # trust this certificate, this test only
+    monkeypatch.setattr(shared_tls, "_CONTEXT", client)  # trust this certificate, this test only
     return server
 
 
@@ -73,7 +73,7 @@ def test_a_healthy_answer_over_tls_is_sealed(tls: ssl.SSLContext) -> None:
 def test_an_untrusted_certificate_is_a_connect_error(
     tls: ssl.SSLContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(base, "_SSL_CONTEXT", ssl.create_default_context())
+    monkeypatch.setattr(shared_tls, "_CONTEXT", ssl.create_default_context())
     with ReviewerSimulator("openai", tls=tls) as sim:
         outcome = review(sim.settings(attempts=1), system="s", user="u")
     assert outcome.last is not None
