@@ -34,8 +34,21 @@ def _index() -> dict[str, list[dict[str, Any]]]:
 
 def examples(event: str, action: str | None = None) -> list[dict[str, Any]]:
     """GitHub's example payloads for ``event`` (and ``action``), deep-copied."""
-    found = [e for e in _index().get(event, []) if action is None or e.get("action") == action]
-    return copy.deepcopy(found)
+    return copy.deepcopy(_found(event, action))
+
+
+def _found(event: str, action: str | None) -> list[dict[str, Any]]:
+    """The examples themselves (shared: copy the one you change)."""
+    return [e for e in _index().get(event, []) if action is None or e.get("action") == action]
+
+
+def _example(event: str, action: str | None, index: int = 0) -> dict[str, Any]:
+    """One example, deep-copied (copying every example of the action to keep one was most
+    of the cost of building an event)."""
+    found = _found(event, action)
+    if not found:
+        raise ExamplesUnavailable(f"no {event} example with action {action!r}")
+    return copy.deepcopy(found[index % len(found)])
 
 
 def _point_repo(repo: dict[str, Any], full_name: str) -> None:
@@ -60,10 +73,7 @@ def pull_request_event(
     index: int = 0,
 ) -> dict[str, Any]:
     """A real ``pull_request`` example for ``action``, pointed at the fake repository."""
-    found = examples("pull_request", action)
-    if not found:
-        raise ExamplesUnavailable(f"no pull_request example with action {action!r}")
-    payload = found[index % len(found)]
+    payload = _example("pull_request", action, index)
     pr = payload["pull_request"]
     payload["number"] = pr["number"] = number
     pr["draft"] = draft
@@ -104,7 +114,7 @@ def pull_request_edited_event(
 
 
 def merge_group_event(*, repository: str, head_sha: str, base_sha: str) -> dict[str, Any]:
-    payload = examples("merge_group", "checks_requested")[0]
+    payload = _example("merge_group", "checks_requested")
     payload["merge_group"]["head_sha"] = head_sha
     payload["merge_group"]["base_sha"] = base_sha
     _point_repo(payload["repository"], repository)
@@ -114,7 +124,7 @@ def merge_group_event(*, repository: str, head_sha: str, base_sha: str) -> dict[
 def workflow_dispatch_event(
     *, repository: str, inputs: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    payload = examples("workflow_dispatch")[0]
+    payload = _example("workflow_dispatch", None)
     payload["inputs"] = dict(inputs or {})
     _point_repo(payload["repository"], repository)
     return payload
@@ -133,7 +143,7 @@ def issue_comment_event(
     """A real ``issue_comment`` ``created`` example, pointed at the fake repository. The
     examples are comments on issues; a comment on a pull request carries the documented
     ``issue.pull_request`` object, added here when ``on_pull_request``."""
-    payload = examples("issue_comment", "created")[0]
+    payload = _example("issue_comment", "created")
     payload["action"] = action
     issue, comment = payload["issue"], payload["comment"]
     issue["number"] = number
