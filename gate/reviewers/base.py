@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -51,6 +51,7 @@ from gate.reviewers.limits import classify
 from gate.reviewers.settings import ReviewerSettings, shown_url
 from gate.safe import tls
 from gate.safe.redact import redact
+from gate.safe.watchdog import Watchdog
 
 #: How much of a non-2xx body is read to find the provider's error message.
 ERROR_BODY_LIMIT = 64 * 1024
@@ -289,69 +290,6 @@ class Exchange:
 # --- the deadline watchdog -----------------------------------------------------
 
 
-class _Watchdog:
-    """Shut the connection's socket down when the total deadline passes.
-
-    httpx only has per-operation timeouts; a server trickling a byte just
-    inside the read timeout would hold the gate forever. The socket is learnt
-    through httpx's public ``trace`` extension as soon as it is connected.
-    """
-
-    _SOCKET_EVENTS = frozenset(
-        f"{layer}.{step}.complete"
-        for layer in ("connection", "proxy", "socks")
-        for step in ("connect_tcp", "start_tls")
-    )
-
-    def __init__(self, seconds: float) -> None:
-        self._lock = threading.Lock()
-        self._sock: socket.socket | None = None
-        self.fired = False
-        self._armed = True
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.disarm()
-        self._timer.join()
-
-    def disarm(self) -> None:
-        """The exchange is over: a later deadline means nothing."""
-        with self._lock:
-            self._armed = False
-        self._timer.cancel()
-
-    def trace(self, name: str, info: Mapping[str, Any]) -> None:
-        if name not in self._SOCKET_EVENTS:
-            return
-        stream = info.get("return_value")
-        getter = getattr(stream, "get_extra_info", None)
-        sock = getter("socket") if getter is not None else None
-        if not isinstance(sock, socket.socket):
-            return
-        with self._lock:
-            self._sock = sock
-            if self.fired:
-                self._shutdown()
-
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._armed:
-                return
-            self.fired = True
-            self._shutdown()
-
-    def _shutdown(self) -> None:
-        if self._sock is not None:
-            # the plain socket method, so a TLS socket's state is left to its reader
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
-
-
 # --- reading one exchange --------------------------------------------------------
 
 
@@ -569,7 +507,7 @@ def _read_success_body(
     response: httpx.Response,
     sink: Callable[[bytes], None],
     progress: _Progress,
-    watchdog: _Watchdog,
+    watchdog: Watchdog,
 ) -> Problem | None:
     """Stream a 2xx body to ``sink`` under the size limit and the deadline."""
     raw, limit = progress.raw, settings.max_response_bytes
@@ -610,7 +548,7 @@ def _read_response(
     response: httpx.Response,
     sink: Callable[[bytes], None],
     progress: _Progress,
-    watchdog: _Watchdog,
+    watchdog: Watchdog,
 ) -> Problem | None:
     """Record the head, then read the body the status calls for."""
     progress.first_byte_s = time.monotonic() - progress.start
@@ -752,7 +690,7 @@ def _answers_plain_http(settings: ReviewerSettings) -> bool:
 
 
 def _transport_problem(
-    err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: _Watchdog
+    err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: Watchdog
 ) -> Problem | None:
     """The problem a transport exception stands for; None when the deadline explains it."""
     handshake_hung = isinstance(err, httpx.ConnectTimeout) and not watchdog.fired
@@ -826,7 +764,7 @@ def perform(
         "content-type": "application/json",
         **request.headers,
     }
-    watchdog = _Watchdog(settings.deadline)
+    watchdog = Watchdog(settings.deadline)
     with _OPEN_LOCK:
         _OPEN[id(progress)] = progress
     try:

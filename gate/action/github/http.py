@@ -16,10 +16,8 @@ names the call, the HTTP status and the fix.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import socket
-import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -35,6 +33,7 @@ from gate.action.github.records import Identity, TreeListing
 from gate.errors import GitHubError, UsageError
 from gate.safe import strictjson, tls
 from gate.safe.redact import redact
+from gate.safe.watchdog import Watchdog
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -77,8 +76,8 @@ ERROR_BODY_BYTES = 64 * 1024
 #: the longest one request may take, its head and body included, seconds: httpx's
 #: timeouts are per read, so an answer sent a byte at a time just inside the read timeout
 #: would hold the run for as long as the sender liked (64 MB at one byte a read). When it
-#: passes, the client's sockets are shut down (:class:`_Watchdog`), and the body's reads
-#: check it too.
+#: passes, the client's sockets are shut down (:class:`gate.safe.watchdog.Watchdog`), and
+#: the body's reads check it too.
 REQUEST_DEADLINE = 120.0
 
 
@@ -231,7 +230,7 @@ class GitHubHttp:
         self._last_request: float | None = None  # monotonic, for the pacing over httpx
         self._last_write: float | None = None
         #: the httpx client's connected sockets (kept alive between requests), which a
-        #: request's :class:`_Watchdog` shuts down at its deadline
+        #: request's :class:`gate.safe.watchdog.Watchdog` shuts down at its deadline
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
 
     @functools.cached_property
@@ -425,7 +424,7 @@ class GitHubHttp:
 
         def once() -> _Answer:
             until = time.monotonic() + self.settings.deadline
-            watchdog = _Watchdog(self.settings.deadline, self._sockets)
+            watchdog = Watchdog(self.settings.deadline, self._sockets)
             try:
                 with (
                     watchdog,
@@ -475,60 +474,6 @@ class _Answer:
     status: int
     headers: httpx.Headers
     body: bytes | None
-
-
-class _Watchdog:
-    """Shut the client's sockets down when a request's deadline passes (httpx has only
-    per-read timeouts: an answer's head sent a byte at a time is read for as long as it
-    comes). The sockets are learnt through httpx's public ``trace`` extension when a
-    connection is made; a request on a kept-alive connection made none, so every socket
-    the client connected is shut down (the client makes one request at a time; a kept
-    connection shut down is only a transport error, which the retry policy retries).
-    The same mechanism as the reviewer transport's (:mod:`gate.reviewers.base`), over
-    a pool of connections."""
-
-    _SOCKET_EVENTS = frozenset(
-        f"{layer}.{step}.complete"
-        for layer in ("connection", "proxy", "socks")
-        for step in ("connect_tcp", "start_tls")
-    )
-
-    def __init__(self, seconds: float, sockets: weakref.WeakSet[socket.socket]) -> None:
-        self._lock = threading.Lock()
-        self._sockets = sockets
-        self.fired = False
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
-
-    def trace(self, name: str, info: Mapping[str, Any]) -> None:
-        if name not in self._SOCKET_EVENTS:
-            return
-        getter = getattr(info.get("return_value"), "get_extra_info", None)
-        sock = getter("socket") if getter is not None else None
-        if isinstance(sock, socket.socket):
-            with self._lock:
-                self._sockets.add(sock)
-                if self.fired:
-                    _shutdown(sock)
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired = True
-            for sock in list(self._sockets):
-                _shutdown(sock)
-
-
-def _shutdown(sock: socket.socket) -> None:
-    # the plain socket method, so a TLS socket's state is left to its reader
-    with contextlib.suppress(OSError):
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 class _Overdue(httpx.TransportError):
