@@ -26,10 +26,9 @@ dripped answer (or its 5xx) after the whole drip: no error named the slowness.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -37,7 +36,7 @@ import pytest
 from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.errors import GitHubError
-from tests.adversarial.test_github_answers import CALLS, REPO, Call, dumps
+from tests.adversarial.test_github_answers import CALLS, REPO, Call, Loopback, dumps
 
 #: the request's deadline in these tests, and the pause between two dripped pieces
 DEADLINE = 0.2
@@ -72,7 +71,7 @@ def pieces(shape: str, body: bytes) -> Iterator[bytes]:
         yield b"0\r\n\r\n"
 
 
-class DripServer:
+class DripServer(Loopback):
     """A 127.0.0.1 server that drips each answer (bounded in pieces and time)."""
 
     def __init__(self, shape: str, body: bytes, *, drip: float = DRIP) -> None:
@@ -106,24 +105,7 @@ class DripServer:
 
             do_GET = do_POST = _any
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> DripServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._serve(Handler)
 
 
 def client(url: str, call: Call) -> GitHubClient:
