@@ -22,13 +22,14 @@ import math
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError
+from gate.frozen import dataclass
 from gate.prices import listed_price
 from gate.providers import (
     AZURE_TOKEN_ENV,

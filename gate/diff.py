@@ -40,10 +40,12 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
+
+from gate.frozen import dataclass
 
 
 class SkipWhy(StrEnum):

@@ -16,7 +16,7 @@ config is validated, :mod:`gate.review.cost` to price a review.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gate.frozen import dataclass
 
 
 @dataclass(frozen=True)

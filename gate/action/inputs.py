@@ -9,10 +9,10 @@ fails the job, where the certificate goes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from gate.config import DEFAULT_CONFIG_PATH, inputs_from_env
 from gate.errors import UsageError
+from gate.frozen import dataclass
 from gate.providers import SECRET_ENVS
 
 

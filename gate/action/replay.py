@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from gate.action import report
@@ -26,6 +26,7 @@ from gate.action.github.http import GitHubSettings
 from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
+from gate.frozen import dataclass
 from gate.memory import record
 from gate.memory import replay as core
 from gate.memory.question import key_of_record

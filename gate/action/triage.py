@@ -28,7 +28,7 @@ import contextlib
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TypeVar
@@ -42,6 +42,7 @@ from gate.action.state import RunState
 from gate.config import Config, apply_inputs, default_config, parse_config
 from gate.decide.decision import Family
 from gate.errors import ConfigError, ExitCode, GitHubError
+from gate.frozen import dataclass
 from gate.memory import record, stats
 from gate.safe import redact
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from gate.errors import (
     StrictJSONError,
     VerdictError,
 )
+from gate.frozen import dataclass
 from gate.safe.redact import redact
 
 if TYPE_CHECKING:

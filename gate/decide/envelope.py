@@ -27,7 +27,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gate.errors import (
     BadEncoding,
@@ -40,6 +40,7 @@ from gate.errors import (
     SizeLimitExceeded,
     TrailingBytes,
 )
+from gate.frozen import dataclass
 
 MAGIC = b"MC1 "
 SENTINEL = b"\nEND\n"

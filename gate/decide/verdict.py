@@ -23,7 +23,6 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gate.errors import (
@@ -35,6 +34,7 @@ from gate.errors import (
     ShapeError,
     StrictJSONError,
 )
+from gate.frozen import dataclass
 from gate.safe import strictjson
 from gate.safe.redact import redact
 

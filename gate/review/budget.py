@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from gate.config import Config
 from gate.decide.decision import Binding, Decision, State, blocked
 from gate.diff import Coverage, split_diff
+from gate.frozen import dataclass
 from gate.review.chunks import (
     BYTES_PER_TOKEN,
     Chunk,

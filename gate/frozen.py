@@ -1,0 +1,350 @@
+"""``dataclass``, as the standard library's, without compiling code for each class.
+
+Python 3.11's and 3.12's :func:`dataclasses.dataclass` writes the source of six
+methods for each frozen class (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
+``__setattr__``, ``__delattr__``) and compiles each with ``exec``: 0.6 to 1 ms a class.
+The gate defines about a hundred frozen records, and the ~50 a ``review`` loads cost
+about 45 ms of its start, as much as everything else the gate imports (issue 22).
+
+:func:`dataclass` here gives the same classes with none of that compiling. The standard
+library still reads the fields (``dataclasses.dataclass(init=False, repr=False,
+eq=False)``: annotations, defaults, ``field()``, ``KW_ONLY``, ``ClassVar``, inherited
+fields, the mutable-default check, ``__match_args__``), so :func:`dataclasses.fields`,
+:func:`~dataclasses.replace`, :func:`~dataclasses.asdict` and ``match`` all work; the six
+methods are then shared functions closed over each class's field names, with the
+standard library's exact behaviour: the same ``repr`` (fields with ``repr=False`` left
+out, recursion shown as ``...``), equality and hash over the same tuples, the same
+:class:`~dataclasses.FrozenInstanceError`, and ``__init__`` with the same signature,
+defaults, factories, keyword-only fields, ``__post_init__`` and ``TypeError`` messages.
+``tests/unit/test_frozen.py`` proves it against the standard library over generated
+classes and calls (Hypothesis).
+
+What the fast path does not cover goes to the standard library unchanged: a class that
+is not frozen, or that defines one of the six methods itself, ``__slots__``, an
+``InitVar`` or an ``init=False`` field, or that inherits from a dataclass made
+elsewhere. One difference is visible, by design: ``__dataclass_params__`` says what
+the standard library generated (nothing), and ``__frozen_record__`` marks the class.
+
+Type checkers see :func:`dataclasses.dataclass` itself (the ``TYPE_CHECKING`` branch),
+so mypy's dataclass support applies unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import reprlib
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, Field, FrozenInstanceError
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+__all__ = ["dataclass"]
+
+T = TypeVar("T")
+
+#: the methods the fast path writes; a class that defines one itself goes to the stdlib
+_OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+#: the class attribute marking a frozen record made here
+MARK = "__frozen_record__"
+
+
+def _dataclass(cls: type[T] | None = None, /, **options: Any) -> Any:
+    """``@dataclass`` with the stdlib's options; ``frozen=True`` (with ``kw_only`` or
+    not) takes the fast path when :func:`_fast` allows."""
+
+    def wrap(klass: type[T]) -> type[T]:
+        frozen = options.get("frozen", False)
+        if not frozen and any(base.__dict__.get(MARK) for base in klass.__mro__[1:]):
+            raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+        if frozen and options.keys() <= {"frozen", "kw_only"} and _fast(klass):
+            return _frozen_record(klass, kw_only=options.get("kw_only", False))
+        return dataclasses.dataclass(klass, **options)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _fast(cls: type) -> bool:
+    """Whether the fast path makes exactly what ``dataclass(frozen=True)`` would: not
+    for a class that writes one of the six methods itself, has ``__slots__``, an
+    ``InitVar`` or an ``init=False`` field, or a dataclass base made elsewhere."""
+    if any(name in cls.__dict__ for name in (*_OWN, "__slots__")):
+        return False
+    for base in cls.__mro__[1:]:
+        if "__dataclass_fields__" in base.__dict__ and not base.__dict__.get(MARK):
+            return False
+    for name, kind in inspect.get_annotations(cls).items():
+        value = cls.__dict__.get(name)
+        if _initvar(kind) or (isinstance(value, Field) and not value.init):
+            return False
+    return True
+
+
+def _initvar(kind: object) -> bool:
+    if isinstance(kind, str):
+        return "InitVar" in kind
+    return isinstance(kind, dataclasses.InitVar) or kind is dataclasses.InitVar
+
+
+def _frozen_record(cls: type[T], *, kw_only: bool) -> type[T]:
+    had_doc = bool(cls.__dict__.get("__doc__"))
+    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+    own: list[Field[Any]] = list(dataclasses.fields(made))  # type: ignore[arg-type]
+    _check_defaults(own)
+    names = frozenset(f.name for f in own)
+    methods: dict[str, Any] = {
+        "__init__": _init(made, own),
+        "__repr__": _repr(tuple(f.name for f in own if f.repr)),
+        "__eq__": _eq(tuple(f.name for f in own if f.compare)),
+        "__hash__": _hash(tuple(f.name for f in own if _hashed(f))),
+        "__setattr__": _setattr(made, names),
+        "__delattr__": _delattr(made, names),
+    }
+    for name, method in methods.items():
+        method.__qualname__ = f"{made.__qualname__}.{name}"
+        method.__module__ = made.__module__
+        setattr(made, name, method)
+    setattr(made, MARK, True)
+    if not had_doc:
+        made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
+    return made
+
+
+def _hashed(f: Field[Any]) -> bool:
+    return bool(f.compare) if f.hash is None else bool(f.hash)
+
+
+def _check_defaults(own: list[Field[Any]]) -> None:
+    """The stdlib's definition-time check: a positional field without a default may not
+    follow one with a default."""
+    seen_default = False
+    for f in own:
+        if f.kw_only:
+            continue
+        if f.default is not MISSING or f.default_factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _listed(names: list[str]) -> str:
+    """CPython's list of missing names: 'a', 'a' and 'b', 'a', 'b', and 'c'."""
+    quoted = [repr(name) for name in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return f"{quoted[0]} and {quoted[1]}"
+    return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+
+
+def _init(cls: type, own: list[Field[Any]]) -> Callable[..., None]:
+    """``__init__`` of a frozen record: the stdlib's parameters (positional fields in
+    order, then keyword-only ones), defaults and factories, set with
+    ``object.__setattr__`` in field order, then ``__post_init__``."""
+    positional = [f for f in own if not f.kw_only]
+    keyword = [f for f in own if f.kw_only]
+    by_name = {f.name: f for f in own}
+    pos_names = tuple(f.name for f in positional)
+    kw_names = frozenset(f.name for f in keyword)
+    names = frozenset(by_name)
+    required = frozenset(f.name for f in own if _no_default(f))
+    plan = tuple((f.name, f.default, f.default_factory) for f in own)
+    most = len(pos_names)
+    has_post_init = hasattr(cls, "__post_init__")
+    set_field = object.__setattr__
+    qualname = f"{cls.__qualname__}.__init__"
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) == most and not kwargs and not kw_names:  # every field, in order
+            for name, value in zip(pos_names, args, strict=True):
+                set_field(self, name, value)
+            if has_post_init:
+                self.__post_init__()
+            return
+        values: dict[str, Any] = kwargs
+        if args:
+            if len(args) > most or not kwargs.keys().isdisjoint(pos_names[: len(args)]):
+                _bind(qualname, args, kwargs, pos_names, kw_names, by_name)
+            values = dict(zip(pos_names, args, strict=False))
+            values.update(kwargs)
+        if not values.keys() <= names or not required <= values.keys():
+            _bind(qualname, args, kwargs, pos_names, kw_names, by_name)
+        for name, default, factory in plan:
+            if name in values:
+                set_field(self, name, values[name])
+            elif factory is MISSING:
+                set_field(self, name, default)
+            else:
+                set_field(self, name, factory())
+        if has_post_init:
+            self.__post_init__()
+
+    __init__.__signature__ = _signature(  # type: ignore[attr-defined]
+        [*pos_names, *(f.name for f in keyword)], by_name
+    )
+    return __init__
+
+
+def _no_default(f: Field[Any]) -> bool:
+    return f.default is MISSING and f.default_factory is MISSING
+
+
+def _bind(
+    qualname: str,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    pos_names: tuple[str, ...],
+    kw_names: frozenset[str],
+    by_name: Mapping[str, Field[Any]],
+) -> NoReturn:
+    """The ``TypeError`` CPython raises for a call that does not bind, with its own
+    message, checked in its order: keywords, the positional count, what is missing."""
+    values = dict(zip(pos_names, args, strict=False))
+    for name, value in kwargs.items():
+        if name not in by_name:
+            raise TypeError(f"{qualname}() got an unexpected keyword argument {name!r}")
+        if name in values:
+            raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
+        values[name] = value
+    if len(args) > len(pos_names):
+        required = sum(1 for n in pos_names if _no_default(by_name[n]))
+        raise TypeError(_too_many(qualname, len(args), pos_names, required, kwargs, kw_names))
+    missing = [n for n in pos_names if n not in values and _no_default(by_name[n])]
+    if missing:
+        what = _plural(len(missing), "required positional argument")
+        raise TypeError(f"{qualname}() missing {what}: {_listed(missing)}")
+    missing_kw = sorted(
+        (n for n in kw_names if n not in values and _no_default(by_name[n])),
+        key=list(by_name).index,
+    )
+    if missing_kw:
+        what = _plural(len(missing_kw), "required keyword-only argument")
+        raise TypeError(f"{qualname}() missing {what}: {_listed(missing_kw)}")
+    raise AssertionError(f"{qualname}(): a call that binds was sent to _bind")
+
+
+def _too_many(
+    qualname: str,
+    given: int,
+    pos_names: tuple[str, ...],
+    required: int,
+    kwargs: Mapping[str, Any],
+    kw_names: frozenset[str],
+) -> str:
+    """CPython's message for too many positional arguments (``self`` counted)."""
+    most = len(pos_names) + 1
+    least = required + 1
+    takes = f"from {least} to {most}" if least != most else str(most)
+    plural = "" if most == 1 and least == most else "s"
+    kw_given = sum(1 for name in kwargs if name in kw_names)
+    if kw_given:
+        kw_text = (
+            f" positional argument{'s' if given + 1 != 1 else ''} "
+            f"(and {_plural(kw_given, 'keyword-only argument')})"
+        )
+    else:
+        kw_text = ""
+    verb = "was" if given + 1 == 1 and not kw_given else "were"
+    return (
+        f"{qualname}() takes {takes} positional argument{plural} "
+        f"but {given + 1}{kw_text} {verb} given"
+    )
+
+
+_EITHER = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_KEYWORD = inspect.Parameter.KEYWORD_ONLY
+
+
+def _signature(order: list[str], by_name: Mapping[str, Field[Any]]) -> inspect.Signature:
+    """The signature the stdlib's generated ``__init__`` has."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for name in order:
+        f = by_name[name]
+        kind = (
+            inspect.Parameter.KEYWORD_ONLY if f.kw_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+        if f.default is not MISSING:
+            default: Any = f.default
+        elif f.default_factory is not MISSING:
+            default = _FACTORY
+        else:
+            default = inspect.Parameter.empty
+        params.append(inspect.Parameter(name, kind, default=default, annotation=f.type))
+    return inspect.Signature(params, return_annotation=None, __validate_parameters__=False)
+
+
+class _Factory:
+    """The default a factory field shows in a signature (the stdlib's ``<factory>``)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY: Any = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", _Factory())
+
+
+def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:
+    @reprlib.recursive_repr()
+    def __repr__(self: Any) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({inner})"
+
+    return __repr__
+
+
+def _values(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of the named fields of a record (what the stdlib compares and hashes)."""
+    if not names:
+        return lambda obj: ()
+    get = attrgetter(*names)
+    if len(names) == 1:
+        return lambda obj: (get(obj),)
+    return get
+
+
+def _eq(names: tuple[str, ...]) -> Callable[[Any, Any], Any]:
+    values = _values(names)
+
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return values(self) == values(other)
+        return NotImplemented
+
+    return __eq__
+
+
+def _hash(names: tuple[str, ...]) -> Callable[[Any], int]:
+    values = _values(names)
+
+    def __hash__(self: Any) -> int:
+        return hash(values(self))
+
+    return __hash__
+
+
+def _setattr(cls: type[Any], names: frozenset[str]) -> Callable[[Any, str, Any], None]:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return __setattr__
+
+
+def _delattr(cls: type[Any], names: frozenset[str]) -> Callable[[Any, str], None]:
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __delattr__
+
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass as dataclass
+else:
+    dataclass = _dataclass
