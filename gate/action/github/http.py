@@ -21,7 +21,7 @@ import socket
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
 
 import httpx
@@ -31,6 +31,7 @@ from gate.action.blobfetch import FetchCount
 from gate.action.github import sdk
 from gate.action.github.records import Identity, TreeListing
 from gate.errors import GitHubError, UsageError
+from gate.frozen import dataclass
 from gate.safe import strictjson, tls
 from gate.safe.redact import redact
 from gate.safe.watchdog import Watchdog
@@ -383,10 +384,10 @@ class GitHubHttp:
     @functools.cached_property
     def _http(self) -> httpx.Client:
         """The one httpx client (one timeout, redirects refused, connections kept, the
-        process's one verifying TLS context)."""
+        process's one verifying TLS context, built only when GitHub is reached over TLS)."""
         client = httpx.Client(
             timeout=httpx.Timeout(self.settings.timeout),
-            verify=tls.context(),
+            verify=tls.for_url(self.settings.api_url),
             follow_redirects=False,
         )
         weakref.finalize(self, client.close)

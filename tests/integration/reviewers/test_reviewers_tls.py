@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
+import socket
 import ssl
 from pathlib import Path
 
@@ -101,3 +103,24 @@ def test_the_deadline_stops_a_tls_trickle(tls: ssl.SSLContext) -> None:
         )
     assert outcome.last is not None
     assert outcome.last.reason == "deadline"
+
+
+def test_the_context_for_plain_http_refuses_a_tls_peer(
+    tls: ssl.SSLContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The context a plain-http client gets (no CA bundle loaded) is no way around
+    verification: the same server the verifying context trusts here is refused."""
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+    nothing = shared_tls.for_url("http://127.0.0.1")
+    assert nothing is not shared_tls.context()
+    with ReviewerSimulator("openai", tls=tls) as sim:
+        port = int(sim.base_url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            trusted = shared_tls.context().wrap_socket(raw, server_hostname="127.0.0.1")
+            trusted.close()
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+            pytest.raises(ssl.SSLCertVerificationError),
+        ):
+            nothing.wrap_socket(raw, server_hostname="127.0.0.1")
