@@ -1,5 +1,5 @@
 """``python -m gate`` runs the command-line interface."""
 
-from gate.cli import main
+from gate.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

@@ -88,6 +88,8 @@ def _initvar(kind: object) -> bool:
 
 def _frozen_record(cls: type[T], *, kw_only: bool) -> type[T]:
     had_doc = bool(cls.__dict__.get("__doc__"))
+    if not had_doc:  # else the stdlib describes object's signature (parsing its text), unused
+        cls.__doc__ = "-"
     made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
     own: list[Field[Any]] = list(dataclasses.fields(made))  # type: ignore[arg-type]
     _check_defaults(own)

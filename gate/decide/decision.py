@@ -11,11 +11,11 @@ exception propagates (and the callers exit non-zero), it never passes.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from gate.diff import diff_sha
 from gate.errors import (
     BadEncoding,
     BindingError,
@@ -149,7 +149,7 @@ class Decision:
 
 def binding_for(diff: bytes, config: Config) -> Binding:
     """The binding the verdict must repeat: SHA-256 of the diff bytes and the policy."""
-    return Binding(diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version)
+    return Binding(diff_sha=diff_sha(diff), policy_version=config.policy_version)
 
 
 def describe(prefix: str, cause: str) -> str:

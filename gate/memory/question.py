@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any
 
+from gate.diff import diff_sha
 from gate.frozen import dataclass
 from gate.memory.record import Record
 from gate.review.prompt import prompt_sha256
@@ -142,7 +143,7 @@ def tag_of(description: str) -> str | None:
 def key_for(diff: bytes, config: Config, *, chunk_prompts: tuple[str, ...] = ()) -> QuestionKey:
     """The question a review of ``diff`` (the selected bytes) under ``config`` asks."""
     return QuestionKey(
-        diff_sha=hashlib.sha256(diff).hexdigest(),
+        diff_sha=diff_sha(diff),
         policy_version=config.policy_version,
         config_sha=config_sha256(config),
         model=config.reviewer.model,

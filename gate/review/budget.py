@@ -9,12 +9,11 @@ Dependencies point one way: this module, then :mod:`gate.review.cost`, then
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from gate.config import Config
 from gate.decide.decision import Binding, Decision, State, blocked
-from gate.diff import Coverage, split_diff
+from gate.diff import Coverage, diff_sha, split_diff
 from gate.frozen import dataclass
 from gate.review.chunks import (
     BYTES_PER_TOKEN,
@@ -146,7 +145,7 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
         reviewed=tuple(s.path for s in sections if s.path),
         skipped=(),
         diff_bytes=len(diff),
-        diff_sha=hashlib.sha256(diff).hexdigest(),
+        diff_sha=diff_sha(diff),
     )
     files = file_list(diff, cov, sections)
     limit, overhead = chunk_budget(config, files)

@@ -33,7 +33,6 @@ not fit one request (or a file in it is ``too_large``). The steps:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -46,7 +45,7 @@ from gate.decide.agreement import aggregate as agree
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.chunk_table import aggregate
 from gate.decide.decision import Binding, Decision, State, blocked, decide
-from gate.diff import Coverage, split_diff
+from gate.diff import Coverage, diff_sha, split_diff
 from gate.review.budget import (
     chunk_prompt,
     chunk_setup,
@@ -371,9 +370,7 @@ def review_chunks(
     return ReviewResult(
         decision=decision,
         outcome=outcome,
-        binding=Binding(
-            diff_sha=hashlib.sha256(diff).hexdigest(), policy_version=config.policy_version
-        ),
+        binding=Binding(diff_sha=diff_sha(diff), policy_version=config.policy_version),
         # the question's prompt digest is the whole diff's, whatever the shape of the
         # review (gate/memory/question.py); each chunk's own digest is in the manifest
         prompt_sha256=prompt_sha256(diff, config),
@@ -474,7 +471,7 @@ def redecide(
         reviewed=tuple(s.path for s in sections if s.path),
         skipped=(),
         diff_bytes=len(diff),
-        diff_sha=hashlib.sha256(diff).hexdigest(),
+        diff_sha=diff_sha(diff),
     )
     cut = plan(diff, whole, max_chunk_bytes=limit, sections=sections)
     chunks = {c.name: c for c in cut.chunks}

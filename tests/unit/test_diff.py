@@ -407,3 +407,20 @@ def test_hunk_header_with_too_many_digits_is_unparseable_not_a_crash():
     assert [(s.path, s.why) for s in cov.skipped] == [("x", SkipWhy.UNPARSEABLE)]
     assert cov.reviewed == ("src/a.py",)
     assert not cov.complete
+
+
+def test_diff_sha_is_kept_only_for_the_same_immutable_bytes() -> None:
+    """The digest is remembered with the very ``bytes`` object it was made of; a buffer
+    that can change is hashed every time, and equal bytes in another object agree."""
+    import hashlib
+
+    from gate.diff import diff_sha
+
+    data = b"diff --git a/x b/x\n" * 3
+    assert diff_sha(data) == hashlib.sha256(data).hexdigest()
+    assert diff_sha(bytes(bytearray(data))) == diff_sha(data)
+    buffer = bytearray(data)
+    first = diff_sha(buffer)  # type: ignore[arg-type]
+    buffer[0:4] = b"DIFF"
+    assert diff_sha(buffer) != first  # type: ignore[arg-type]
+    assert diff_sha(buffer) == hashlib.sha256(buffer).hexdigest()  # type: ignore[arg-type]
