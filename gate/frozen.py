@@ -22,8 +22,11 @@ classes and calls (Hypothesis).
 What the fast path does not cover goes to the standard library unchanged: a class that
 is not frozen, or that defines one of the six methods itself, ``__slots__``, an
 ``InitVar`` or an ``init=False`` field, or that inherits from a dataclass made
-elsewhere. One difference is visible, by design: ``__dataclass_params__`` says what
-the standard library generated (nothing), and ``__frozen_record__`` marks the class.
+elsewhere. ``__dataclass_params__`` says what ``dataclass(frozen=True)`` would record (the
+standard library's inheritance checks read it: a dataclass it makes may subclass a
+record), and ``__frozen_record__`` marks the class. The ``__init__`` is one function
+taking ``*args, **kwargs`` under the stdlib's signature: what reads its code rather than
+its ``__signature__`` (``__defaults__``, its annotations) sees that.
 
 Type checkers see :func:`dataclasses.dataclass` itself (the ``TYPE_CHECKING`` branch),
 so mypy's dataclass support applies unchanged.
@@ -31,6 +34,7 @@ so mypy's dataclass support applies unchanged.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import inspect
 import reprlib
@@ -90,7 +94,12 @@ def _frozen_record(cls: type[T], *, kw_only: bool) -> type[T]:
     had_doc = bool(cls.__dict__.get("__doc__"))
     if not had_doc:  # else the stdlib describes object's signature (parsing its text), unused
         cls.__doc__ = "-"
-    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only)
+    # frozen for the stdlib's own check only when a base is a record (whose params say
+    # frozen, _as_generated): its two methods are then compiled, and replaced below
+    frozen = any(base.__dict__.get(MARK) for base in cls.__mro__[1:])
+    made = dataclasses.dataclass(
+        cls, init=False, repr=False, eq=False, frozen=frozen, kw_only=kw_only
+    )
     own: list[Field[Any]] = list(dataclasses.fields(made))  # type: ignore[arg-type]
     _check_defaults(own)
     names = frozenset(f.name for f in own)
@@ -107,9 +116,21 @@ def _frozen_record(cls: type[T], *, kw_only: bool) -> type[T]:
         method.__module__ = made.__module__
         setattr(made, name, method)
     setattr(made, MARK, True)
+    _as_generated(made.__dataclass_params__)  # type: ignore[attr-defined]
+    abc.update_abstractmethods(made)  # the six methods may be a base's abstract ones
     if not had_doc:
         made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
     return made
+
+
+def _as_generated(params: Any) -> None:
+    """Make the class's ``__dataclass_params__`` (the stdlib's own object, made for this
+    class) say what ``dataclass(frozen=True)`` records: the stdlib's inheritance checks
+    read it, and a frozen record it thought non-frozen could not be the base of a frozen
+    dataclass the stdlib makes (``order=True``, say). Set field by field: the object's
+    constructor is private and its parameters differ between 3.11 and 3.12."""
+    for name in ("init", "repr", "eq", "frozen"):
+        setattr(params, name, True)
 
 
 def _hashed(f: Field[Any]) -> bool:
@@ -159,8 +180,9 @@ def _init(cls: type, own: list[Field[Any]]) -> Callable[..., None]:
     has_post_init = hasattr(cls, "__post_init__")
     set_field = object.__setattr__
     qualname = f"{cls.__qualname__}.__init__"
+    self_name = "__dataclass_self__" if "self" in by_name else "self"
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: Any, /, *args: Any, **kwargs: Any) -> None:
         if len(args) == most and not kwargs and not kw_names:  # every field, in order
             for name, value in zip(pos_names, args, strict=True):
                 set_field(self, name, value)
@@ -170,11 +192,11 @@ def _init(cls: type, own: list[Field[Any]]) -> Callable[..., None]:
         values: dict[str, Any] = kwargs
         if args:
             if len(args) > most or not kwargs.keys().isdisjoint(pos_names[: len(args)]):
-                _bind(qualname, args, kwargs, pos_names, kw_names, by_name)
+                _bind(qualname, self_name, args, kwargs, pos_names, kw_names, by_name)
             values = dict(zip(pos_names, args, strict=False))
             values.update(kwargs)
         if not values.keys() <= names or not required <= values.keys():
-            _bind(qualname, args, kwargs, pos_names, kw_names, by_name)
+            _bind(qualname, self_name, args, kwargs, pos_names, kw_names, by_name)
         for name, default, factory in plan:
             if name in values:
                 set_field(self, name, values[name])
@@ -186,7 +208,7 @@ def _init(cls: type, own: list[Field[Any]]) -> Callable[..., None]:
             self.__post_init__()
 
     __init__.__signature__ = _signature(  # type: ignore[attr-defined]
-        [*pos_names, *(f.name for f in keyword)], by_name
+        self_name, [*pos_names, *(f.name for f in keyword)], by_name
     )
     return __init__
 
@@ -197,6 +219,7 @@ def _no_default(f: Field[Any]) -> bool:
 
 def _bind(
     qualname: str,
+    self_name: str,
     args: tuple[Any, ...],
     kwargs: Mapping[str, Any],
     pos_names: tuple[str, ...],
@@ -207,6 +230,8 @@ def _bind(
     message, checked in its order: keywords, the positional count, what is missing."""
     values = dict(zip(pos_names, args, strict=False))
     for name, value in kwargs.items():
+        if name == self_name:  # the instance, given already
+            raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
         if name not in by_name:
             raise TypeError(f"{qualname}() got an unexpected keyword argument {name!r}")
         if name in values:
@@ -261,9 +286,11 @@ _EITHER = inspect.Parameter.POSITIONAL_OR_KEYWORD
 _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 
-def _signature(order: list[str], by_name: Mapping[str, Field[Any]]) -> inspect.Signature:
+def _signature(
+    self_name: str, order: list[str], by_name: Mapping[str, Field[Any]]
+) -> inspect.Signature:
     """The signature the stdlib's generated ``__init__`` has."""
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params = [inspect.Parameter(self_name, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     for name in order:
         f = by_name[name]
         kind = (

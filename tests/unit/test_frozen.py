@@ -11,6 +11,7 @@ equality, hash, ``replace()``, ``asdict()``, and the ``FrozenInstanceError`` of 
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import inspect
 import itertools
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 
 from gate import frozen
 
-NAMES = ["a", "b", "c", "d", "e", "f"]
+NAMES = ["a", "b", "c", "d", "e", "self"]  # "self": the stdlib's __init__ renames its own
 VALUES = st.one_of(
     st.integers(-3, 3),
     st.text(max_size=3),
@@ -121,6 +122,18 @@ def build(maker: Any, shape: dict[str, Any]) -> Any:
         return err
 
 
+def subclassed(cls: type) -> tuple[str, Any]:
+    """A dataclass the standard library makes of a subclass (options the fast path
+    leaves to it), called: its outcome and ``repr``."""
+
+    def make() -> str:
+        ns = {"__annotations__": {"z": "object"}, "z": 0, "__qualname__": "Sub"}
+        sub = dataclasses.dataclass(frozen=True, order=True)(type("Sub", (cls,), ns))
+        return repr(sub.__dataclass_params__)
+
+    return outcome(make)
+
+
 def outcome(fn: Any) -> tuple[str, Any]:
     try:
         return ("ok", fn())
@@ -157,6 +170,9 @@ def test_same_as_the_standard_library(shape: dict[str, Any], tries: list[Any]) -
     assert str(inspect.signature(fast)) == str(inspect.signature(std))
     assert fast.__doc__ == std.__doc__
     assert fast.__match_args__ == std.__match_args__
+    # what the stdlib records and reads back when it makes a dataclass of a subclass
+    assert repr(fast.__dataclass_params__) == repr(std.__dataclass_params__)
+    assert subclassed(fast) == subclassed(std)
     assert [
         (f.name, f.default, f.default_factory, f.repr, f.compare, f.hash, f.kw_only)
         for f in dataclasses.fields(fast)
@@ -276,3 +292,17 @@ def test_a_frozen_record_may_not_inherit_from_a_non_frozen_dataclass() -> None:
             TypeError, match="cannot inherit frozen dataclass from a non-frozen one"
         ):
             maker(frozen=True)(type("C", (base,), {"__annotations__": {"b": "int"}}))
+
+
+def test_a_base_s_abstract_method_the_record_writes_is_no_longer_abstract() -> None:
+    """The stdlib recomputes the abstract methods after writing its own; so does the
+    fast path, else a record whose ABC base declares ``__repr__`` could not be made."""
+
+    class Shown(abc.ABC):
+        @abc.abstractmethod
+        def __repr__(self) -> str: ...
+
+    for maker in (dataclasses.dataclass, frozen.dataclass):
+        rec = maker(frozen=True)(type("Rec", (Shown,), {"__annotations__": {"a": "int"}}))
+        assert not rec.__abstractmethods__
+        assert repr(rec(1)) == "Rec(a=1)"
