@@ -233,29 +233,24 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return ExitCode.BLOCKED
 
 
-#: young collections every this many allocations in the ``review-gate`` process (Python's
-#: default is 700): the modules a command imports make tens of thousands of objects that
-#: all stay alive, so collecting them every 700 is work for nothing
-GC_YOUNG_THRESHOLD = 10_000
-
-
 def entry() -> int:
     """The ``review-gate`` program (and ``python -m gate``): :func:`main`, in a process that
     ends right after it.
 
-    Two garbage-collector settings only a process about to exit may take; tests that call
-    :func:`main` in-process keep Python's defaults:
+    ``gc.freeze()`` once :func:`main` returns, which only a process about to exit may do
+    (tests that call :func:`main` in-process keep the collector as it was): the
+    interpreter's final collections would otherwise walk every object of the run only for
+    the process to free them (about 3% of a ``review``'s instructions). Nothing is left
+    unfinished by it: files are closed by ``with`` or on their last reference, and
+    ``atexit`` handlers and the flush of standard output and error still run.
 
-    * fewer young collections (:data:`GC_YOUNG_THRESHOLD`) while the command's modules load;
-    * ``gc.freeze()`` once :func:`main` returns: the interpreter's final collections would
-      otherwise walk every object of the run only for the process to free them (about 3%
-      of a ``review``'s instructions). Nothing is left unfinished by it: files are closed by
-      ``with`` or on their last reference, and ``atexit`` handlers and the flush of standard
-      output and error still run.
+    Young collections keep Python's pace: a threshold of 10,000 for the whole run (not
+    only while the modules load) let the cyclic garbage of a review's chunks pile up, and
+    raised the peak RSS of a 20 MiB diff by ~25 MiB (164 to 189 MiB, bench/large_diff.py's
+    workload), a cost that grows with the diff.
     """
     import gc
 
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     try:
         return main()
     finally:

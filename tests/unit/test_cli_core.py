@@ -313,25 +313,27 @@ def test_verify_from_a_certificate_without_a_recorded_decision_does_not_pass(
     assert json.loads(out.stdout)["reason"] == "certificate_invalid"
 
 
-def test_the_program_entry_tunes_the_collector_only_in_its_own_process() -> None:
-    """``review-gate`` (``gate.cli:entry``) collects young objects less often and freezes
-    the heap before exit; ``main``, which tests call in-process, leaves the collector as
-    it found it."""
+def test_the_program_entry_freezes_the_heap_only_in_its_own_process() -> None:
+    """``review-gate`` (``gate.cli:entry``) freezes the heap before exit and keeps Python's
+    pace of young collections (a raised threshold for the whole run let a large review's
+    cyclic garbage raise its peak RSS by about the diff's size); ``main``, which tests call
+    in-process, leaves the collector as it found it."""
     import gc
 
     probe = (
         "import gc, sys\n"
         "from gate.cli import entry\n"
+        "default = gc.get_threshold()\n"
         "sys.argv = ['review-gate', '--version']\n"
         "try:\n    entry()\nexcept SystemExit:\n    pass\n"
-        "print(gc.get_threshold()[0], gc.get_freeze_count() > 0)\n"
+        "print(gc.get_threshold() == default, gc.get_freeze_count() > 0)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    from gate.cli import GC_YOUNG_THRESHOLD, main
+    from gate.cli import main
 
-    assert done.stdout.split()[-2:] == [str(GC_YOUNG_THRESHOLD), "True"]
+    assert done.stdout.split()[-2:] == ["True", "True"]
     before = (gc.get_threshold(), gc.get_freeze_count())
     with contextlib.suppress(SystemExit):
         main(["--version"])
