@@ -36,3 +36,28 @@ def test_plain_http_gets_a_context_that_trusts_nothing(
     assert ctx.check_hostname
     assert ctx.cert_store_stats()["x509_ca"] == 0
     assert ctx.get_ca_certs() == []
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"Https_Proxy": "http://proxy.example:3128"},  # any casing: urllib lowers the name
+        {"all_proxy": "http://proxy.example:3128"},
+        {"HTTP_PROXY": "", "http_proxy": "https://proxy.example:3128"},
+        {"HTTPS_PROXY": "https://proxy.example:3128", "NO_PROXY": "*.internal"},
+    ],
+)
+def test_whenever_httpx_would_take_a_proxy_the_context_verifies(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
+) -> None:
+    """The rule is a superset of what httpx reads (``trust_env``: urllib's
+    ``getproxies``): no environment where the GitHub client goes through a proxy, which
+    may be reached over TLS, gets the context that trusts nothing."""
+    import urllib.request
+
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert urllib.request.getproxies()  # what httpx's trust_env reads
+    assert tls.for_url("http://127.0.0.1:8080") is tls.context()
