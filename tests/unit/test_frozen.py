@@ -61,10 +61,11 @@ def field_specs(draw: st.DrawFn, names: list[str]) -> list[dict[str, Any]]:
 def shapes(draw: st.DrawFn) -> dict[str, Any]:
     pool = draw(st.permutations(NAMES))
     base_n = draw(st.integers(0, 2))
+    redefined = draw(st.integers(0, base_n))  # own fields that redefine a base's (its flags)
     own_n = draw(st.integers(0, 4))
     return {
         "base": draw(field_specs(pool[:base_n])) if draw(st.booleans()) else None,
-        "fields": draw(field_specs(pool[base_n : base_n + own_n])),
+        "fields": draw(field_specs(pool[base_n - redefined : base_n - redefined + own_n])),
         "kw_only": draw(st.booleans()),
         "sentinel": draw(st.integers(-1, own_n)),  # where a KW_ONLY marker goes (-1: none)
         "doc": draw(st.booleans()),
