@@ -1,32 +1,33 @@
 """``dataclass``, as the standard library's, without compiling code for each class.
 
-Python 3.11's and 3.12's :func:`dataclasses.dataclass` writes the source of six
-methods for each frozen class (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
-``__setattr__``, ``__delattr__``) and compiles each with ``exec``: 0.6 to 1 ms a class.
-The gate defines about a hundred frozen records, and the ~50 a ``review`` loads cost
-about 45 ms of its start, as much as everything else the gate imports (issue 22).
+Python 3.11's and 3.12's :func:`dataclasses.dataclass` writes the source of each method
+it adds (``__init__``, ``__repr__``, ``__eq__``, and for a frozen class ``__hash__``,
+``__setattr__`` and ``__delattr__``) and compiles each with ``exec``: 0.2 ms a plain
+class, 0.6 to 1 ms a frozen one. The gate defines about a hundred records, and the ~50 a
+``review`` loads cost about 45 ms of its start, as much as everything else the gate
+imports (issue 22).
 
 :func:`dataclass` here gives the same classes with none of that compiling. The standard
 library still reads the fields (``dataclasses.dataclass(init=False, repr=False,
 eq=False)``: annotations, defaults, ``field()``, ``KW_ONLY``, ``ClassVar``, inherited
 fields, the mutable-default check, ``__match_args__``), so :func:`dataclasses.fields`,
-:func:`~dataclasses.replace`, :func:`~dataclasses.asdict` and ``match`` all work; the six
+:func:`~dataclasses.replace`, :func:`~dataclasses.asdict` and ``match`` all work; the
 methods are then shared functions closed over each class's field names, with the
 standard library's exact behaviour: the same ``repr`` (fields with ``repr=False`` left
-out, recursion shown as ``...``), equality and hash over the same tuples, the same
-:class:`~dataclasses.FrozenInstanceError`, and ``__init__`` with the same signature,
-defaults, factories, keyword-only fields, ``__post_init__`` and ``TypeError`` messages.
-``tests/unit/test_frozen.py`` proves it against the standard library over generated
-classes and calls (Hypothesis).
+out, recursion shown as ``...``), equality over the same tuples, the same hash (frozen)
+or none (mutable), the same :class:`~dataclasses.FrozenInstanceError`, and ``__init__``
+with the same signature, defaults, factories, keyword-only fields, ``__post_init__`` and
+``TypeError`` messages. ``tests/unit/test_frozen.py`` proves it against the standard
+library over generated classes and calls (Hypothesis).
 
-What the fast path does not cover goes to the standard library unchanged: a class that
-is not frozen, or that defines one of the six methods itself, ``__slots__``, an
-``InitVar`` or an ``init=False`` field, or that inherits from a dataclass made
-elsewhere. ``__dataclass_params__`` says what ``dataclass(frozen=True)`` would record (the
-standard library's inheritance checks read it: a dataclass it makes may subclass a
-record), and ``__frozen_record__`` marks the class. The ``__init__`` is one function
-taking ``*args, **kwargs`` under the stdlib's signature: what reads its code rather than
-its ``__signature__`` (``__defaults__``, its annotations) sees that.
+What the fast path does not cover goes to the standard library unchanged: an option
+other than ``frozen`` and ``kw_only``, a class that defines one of the six methods
+itself, ``__slots__``, an ``InitVar`` or an ``init=False`` field, or that inherits from
+a dataclass made elsewhere. ``__dataclass_params__`` says what the standard library would
+record (its inheritance checks read it: a dataclass it makes may subclass a record), and
+:data:`MARK` names the kind. The ``__init__`` is one function taking ``*args, **kwargs``
+under the stdlib's signature: what reads its code rather than its ``__signature__``
+(``__defaults__``, its annotations) sees that.
 
 Type checkers see :func:`dataclasses.dataclass` itself (the ``TYPE_CHECKING`` branch),
 so mypy's dataclass support applies unchanged.
@@ -49,29 +50,32 @@ T = TypeVar("T")
 
 #: the methods the fast path writes; a class that defines one itself goes to the stdlib
 _OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
-#: the class attribute marking a frozen record made here
-MARK = "__frozen_record__"
+#: the class attribute naming a record made here: ``"frozen"`` or ``"mutable"``
+MARK = "__gate_dataclass__"
 
 
 def _dataclass(cls: type[T] | None = None, /, **options: Any) -> Any:
-    """``@dataclass`` with the stdlib's options; ``frozen=True`` (with ``kw_only`` or
-    not) takes the fast path when :func:`_fast` allows."""
+    """``@dataclass`` with the stdlib's options; ``frozen`` and ``kw_only`` alone take the
+    fast path when :func:`_fast` allows."""
 
     def wrap(klass: type[T]) -> type[T]:
-        frozen = options.get("frozen", False)
-        if not frozen and any(base.__dict__.get(MARK) for base in klass.__mro__[1:]):
+        frozen = bool(options.get("frozen", False))
+        kinds = {base.__dict__.get(MARK) for base in klass.__mro__[1:]} - {None}
+        if not frozen and "frozen" in kinds:
             raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
-        if frozen and options.keys() <= {"frozen", "kw_only"} and _fast(klass):
-            return _frozen_record(klass, kw_only=options.get("kw_only", False))
+        if frozen and "mutable" in kinds:
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+        if options.keys() <= {"frozen", "kw_only"} and _fast(klass):
+            return _record(klass, frozen=frozen, kw_only=bool(options.get("kw_only", False)))
         return dataclasses.dataclass(klass, **options)
 
     return wrap if cls is None else wrap(cls)
 
 
 def _fast(cls: type) -> bool:
-    """Whether the fast path makes exactly what ``dataclass(frozen=True)`` would: not
-    for a class that writes one of the six methods itself, has ``__slots__``, an
-    ``InitVar`` or an ``init=False`` field, or a dataclass base made elsewhere."""
+    """Whether the fast path makes exactly what the stdlib would: not for a class that
+    writes one of the six methods itself, has ``__slots__``, an ``InitVar`` or an
+    ``init=False`` field, or a dataclass base made elsewhere."""
     if any(name in cls.__dict__ for name in (*_OWN, "__slots__")):
         return False
     for base in cls.__mro__[1:]:
@@ -90,47 +94,51 @@ def _initvar(kind: object) -> bool:
     return isinstance(kind, dataclasses.InitVar) or kind is dataclasses.InitVar
 
 
-def _frozen_record(cls: type[T], *, kw_only: bool) -> type[T]:
+def _record(cls: type[T], *, frozen: bool, kw_only: bool) -> type[T]:
     had_doc = bool(cls.__dict__.get("__doc__"))
     if not had_doc:  # else the stdlib describes object's signature (parsing its text), unused
         cls.__doc__ = "-"
-    # frozen for the stdlib's own check only when a base is a record (whose params say
-    # frozen, _as_generated): its two methods are then compiled, and replaced below
-    frozen = any(base.__dict__.get(MARK) for base in cls.__mro__[1:])
+    # frozen for the stdlib's own check only when a base is a frozen record (whose params
+    # say frozen, _as_generated): its two methods are then compiled, and replaced below
+    frozen_base = frozen and any(b.__dict__.get(MARK) == "frozen" for b in cls.__mro__[1:])
     made = dataclasses.dataclass(
-        cls, init=False, repr=False, eq=False, frozen=frozen, kw_only=kw_only
+        cls, init=False, repr=False, eq=False, frozen=frozen_base, kw_only=kw_only
     )
     own: list[Field[Any]] = list(dataclasses.fields(made))  # type: ignore[arg-type]
     _check_defaults(own)
     names = frozenset(f.name for f in own)
     methods: dict[str, Any] = {
-        "__init__": _init(made, own),
+        "__init__": _init(made, own, frozen=frozen),
         "__repr__": _repr(tuple(f.name for f in own if f.repr)),
         "__eq__": _eq(tuple(f.name for f in own if f.compare)),
-        "__hash__": _hash(tuple(f.name for f in own if _hashed(f))),
-        "__setattr__": _setattr(made, names),
-        "__delattr__": _delattr(made, names),
     }
+    if frozen:
+        methods["__hash__"] = _hash(tuple(f.name for f in own if _hashed(f)))
+        methods["__setattr__"] = _setattr(made, names)
+        methods["__delattr__"] = _delattr(made, names)
     for name, method in methods.items():
         method.__qualname__ = f"{made.__qualname__}.{name}"
         method.__module__ = made.__module__
         setattr(made, name, method)
-    setattr(made, MARK, True)
-    _as_generated(made.__dataclass_params__)  # type: ignore[attr-defined]
-    abc.update_abstractmethods(made)  # the six methods may be a base's abstract ones
+    if not frozen:
+        made.__hash__ = None  # type: ignore[assignment]  # eq without frozen: unhashable
+    setattr(made, MARK, "frozen" if frozen else "mutable")
+    _as_generated(made.__dataclass_params__, frozen=frozen)  # type: ignore[attr-defined]
+    abc.update_abstractmethods(made)  # the methods may be a base's abstract ones
     if not had_doc:
         made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
     return made
 
 
-def _as_generated(params: Any) -> None:
+def _as_generated(params: Any, *, frozen: bool) -> None:
     """Make the class's ``__dataclass_params__`` (the stdlib's own object, made for this
-    class) say what ``dataclass(frozen=True)`` records: the stdlib's inheritance checks
+    class) say what ``dataclass(frozen=frozen)`` records: the stdlib's inheritance checks
     read it, and a frozen record it thought non-frozen could not be the base of a frozen
     dataclass the stdlib makes (``order=True``, say). Set field by field: the object's
     constructor is private and its parameters differ between 3.11 and 3.12."""
-    for name in ("init", "repr", "eq", "frozen"):
+    for name in ("init", "repr", "eq"):
         setattr(params, name, True)
+    params.frozen = frozen
 
 
 def _hashed(f: Field[Any]) -> bool:
@@ -164,10 +172,11 @@ def _listed(names: list[str]) -> str:
     return ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
 
 
-def _init(cls: type, own: list[Field[Any]]) -> Callable[..., None]:
-    """``__init__`` of a frozen record: the stdlib's parameters (positional fields in
-    order, then keyword-only ones), defaults and factories, set with
-    ``object.__setattr__`` in field order, then ``__post_init__``."""
+def _init(cls: type, own: list[Field[Any]], *, frozen: bool) -> Callable[..., None]:
+    """``__init__``: the stdlib's parameters (positional fields in order, then keyword-only
+    ones), defaults and factories, set in field order (a frozen record's with
+    ``object.__setattr__``, a mutable one's as ``self.name = value``), then
+    ``__post_init__``."""
     positional = [f for f in own if not f.kw_only]
     keyword = [f for f in own if f.kw_only]
     by_name = {f.name: f for f in own}
@@ -178,7 +187,7 @@ def _init(cls: type, own: list[Field[Any]]) -> Callable[..., None]:
     plan = tuple((f.name, f.default, f.default_factory) for f in own)
     most = len(pos_names)
     has_post_init = hasattr(cls, "__post_init__")
-    set_field = object.__setattr__
+    set_field = object.__setattr__ if frozen else setattr
     qualname = f"{cls.__qualname__}.__init__"
     self_name = "__dataclass_self__" if "self" in by_name else "self"
 

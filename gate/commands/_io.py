@@ -11,17 +11,27 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from gate.errors import UsageError
 from gate.safe import redact, untrusted
 
+#: one writer at a time: a review in chunks reports each attempt from its worker thread
+_SAY = threading.Lock()
+
 
 def say(text: str = "", *, err: bool = False) -> None:
-    """Print ``text`` to standard output (or error): redacted, escaped, neutral."""
+    """Print ``text`` to standard output (or error): redacted, escaped, neutral, and whole:
+    the line and its end are one write under a lock (``print`` writes them apart, so two
+    chunks' workers could run their lines together)."""
     stream = sys.stderr if err else sys.stdout
-    print(untrusted.lines(text), file=stream, flush=err)
+    line = untrusted.lines(text) + "\n"
+    with _SAY:
+        stream.write(line)
+        if err:
+            stream.flush()
 
 
 def say_json(value: Any, *, indent: int | None = None) -> None:

@@ -338,3 +338,45 @@ def test_the_program_entry_freezes_the_heap_only_in_its_own_process() -> None:
     with contextlib.suppress(SystemExit):
         main(["--version"])
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_lines_said_from_many_threads_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review in chunks reports each attempt from its worker thread; two workers must
+    never run their lines together. The stream here gives the other threads their turn
+    inside every write, as a write to a pipe does (``print`` writes a line and its end
+    apart, and did run lines together)."""
+    import threading
+    import time
+
+    from gate.commands._io import say
+
+    class Pipe:
+        def __init__(self) -> None:
+            self.parts: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.parts.append(text)
+            time.sleep(0)  # the GIL is let go, as a write system call does
+            return len(text)
+
+        def flush(self) -> None:
+            time.sleep(0)
+
+    pipe = Pipe()
+    monkeypatch.setattr(sys, "stderr", pipe)
+    words = [f"chunk {n}/8: attempt 1/3 openai HTTP 200: complete" for n in range(8)]
+    start = threading.Barrier(len(words))
+
+    def speak(text: str) -> None:
+        start.wait(timeout=10)
+        for _ in range(50):
+            say(text, err=True)
+
+    threads = [threading.Thread(target=speak, args=(w,)) for w in words]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    lines = "".join(pipe.parts).splitlines()
+    assert len(lines) == 8 * 50
+    assert set(lines) == set(words)

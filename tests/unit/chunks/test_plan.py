@@ -240,3 +240,30 @@ def test_chunk_files_name_parts() -> None:
     assert chunk.files() == ["f (part 2/3)"]
     assert chunk.name == "1.2"
     assert piece.body == b"y"
+
+
+def test_chunk_setup_is_cut_once_per_diff_object_and_config() -> None:
+    """The cost estimate and the review ask for the same cut; the second ask gets the
+    first's answer only for the very same bytes object, an equal config and coverage."""
+    from dataclasses import replace
+
+    from gate.config import Config
+    from gate.review.budget import chunk_setup
+
+    body = "".join(f"+line {i}\n" for i in range(400))
+    one = "".join(
+        f"diff --git a/f{n}.py b/f{n}.py\n--- a/f{n}.py\n+++ b/f{n}.py\n@@ -0,0 +1,400 @@\n{body}"
+        for n in range(6)
+    ).encode()
+    config = Config(max_chunk_bytes=8_000)
+    first = chunk_setup(one, config)
+    assert first is not None
+    assert chunk_setup(one, config) is first
+    assert chunk_setup(one, replace(config)) is first  # equal config
+    other = bytes(bytearray(one))  # equal bytes, another object: cut again, equal result
+    again = chunk_setup(other, config)
+    assert again is not first
+    assert again == first
+    smaller = chunk_setup(one, replace(config, max_chunk_bytes=6_000))
+    assert smaller is not None
+    assert len(smaller.plan.chunks) > len(first.plan.chunks)
