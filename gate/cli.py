@@ -157,8 +157,6 @@ def unknown_option(child: argparse.ArgumentParser, words: Sequence[str]) -> str 
     Checked before parsing, so ``review --diff-file x`` names ``--diff-file`` instead of
     reporting the missing ``--diff`` it was meant to be.
     """
-    import difflib
-
     options = child._option_string_actions
     known = [opt for opt in options if opt.startswith("--")]
     for word in words:
@@ -171,6 +169,8 @@ def unknown_option(child: argparse.ArgumentParser, words: Sequence[str]) -> str 
             return f"unrecognized argument: {word[:2]}"
         if not name.startswith("--") or any(opt.startswith(name) for opt in known):
             continue
+        import difflib  # only an unknown option is told what it meant
+
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         meant = f" (did you mean {close[0]}?)" if close else ""
         return f"unrecognized argument: {name}{meant}"

@@ -16,7 +16,6 @@ must never silently weaken the gate. YAML 1.1 surprises (``1`` is not the string
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -24,7 +23,6 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import field, fields, replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -676,6 +674,8 @@ def _at(
 @cache
 def schema() -> dict[str, Any]:
     """The config JSON Schema shipped with the package."""
+    from importlib import resources  # first use: the action's first request does not wait
+
     text = resources.files("gate").joinpath("schemas/config.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
@@ -977,6 +977,8 @@ def _dotted(path: tuple[str | int, ...]) -> str:
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
+    import difflib  # only a wrong config is told what it meant
+
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""
 

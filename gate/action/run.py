@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -589,6 +588,8 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
     """Certificate + raw response, atomically, in certificate-dir / RUNNER_TEMP.
 
     The certificate is built here, once, from the run's typed state."""
+    import tempfile  # the certificate's folder, after the decision
+
     from gate.action import findings_report
     from gate.review import certificate, cost
 
