@@ -9,6 +9,7 @@ fails the job, where the certificate goes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import field
 
 from gate.config import DEFAULT_CONFIG_PATH, inputs_from_env
 from gate.errors import UsageError
@@ -18,12 +19,14 @@ from gate.providers import SECRET_ENVS
 
 @dataclass(frozen=True)
 class ActionInputs:
-    """Every input by its kebab-case name (``raw``), and the runtime ones, read."""
+    """Every input by its kebab-case name (``raw``), and the runtime ones, read. The token,
+    the API key and ``raw`` (which holds both) are kept out of ``repr``: a traceback or a
+    debug line must not print them."""
 
-    raw: Mapping[str, str]
+    raw: Mapping[str, str] = field(repr=False)
     config_path: str
-    token: str
-    api_key: str
+    token: str = field(repr=False)
+    api_key: str = field(repr=False)
     certificate_dir: str
     pr_number: str
     status_context: str

@@ -113,12 +113,13 @@ class Artifacts:
 
 @dataclass
 class RunState:
-    """What this run has learned so far (filled in as the run walks forward)."""
+    """What this run has learned so far (filled in as the run walks forward). The
+    environment and the registered secrets are kept out of ``repr``."""
 
-    env: Mapping[str, str]
+    env: Mapping[str, str] = field(repr=False)
     inputs: ActionInputs
     out: TextIO
-    secrets: list[str]
+    secrets: list[str] = field(repr=False)
     context: str = "review-gate"
     settings: GitHubSettings | None = None
     gh: GitHubClient | None = None
