@@ -16,13 +16,13 @@ rejected diff asked once, and its new head never ``success``.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gate.lab.demo import verdict_block
 from gate.lab.sim import ReviewerSimulator, extract_prompt
 from gate.review.prompt import binding_in
 from tests.fakes.events import pull_request_event
@@ -62,14 +62,7 @@ class Truth:
         seen = self.asked.get(binding.diff_sha, 0)
         self.asked[binding.diff_sha] = seen + 1
         verdict = "fail" if binding.diff_sha == BAD_SHA and seen == 0 else "pass"
-        obj = {
-            "verdict": verdict,
-            "reasons": [f"it is a {verdict}"],
-            "confidence": 0.9,
-            "diff_sha": binding.diff_sha,
-            "policy_version": binding.policy_version,
-        }
-        return "```json\n" + json.dumps(obj) + "\n```\n"
+        return verdict_block(binding, verdict, [f"it is a {verdict}"], 0.9)
 
 
 class Author:

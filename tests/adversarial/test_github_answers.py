@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any, BinaryIO, Self
 
 import pytest
 
@@ -122,11 +122,32 @@ CALLS = [
 
 
 class Loopback:
-    """A threaded HTTP server on 127.0.0.1 for one handler class, as a context manager
-    (the scripted and the dripping servers of these tests)."""
+    """A threaded HTTP/1.1 server on 127.0.0.1, as a context manager (the scripted and
+    the dripping servers of these tests): each request's body is read, then
+    :meth:`answer` writes the raw answer and the connection is closed."""
 
-    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    def answer(self, path: str, out: BinaryIO) -> None:
+        raise NotImplementedError
+
+    def _serve(self) -> None:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _any(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                if length:
+                    self.rfile.read(length)
+                outer.answer(self.path, self.wfile)
+                self.close_connection = True
+
+            do_GET = do_POST = _any
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -152,29 +173,16 @@ class Server(Loopback):
 
     def __init__(self, script: Callable[[int, str], bytes | None]) -> None:
         self.paths: list[str] = []
-        outer = self
+        self.script = script
+        self._serve()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def _any(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                if length:
-                    self.rfile.read(length)
-                n = len(outer.paths)
-                outer.paths.append(self.path)
-                raw = script(n, self.path)
-                if raw is not None:
-                    self.wfile.write(raw)
-                    self.wfile.flush()
-                self.close_connection = True
-
-            do_GET = do_POST = _any
-
-        self._serve(Handler)
+    def answer(self, path: str, out: BinaryIO) -> None:
+        n = len(self.paths)
+        self.paths.append(path)
+        raw = self.script(n, path)
+        if raw is not None:
+            out.write(raw)
+            out.flush()
 
 
 def response(

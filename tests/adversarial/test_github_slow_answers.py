@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import BinaryIO
 
 import pytest
 
@@ -78,34 +77,21 @@ class DripServer(Loopback):
         self.requests = 0
         #: answers sent whole: the client waited for all of it
         self.complete = 0
-        outer = self
+        self.shape, self.body, self.drip = shape, body, drip
+        self._serve()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def _any(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                if length:
-                    self.rfile.read(length)
-                outer.requests += 1
-                answer = list(pieces(shape, body))[:MAX_PIECES]
-                try:
-                    for n, piece in enumerate(answer):
-                        self.wfile.write(piece)
-                        self.wfile.flush()
-                        if n == len(answer) - 1:
-                            outer.complete += 1  # before the client can have returned
-                        time.sleep(drip)
-                except OSError:
-                    pass  # the client hung up at its deadline
-                self.close_connection = True
-
-            do_GET = do_POST = _any
-
-        self._serve(Handler)
+    def answer(self, path: str, out: BinaryIO) -> None:
+        self.requests += 1
+        answer = list(pieces(self.shape, self.body))[:MAX_PIECES]
+        try:
+            for n, piece in enumerate(answer):
+                out.write(piece)
+                out.flush()
+                if n == len(answer) - 1:
+                    self.complete += 1  # before the client can have returned
+                time.sleep(self.drip)
+        except OSError:
+            pass  # the client hung up at its deadline
 
 
 def client(url: str, call: Call) -> GitHubClient:
