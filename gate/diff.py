@@ -441,6 +441,14 @@ def _iter_lines(data: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
+def hunk_counts(header: re.Match[bytes]) -> tuple[int, int]:
+    """The old and new line counts of a hunk header (:data:`_HUNK`'s match); an omitted
+    count is 1. A count with more digits than ``int`` converts raises ``ValueError``: the
+    hunk's extent is then unknown, and each caller fails closed on it."""
+    old, new = header.group(2), header.group(4)
+    return (int(old) if old is not None else 1, int(new) if new is not None else 1)
+
+
 def hunk_content(line: bytes, old_left: int, new_left: int) -> tuple[int, int] | None:
     """The lines a hunk still owes after ``line``, or None when ``line`` is no hunk content.
 
@@ -553,8 +561,7 @@ def _hunks_readable(data: bytes, begin: int, end: int) -> bool:
         if hunk is None:
             continue
         try:
-            _ = int(hunk.group(2)) if hunk.group(2) is not None else 1
-            _ = int(hunk.group(4)) if hunk.group(4) is not None else 1
+            hunk_counts(hunk)
         except ValueError:
             return False
     return True

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
-from gate.diff import split_diff
+from gate.diff import hunk_counts, split_diff
 from gate.frozen import dataclass
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -98,8 +98,7 @@ def _hunks(data: bytes) -> tuple[Hunk, ...]:
         i += 1
         if match is None:
             continue
-        old_left = int(match.group(2)) if match.group(2) is not None else 1
-        new_left = int(match.group(4)) if match.group(4) is not None else 1
+        old_left, new_left = hunk_counts(match)
         number = int(match.group(3))
         right: list[int] = []
         while i < len(lines) and (old_left > 0 or new_left > 0):

@@ -79,6 +79,7 @@ from gate.diff import (
     SkipWhy,
     _iter_lines,
     hunk_content,
+    hunk_counts,
     split_diff,
 )
 from gate.frozen import dataclass
@@ -271,8 +272,7 @@ def _section_header(data: bytes) -> tuple[bytes, tuple[bytes, ...]]:
         if match is not None:
             hunks.append([line])
             try:
-                old_left = int(match.group(2)) if match.group(2) is not None else 1
-                new_left = int(match.group(4)) if match.group(4) is not None else 1
+                old_left, new_left = hunk_counts(match)
             except ValueError:  # never in a selected diff (split_diff marks it unparseable)
                 old_left = new_left = 0
         elif hunks:
