@@ -42,6 +42,32 @@ from tests.integration.action.test_run_fake_github import BASE, CONFIG_PATH, REP
 GITHUB_LISTS = 250
 
 
+def _shas(prefix: str, count: int) -> list[str]:
+    return [
+        hashlib.sha1(f"{prefix} {i}".encode(), usedforsecurity=False).hexdigest()
+        for i in range(count)
+    ]
+
+
+def _rejected_after(
+    tmp_path: Path, fake: FakeGitHub, sim_factory: Sim, memory: str, fillers: list[str]
+) -> tuple[Truth, Author, str]:
+    """Pull request #7 of ``fillers`` and then the rejected head, opened and decided
+    (``sticky_comment: false`` first when ``memory`` says so)."""
+    if memory == "sticky_off":
+        fake.set_file(BASE, CONFIG_PATH, "sticky_comment: false\n")
+    truth = Truth()
+    author = Author(fake, tmp_path, sim_factory(truth))
+    rejected = author.commit(BAD)
+    fake.add_pull(7, head_sha=rejected, base_sha=BASE, diff=BAD)
+    fake.move_head(7, rejected, commits=[*fillers, rejected])
+    opened = pull_request_event(
+        "opened", repository=REPO, number=7, head_sha=rejected, base_sha=BASE
+    )
+    run_gate(tmp_path, fake, author.sim, opened)
+    return truth, author, rejected
+
+
 def test_the_fake_lists_the_oldest_250_as_github_does(fake_github: FakeGitHub) -> None:
     fake = fake_github
     chain = [hashlib.sha1(f"c{i}".encode(), usedforsecurity=False).hexdigest() for i in range(300)]
@@ -67,21 +93,8 @@ def test_a_rejected_head_among_the_newest_of_a_long_pull_request_stands(
     """``length`` commits before the rejected one's successors; ``above`` commits pushed
     over the rejected head whose runs posted nothing; then the push that is run."""
     fake = fake_github
-    if memory == "sticky_off":
-        fake.set_file(BASE, CONFIG_PATH, "sticky_comment: false\n")
-    truth = Truth()
-    author = Author(fake, tmp_path, sim_factory(truth))
-    fillers = [
-        hashlib.sha1(f"filler {i}".encode(), usedforsecurity=False).hexdigest()
-        for i in range(length - 2)
-    ]
-    rejected = author.commit(BAD)
-    fake.add_pull(7, head_sha=rejected, base_sha=BASE, diff=BAD)
-    fake.move_head(7, rejected, commits=[*fillers, rejected])
-    opened = pull_request_event(
-        "opened", repository=REPO, number=7, head_sha=rejected, base_sha=BASE
-    )
-    run_gate(tmp_path, fake, author.sim, opened)
+    fillers = _shas("filler", length - 2)
+    truth, author, rejected = _rejected_after(tmp_path, fake, sim_factory, memory, fillers)
     assert decided(fake, rejected, "status") == ["failure"]
     if memory == "deleted":
         author.delete_the_gates_comment()
@@ -111,27 +124,12 @@ def test_a_merge_made_from_the_base_side_hides_nothing(
     head one below the cancelled push). A first-parent walk went down the base's history
     and never met the rejected head."""
     fake = fake_github
-    if memory == "sticky_off":
-        fake.set_file(BASE, CONFIG_PATH, "sticky_comment: false\n")
-    truth = Truth()
-    author = Author(fake, tmp_path, sim_factory(truth))
-    fillers = [
-        hashlib.sha1(f"filler {i}".encode(), usedforsecurity=False).hexdigest() for i in range(260)
-    ]
-    rejected = author.commit(BAD)
-    fake.add_pull(7, head_sha=rejected, base_sha=BASE, diff=BAD)
-    fake.move_head(7, rejected, commits=[*fillers, rejected])
-    opened = pull_request_event(
-        "opened", repository=REPO, number=7, head_sha=rejected, base_sha=BASE
-    )
-    run_gate(tmp_path, fake, author.sim, opened)
+    fillers = _shas("filler", 260)
+    truth, author, rejected = _rejected_after(tmp_path, fake, sim_factory, memory, fillers)
     if memory == "deleted":
         author.delete_the_gates_comment()
     cancelled = author.commit(BAD)  # its run was cancelled: nothing posted on it
-    history = [
-        hashlib.sha1(f"base {i}".encode(), usedforsecurity=False).hexdigest()
-        for i in range(base_history)
-    ]
+    history = _shas("base", base_history)
     merge = author.commit(BAD)
     with fake.lock:
         for older, newer in itertools.pairwise(history):
