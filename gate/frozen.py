@@ -60,10 +60,10 @@ def _dataclass(cls: type[T] | None = None, /, **options: Any) -> Any:
 
     def wrap(klass: type[T]) -> type[T]:
         frozen = bool(options.get("frozen", False))
-        kinds = {base.__dict__.get(MARK) for base in klass.__mro__[1:]} - {None}
-        if not frozen and "frozen" in kinds:
-            raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
-        if frozen and "mutable" in kinds:
+        # a frozen record's params say frozen, so the stdlib refuses a mutable child of it
+        # itself; the fast path asks the stdlib for frozen only under a frozen base
+        # (_record), so a frozen child of a mutable record is refused here
+        if frozen and any(base.__dict__.get(MARK) == "mutable" for base in klass.__mro__[1:]):
             raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
         if options.keys() <= {"frozen", "kw_only"} and _fast(klass):
             return _record(klass, frozen=frozen, kw_only=bool(options.get("kw_only", False)))
