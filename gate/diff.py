@@ -46,6 +46,7 @@ from functools import lru_cache
 from typing import Any
 
 from gate.frozen import dataclass
+from gate.memo import last_answer
 
 
 class SkipWhy(StrEnum):
@@ -208,23 +209,13 @@ class SelectedDiff:
         return self.coverage.diff_sha
 
 
+@last_answer
 def diff_sha(data: bytes) -> str:
     """SHA-256 (hex) of the exact bytes sent to the reviewer: the one definition of the
     diff's digest. One review asks it of the same diff object five times (its coverage,
-    the binding, the question, the result, the chunk plan), so the last answer is kept with
-    that very object (immutable ``bytes`` only: the same object is the same bytes)."""
-    global _LAST_SHA
-    last = _LAST_SHA
-    if last is not None and last[0] is data:
-        return last[1]
-    digest = hashlib.sha256(data).hexdigest()
-    if type(data) is bytes:
-        _LAST_SHA = (data, digest)
-    return digest
-
-
-#: :func:`diff_sha`'s last answer: (the diff object, its digest)
-_LAST_SHA: tuple[bytes, str] | None = None
+    the binding, the question, the result, the chunk plan): the last answer is kept
+    (:func:`gate.memo.last_answer`)."""
+    return hashlib.sha256(data).hexdigest()
 
 
 # --- parsing ---------------------------------------------------------------------

@@ -15,6 +15,7 @@ from gate.config import Config
 from gate.decide.decision import Binding, Decision, State, blocked
 from gate.diff import Coverage, diff_sha, split_diff
 from gate.frozen import dataclass
+from gate.memo import last_answer
 from gate.review.chunks import (
     BYTES_PER_TOKEN,
     Chunk,
@@ -135,28 +136,14 @@ class ChunkSetup:
     overhead: int
 
 
+@last_answer
 def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
     """The chunks ``diff`` is reviewed in, or None when it fits one request whole (and
     ``incremental`` is not ``always``, which chunks even then). The one place the cut is
     made: :func:`gate.review.chunked.review_chunks` and the cost estimate
-    (:func:`gate.review.cost.estimate`) both ask here, so the last answer is kept with the
-    very (immutable) ``diff`` object and equal config and coverage: the cut is a pure
-    function of the three, and every part of it is frozen."""
-    global _LAST_SETUP
-    last = _LAST_SETUP
-    if last is not None and last[0] is diff and last[1] == config and last[2] == coverage:
-        return last[3]
-    setup = _chunk_setup(diff, config, coverage)
-    if type(diff) is bytes:
-        _LAST_SETUP = (diff, config, coverage, setup)
-    return setup
-
-
-#: :func:`chunk_setup`'s last answer: (diff object, config, coverage, the setup)
-_LAST_SETUP: tuple[bytes, Config, Coverage | None, ChunkSetup | None] | None = None
-
-
-def _chunk_setup(diff: bytes, config: Config, coverage: Coverage | None) -> ChunkSetup | None:
+    (:func:`gate.review.cost.estimate`) both ask here, so the last answer is kept
+    (:func:`gate.memo.last_answer`): the cut is a pure function of the three arguments, and
+    every part of it is frozen."""
     sections = split_diff(diff)
     cov = coverage or Coverage(
         reviewed=tuple(s.path for s in sections if s.path),

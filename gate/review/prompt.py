@@ -31,6 +31,7 @@ from gate.config import Config
 from gate.decide.decision import Binding, binding_for
 from gate.errors import GateError
 from gate.frozen import dataclass
+from gate.memo import last_answer
 
 #: The diff and instruction fences are never shorter than this, so they never
 #: look like the three-backtick fence of the answer.
@@ -189,26 +190,15 @@ def binding_in(text: str) -> Binding | None:
     )
 
 
+@last_answer
 def prompt_sha256(diff: bytes, config: Config) -> str:
     """The digest of the prompt a review of ``diff`` in one request would send: the
     question's prompt digest (:mod:`gate.memory.question`), known before any call, and the
     same for a review in chunks (each chunk's own digest stays in the chunk manifest).
 
-    The last digest is kept with the very ``diff`` object and the two settings the prompt
-    reads: a run asks twice (the question key, then the result), and each answer costs a
-    prompt of the whole diff, its JSON and two SHA-256s (~1 MB each on the bench diff).
+    A run asks twice (the question key, then the result), and each answer costs a prompt
+    of the whole diff, its JSON and two SHA-256s (~1 MB each on the bench diff): the last
+    answer is kept (:func:`gate.memo.last_answer`).
     """
-    global _LAST_DIGEST
-    asked = (config.policy_version, config.instructions)
-    last = _LAST_DIGEST
-    if last is not None and last[0] is diff and last[1] == asked:
-        return last[2]
     binding = binding_for(diff, config)
-    digest = build_prompt(diff, binding=binding, instructions=config.instructions).sha256()
-    if type(diff) is bytes:  # immutable: the same object is the same bytes
-        _LAST_DIGEST = (diff, asked, digest)
-    return digest
-
-
-#: :func:`prompt_sha256`'s last answer: (the diff object, (policy, instructions), digest)
-_LAST_DIGEST: tuple[bytes, tuple[str, str], str] | None = None
+    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()

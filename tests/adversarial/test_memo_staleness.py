@@ -50,12 +50,12 @@ CONFIGS = st.builds(
 
 
 def _fresh_setup(data: bytes, config: Config) -> object:
-    budget._LAST_SETUP = None
+    budget.chunk_setup.forget()  # type: ignore[attr-defined]
     return budget.chunk_setup(bytes(data), config)
 
 
 def _fresh_prompt(data: bytes, config: Config) -> str:
-    prompt._LAST_DIGEST = None
+    prompt.prompt_sha256.forget()  # type: ignore[attr-defined]
     return prompt.prompt_sha256(bytes(data), config)
 
 
