@@ -29,7 +29,6 @@ head blob, byte for byte).
 from __future__ import annotations
 
 import bisect
-import difflib
 
 from gate.assets import asset_kind
 from gate.diff import FileSection, git_label, git_quote
@@ -94,6 +93,8 @@ def _align(
     work = (hi_a - lo_a) * (hi_b - lo_b)
     if work <= MAX_DIFF_WORK and work <= budget[0]:
         budget[0] -= work
+        import difflib  # only a rebuild from blobs diffs: not on every run's start (issue 22)
+
         matcher = difflib.SequenceMatcher(None, a[lo_a:hi_a], b[lo_b:hi_b])
         return [
             (tag, i1 + lo_a, i2 + lo_a, j1 + lo_b, j2 + lo_b)

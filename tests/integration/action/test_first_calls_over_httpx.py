@@ -110,6 +110,10 @@ PIPELINE_MODULES = tuple(
         "triage",
     )
 ) + tuple(f"gate.decide.{name}" for name in ("envelope", "repair", "verdict"))
+#: standard-library modules the first calls do without: difflib (only a rebuild from blobs
+#: diffs). (html is left out of the gate's start too, but the test environment's httpx loads
+#: it with its command line, httpx[cli]; the image has no httpx[cli].)
+PIPELINE_MODULES += ("difflib",)
 
 
 @pytest.fixture(scope="module")
