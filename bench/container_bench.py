@@ -8,7 +8,9 @@ ratio:
   GitHub API on 127.0.0.1) receives the action's first request, vs the same for
   ``python3`` in the base image sending one request with the standard library (what
   the interpreter, the venv and the gate's imports add over a bare container start).
-  ``docker run BASE python3 -c pass`` (start to exit) is printed as a second reference.
+  Two references follow: the image's own interpreter sending the same one request with
+  httpx (the client the gate's first calls use: what is left is the gate's own share),
+  and ``docker run BASE python3 -c pass`` (start to exit).
 
 Medians over ``--runs`` runs. Needs Docker (``--network host``); run from the repo root:
 
@@ -368,14 +370,26 @@ def main(argv: list[str] | None = None) -> int:
                 "    pass\n"
             )
             base_argv = [args.base_image, "python3", "-c", probe]
+            # the same one request with httpx, from the image's own interpreter: the
+            # client library the gate's first calls use, without the gate (no CA bundle is
+            # read: the listener is plain http, and the gate reads none there either)
+            httpx_probe = (
+                "import ssl, httpx\n"
+                "context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)\n"
+                "with httpx.Client(verify=context, timeout=10) as client:\n"
+                f"    client.get('{listener.url}/httpx-floor')\n"
+            )
+            httpx_argv = ["--entrypoint", "/opt/venv/bin/python", args.image, "-c", httpx_probe]
             tag = uuid.uuid4().hex[:8]
             # one warm-up of each, not measured (page cache, first container of an image)
             timed_start(gate_argv, listener, f"rg-bench-gate-warm-{tag}")
             timed_start(base_argv, listener, f"rg-bench-base-warm-{tag}")
-            gate_times, base_times, pass_times = [], [], []
+            timed_start(httpx_argv, listener, f"rg-bench-httpx-warm-{tag}")
+            gate_times, base_times, httpx_times, pass_times = [], [], [], []
             for i in range(args.runs):
                 gate_times.append(timed_start(gate_argv, listener, f"rg-bench-gate-{tag}-{i}"))
                 base_times.append(timed_start(base_argv, listener, f"rg-bench-base-{tag}-{i}"))
+                httpx_times.append(timed_start(httpx_argv, listener, f"rg-bench-httpx-{tag}-{i}"))
                 pass_times.append(timed_exit([args.base_image, "python3", "-c", "pass"]))
     finally:
         listener.close()
@@ -386,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
         f"start to first request (median of {args.runs}): {gate_s * 1000:.0f} ms vs base "
         f"python3 + urllib {base_s * 1000:.0f} ms: ratio {gate_s / base_s:.2f} "
         f"(+{(gate_s - base_s) * 1000:.0f} ms)"
+    )
+    httpx_s = statistics.median(httpx_times)
+    print(
+        f"reference: the image's python + httpx, one request {httpx_s * 1000:.0f} ms; "
+        f"gate start / that: {gate_s / httpx_s:.2f} (+{(gate_s - httpx_s) * 1000:.0f} ms: "
+        "the gate's own share)"
     )
     print(
         f"reference: docker run {args.base_image} python3 -c pass (start to exit) "
