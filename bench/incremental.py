@@ -137,7 +137,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import gate.reviewers  # noqa: F401  (import order: the reviewers before the config)
-    from gate.config import Config, ReviewerConfig
+    from gate.config.model import Config, ReviewerConfig
     from gate.lab.sim import ReviewerSimulator
     from gate.review.carry import from_certificate
 

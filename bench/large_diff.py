@@ -47,7 +47,7 @@ def make_diff(files: int, total: int) -> bytes:
 
 
 def config_for(base_url: str, concurrency: int) -> Any:
-    from gate.config import Config, ReviewerConfig
+    from gate.config.model import Config, ReviewerConfig
 
     reviewer = ReviewerConfig(
         provider="openai", model="sim-model", base_url=base_url, attempts=1, deadline=120.0

@@ -52,7 +52,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import MODEL, ReviewerSimulator
 

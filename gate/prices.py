@@ -10,7 +10,7 @@ Where a provider charges more for long prompts, the row holds the long-prompt pr
 ``max_cost`` is a bound, and a bound priced at the lower tier would not hold for a large
 pull request. The summary says which source each price came from.
 
-A leaf module: :mod:`gate.config` reads it to refuse ``max_cost`` without a price when the
+A leaf module: :mod:`gate.config.load` reads it to refuse ``max_cost`` without a price when the
 config is validated, :mod:`gate.review.cost` to price a review.
 """
 

@@ -4,7 +4,7 @@
     python scripts/gen_action_docs.py --check   # exit 1 (and say so) if it is stale
 
 action.yml is the one source of the inputs, their defaults and descriptions, and the
-outputs; the config key each input overrides comes from ``gate.config.INPUT_KEYS``. The
+outputs; the config key each input overrides comes from ``gate.config.inputs.INPUT_KEYS``. The
 rest of docs/action.md is written by hand; only the text between ``BEGIN`` and ``END`` is
 generated. ``tests/unit/test_docs.py`` fails when the committed file differs from what this
 script writes, so the reference cannot drift from action.yml.
@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from gate.config import INPUT_KEYS
+from gate.config.inputs import INPUT_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"

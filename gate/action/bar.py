@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gate.config import DEFAULT_CONFIG_PATH, INPUT_KEYS, Config, default_config
+from gate.config.inputs import INPUT_KEYS
+from gate.config.model import DEFAULT_CONFIG_PATH, Config, default_config
 from gate.errors import ConfigError
 
 #: events whose workflow file (and so its inputs) comes from the pull request itself

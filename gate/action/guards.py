@@ -21,7 +21,7 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
 from gate.action.github.records import PullInfo
 from gate.action.state import Override, RunState
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
 from gate.diff import Coverage
 from gate.errors import ConfigError, GateError

@@ -1,7 +1,7 @@
 """The action's inputs (``with:`` in the workflow, ``INPUT_*`` in the environment), typed.
 
 The config overrides among them (``model``, ``min-confidence``, ...) are applied by
-:func:`gate.config.apply_inputs`, which rejects an undeclared input by name; the rest
+:func:`gate.config.inputs.apply_inputs`, which rejects an undeclared input by name; the rest
 are read here, once: where the config is, the tokens, whether a blocking decision
 fails the job, where the certificate goes.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import field
 
-from gate.config import DEFAULT_CONFIG_PATH, inputs_from_env
+from gate.config.inputs import inputs_from_env
+from gate.config.model import DEFAULT_CONFIG_PATH
 from gate.errors import UsageError
 from gate.frozen import dataclass
 from gate.providers import SECRET_ENVS

@@ -24,7 +24,9 @@ from gate.action.blobfetch import FetchBudget
 from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.state import RunState
-from gate.config import Config, apply_inputs, default_config, parse_config
+from gate.config.inputs import apply_inputs
+from gate.config.load import parse_config
+from gate.config.model import Config, default_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.frozen import dataclass
 from gate.memory import record

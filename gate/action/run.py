@@ -42,14 +42,9 @@ from gate.action.github.http import GitHubSettings
 from gate.action.github.records import DiffFetch
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
-from gate.config import (
-    DEFAULT_CONFIG_PATH,
-    Config,
-    apply_inputs,
-    default_config,
-    fallback_keys,
-    parse_config,
-)
+from gate.config.inputs import apply_inputs
+from gate.config.load import parse_config
+from gate.config.model import DEFAULT_CONFIG_PATH, Config, default_config, fallback_keys
 from gate.decide.decision import (
     MAX_DESCRIPTION,
     Binding,

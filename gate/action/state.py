@@ -17,7 +17,7 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import PullInfo
 from gate.action.inputs import ActionInputs
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
 from gate.frozen import dataclass

@@ -39,7 +39,9 @@ from gate.action.github.http import GitHubSettings
 from gate.action.github.records import OpenPull, SeenStatus
 from gate.action.guards import FRESH_LABEL
 from gate.action.state import RunState
-from gate.config import Config, apply_inputs, default_config, parse_config
+from gate.config.inputs import apply_inputs
+from gate.config.load import parse_config
+from gate.config.model import Config, default_config
 from gate.decide.decision import Family
 from gate.errors import ConfigError, ExitCode, GitHubError
 from gate.frozen import dataclass

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from gate.config import Config
+    from gate.config.model import Config
 
 T = TypeVar("T")
 

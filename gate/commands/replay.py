@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the command imports what it uses when it runs (docs/design.md)
-    from gate.config import Config
+    from gate.config.model import Config
 
 NAME = "replay"
 ORDER = 35
@@ -28,7 +28,7 @@ differs, reviewer unreachable).
 exit codes: 0 all stable (or degraded), 1 any unstable, 2 usage error, 3 any unreplayable.
 """
 
-# CLI option (dest) -> the kebab-case input name gate.config.apply_inputs knows
+# CLI option (dest) -> the kebab-case input name gate.config.inputs.apply_inputs knows
 _OVERRIDES = {
     "provider": "provider",
     "model": "model",
@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from gate.commands._io import read_input, say
     from gate.commands._options import with_hints
     from gate.commands.review import api_key_for, usage_from
-    from gate.config import default_config, load_config
+    from gate.config.load import load_config
+    from gate.config.model import default_config
     from gate.errors import ConfigError, UsageError
     from gate.memory import replay
 

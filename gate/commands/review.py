@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.decide.attempt import Attempt
     from gate.decide.decision import Decision
     from gate.diff import Coverage
@@ -55,7 +55,7 @@ examples:
 #: The largest diff file read; max_diff_bytes (the config) decides what is sent.
 MAX_DIFF_FILE_BYTES = 256 * 1024 * 1024
 
-# CLI option (dest) -> the kebab-case input name gate.config.apply_inputs knows.
+# CLI option (dest) -> the kebab-case input name gate.config.inputs.apply_inputs knows.
 _OVERRIDES = {
     "provider": "provider",
     "model": "model",
@@ -87,7 +87,7 @@ _CLOUD_OPTIONS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.providers import DEFAULT_BASE_URLS, PROVIDERS
 
     defaults = Config()
@@ -215,7 +215,9 @@ def _add_outputs(parser: argparse.ArgumentParser) -> None:
 
 def load(args: argparse.Namespace) -> Config:
     """The config file (or defaults) with the command-line overrides applied."""
-    from gate.config import apply_inputs, default_config, load_config
+    from gate.config.inputs import apply_inputs
+    from gate.config.load import load_config
+    from gate.config.model import default_config
     from gate.errors import ConfigError
 
     try:
@@ -379,7 +381,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from gate.commands._io import read_input, say, say_json
     from gate.commands._options import with_hints
-    from gate.config import fallback_keys
+    from gate.config.model import fallback_keys
     from gate.decide.decision import exit_code
     from gate.errors import Interrupted
     from gate.review import cost

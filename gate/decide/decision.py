@@ -30,7 +30,7 @@ from gate.frozen import dataclass
 from gate.safe.redact import redact
 
 if TYPE_CHECKING:
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.decide.attempt import Attempt
     from gate.decide.verdict import Verdict
 

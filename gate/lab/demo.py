@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import Binding, State, binding_for
 from gate.errors import GateError, UsageError
 from gate.frozen import dataclass

@@ -41,7 +41,7 @@ from gate.review.prompt import prompt_sha256
 from gate.review.result import config_sha256
 
 if TYPE_CHECKING:
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.review.result import ReviewResult
 
 

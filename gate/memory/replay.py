@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
-from gate.config import Config, apply_inputs
+from gate.config.inputs import apply_inputs
+from gate.config.model import Config
 from gate.decide.decision import State
 from gate.diff import Coverage
 from gate.errors import ConfigError, ExitCode, GateError, UsageError

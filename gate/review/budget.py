@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import Binding, Decision, State, blocked
 from gate.diff import Coverage, diff_sha, split_diff
 from gate.frozen import dataclass

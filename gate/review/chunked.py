@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.agreement import Answer
 from gate.decide.agreement import aggregate as agree
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gate.config import Config, ModelPrice
+from gate.config.model import Config, ModelPrice
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage

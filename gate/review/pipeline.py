@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.agreement import Answer, aggregate
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome

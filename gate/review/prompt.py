@@ -27,7 +27,7 @@ import hashlib
 import json
 import re
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import Binding, binding_for
 from gate.errors import GateError
 from gate.frozen import dataclass

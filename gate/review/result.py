@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.agreement import Answer, answers_json
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome

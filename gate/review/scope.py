@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from gate.assets import asset_kind, listed_type, literal_head
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import Decision, State, blocked
 from gate.diff import COVER_HINT, Coverage, FileSection, SelectedDiff, select, split_diff
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import field, fields
 from urllib.parse import urlsplit
 
-from gate.config import ReviewerConfig
+from gate.config.model import ReviewerConfig
 from gate.errors import ConfigError, UsageError
 from gate.frozen import dataclass
 from gate.providers import (
@@ -33,7 +33,7 @@ from gate.safe.redact import key_problem
 class ReviewerSettings(ReviewerConfig):
     """Which reviewer to call and the limits of every call (seconds, bytes).
 
-    The config's reviewer section (:class:`~gate.config.ReviewerConfig`, whose fields and
+    The config's reviewer section (:class:`~gate.config.model.ReviewerConfig`, whose fields and
     defaults it inherits), resolved for one call: ``provider``, ``model`` and ``base_url``
     are required, and it holds the API key itself (never in ``repr``) and the retry pacing.
     """

@@ -196,7 +196,7 @@ def test_binary_assets_block_restores_the_old_bar(tmp_path, fake, sim_factory) -
 
 @pytest.mark.parametrize("value", ["Allow", "skip", "yes", "true", ""])
 def test_an_unknown_binary_assets_value_is_refused_by_name(value: str) -> None:
-    from gate.config import parse_config
+    from gate.config.load import parse_config
     from gate.errors import ConfigError
 
     with pytest.raises(ConfigError) as caught:
@@ -242,7 +242,7 @@ def test_the_command_line_reads_the_literal_git_wrote(
 ) -> None:
     """Real git is the oracle for the patch format (base85 lines, deflate)."""
     from gate.assets import literal_head
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.diff import split_diff
     from gate.review.scope import coverage_before_call, select_diff
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide import envelope
 from gate.decide.decision import Binding, State
 from gate.diff import select, split_diff

@@ -31,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import Binding, State
 from gate.diff import select, split_diff
 from gate.lab.demo import answer, request_text

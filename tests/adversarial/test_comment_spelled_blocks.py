@@ -30,7 +30,7 @@ import pytest
 from gate.action import carry, history, report
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState
-from gate.config import default_config
+from gate.config.model import default_config
 from gate.decide.decision import State, blocked
 from gate.memory import record
 from gate.review.carry import Carried

@@ -6,7 +6,7 @@ Cause: ``gate.config`` refused tags only on mappings and sequences (``!!set``,
 README says tags are refused (a quoted ``"yes"`` reads as text, and the schema then
 refuses it; the tag turned it into ``true``).
 
-Fix: :func:`gate.config.compose_yaml` reads the YAML event stream before composing and
+Fix: :func:`gate.config.load.compose_yaml` reads the YAML event stream before composing and
 refuses the first node that carries any tag (``!!type``, ``!local``, ``!`` the
 non-specific tag, ``!<verbatim>``, ``%TAG`` handles), naming the line
 (``config_yaml``).
@@ -25,7 +25,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate import config as cfg
+from gate.config.load import parse_config
+from gate.config.model import Config
+from gate.config.schema import schema
 from gate.errors import ConfigError
 
 # a value each key accepts, written as YAML (quoted where the schema wants a string)
@@ -76,8 +78,8 @@ VALUES: dict[str, str] = {
     "report": '"both"',
     "review_comments": "true",
 }
-REVIEWER_KEYS = sorted(cfg.schema()["properties"]["reviewer"]["properties"])
-TOP_KEYS = sorted(k for k in cfg.schema()["properties"] if k != "reviewer")
+REVIEWER_KEYS = sorted(schema()["properties"]["reviewer"]["properties"])
+TOP_KEYS = sorted(k for k in schema()["properties"] if k != "reviewer")
 TAGS = [
     "!!float",
     "!!bool",
@@ -127,10 +129,10 @@ def test_a_tag_on_any_value_is_refused_naming_its_line(
     key: str, tag: str, in_list: bool, filler: int
 ) -> None:
     plain, line = write(key, VALUES[key], filler)
-    assert isinstance(cfg.parse_config(plain, source="c.yml"), cfg.Config)  # fine untagged
+    assert isinstance(parse_config(plain, source="c.yml"), Config)  # fine untagged
     text, line = write(key, tagged(VALUES[key], tag, in_list=in_list), filler)
     with pytest.raises(ConfigError) as err:
-        cfg.parse_config(text, source="c.yml")
+        parse_config(text, source="c.yml")
     assert err.value.reason == "config_yaml"
     assert f"c.yml line {line}: " in err.value.message
     assert "YAML tag" in err.value.message
@@ -149,7 +151,7 @@ def test_the_issue_cases_once_loaded_silently(text: str, value: Any) -> None:
     # what the tag would have produced: a value that looks like something else in the file
     assert next(iter(_plain_values(text))) == value
     with pytest.raises(ConfigError) as err:
-        cfg.parse_config(text, source="c.yml")
+        parse_config(text, source="c.yml")
     assert err.value.reason == "config_yaml"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.cost import estimate

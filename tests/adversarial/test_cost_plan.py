@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import pytest
 
-from gate.config import apply_inputs, parse_config
+from gate.config.inputs import apply_inputs
+from gate.config.load import parse_config
 from tests.integration.action.test_run_fake_github import (
     BASE,
     CONFIG_PATH,

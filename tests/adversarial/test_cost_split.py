@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gate.config import Config, ModelPrice, ReviewerConfig
+from gate.config.model import Config, ModelPrice, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt

@@ -22,7 +22,8 @@ from dataclasses import replace
 import pytest
 
 from gate.action import bar
-from gate.config import Config, ReviewerConfig, apply_inputs, default_config
+from gate.config.inputs import apply_inputs
+from gate.config.model import Config, ReviewerConfig, default_config
 from gate.errors import ConfigError
 
 BASE_VALUES = {"timeout": 120.0, "attempts": 3}

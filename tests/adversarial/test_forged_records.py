@@ -23,7 +23,8 @@ import hashlib
 
 import pytest
 
-from gate.config import apply_inputs, default_config
+from gate.config.inputs import apply_inputs
+from gate.config.model import default_config
 from gate.memory import record
 from gate.review.pipeline import prompt_sha256
 from gate.review.result import config_sha256

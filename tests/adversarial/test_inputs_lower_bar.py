@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from gate.action import bar
-from gate.config import ACTION_INPUTS
+from gate.config.inputs import ACTION_INPUTS
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_fake_github import (
     BASE,
@@ -70,7 +70,7 @@ def test_every_input_is_classified_once() -> None:
 
 
 def test_the_schema_allows_exactly_the_inputs_that_can_lower() -> None:
-    from gate.config import schema
+    from gate.config.schema import schema
 
     items = schema()["properties"]["inputs_may_lower"]["items"]["enum"]
     assert sorted(items) == bar.allowable()

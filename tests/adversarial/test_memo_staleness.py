@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate import diff as diff_module
-from gate.config import Config
+from gate.config.model import Config
 from gate.review import budget, prompt
 
 

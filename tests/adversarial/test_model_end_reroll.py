@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.demo import LARGE_CHUNK_BYTES, ScriptedModel, large_diff
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse

@@ -871,7 +871,8 @@ def test_a_wrong_provider_in_the_config_file_or_an_input_gets_the_one_it_meant(
     meant: str,
     write: str,
 ) -> None:
-    from gate.config import apply_inputs, default_config
+    from gate.config.inputs import apply_inputs
+    from gate.config.model import default_config
     from gate.errors import ConfigError
 
     config = tmp_path / "c.yml"

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import State
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.demo import LARGE_CHUNK_BYTES, ScriptedModel, binding_in, large_diff, request_text
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse

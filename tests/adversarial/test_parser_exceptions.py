@@ -12,7 +12,7 @@ digits ``ValueError``.
 Fix: one strict JSON loader (:mod:`gate.safe.strictjson`) for verdicts, provider frames,
 tool results, certificates and event payloads, turning every failure into the
 caller's typed error with a reason code; one YAML loader wrapper
-(:func:`gate.config.compose_yaml`) that refuses aliases, tags and deep nesting from
+(:func:`gate.config.load.compose_yaml`) that refuses aliases, tags and deep nesting from
 the event stream before composing, and scalar construction errors named by line;
 event payload fields checked for their type.
 
@@ -52,12 +52,15 @@ from gate import cli
 from gate.action.event import read_event, target_from_event
 from gate.action.run import run_action
 from gate.apply.marker import marker_path, read_marker
-from gate.config import Config, ConfigError, apply_inputs, default_config, load_config
+from gate.config.inputs import apply_inputs
+from gate.config.load import load_config
+from gate.config.model import Config, default_config
 from gate.decide.attempt import EndReason
 from gate.decide.decision import Binding, State, decide, exit_code
 from gate.decide.envelope import StreamVerifier, seal, verify
 from gate.decide.verdict import KEYS, parse_verdict
 from gate.errors import (
+    ConfigError,
     EnvelopeError,
     GateError,
     GitHubError,

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from gate.config import Config, ModelPrice, ReviewerConfig
+from gate.config.model import Config, ModelPrice, ReviewerConfig
 from gate.lab.demo import ScriptedModel
 from gate.lab.sim import ReviewerSimulator
 from gate.memory import replay as core

@@ -28,7 +28,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.config import Config, ModelPrice, ReviewerConfig
+from gate.config.model import Config, ModelPrice, ReviewerConfig
 from gate.decide import envelope
 from gate.decide.attempt import ReviewOutcome
 from gate.decide.decision import State

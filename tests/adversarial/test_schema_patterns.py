@@ -7,7 +7,7 @@ the multiline flag) matches only at the very end. jsonschema checks them with Py
 variable name ending in a newline). Any Python regex anchored with ``$`` has the same
 gap.
 
-Fix: :func:`gate.config.schema_regex` translates each schema pattern into a Python
+Fix: :func:`gate.config.schema.schema_regex` translates each schema pattern into a Python
 regex with ECMA-262's meaning (``$`` -> ``\\Z``, ``.`` and ``\\s`` as ECMA defines
 them, ``\\d``/``\\w`` ASCII), and the config validator checks ``pattern`` with it, so the
 schemas stay standard for editors. In code, anchors are ``\\Z`` or ``fullmatch``.
@@ -36,10 +36,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import config as cfg
+import gate
+from gate.config.inputs import apply_inputs
+from gate.config.load import parse_config
+from gate.config.model import Config, default_config
+from gate.config.schema import schema_regex
 from gate.errors import ConfigError
 
-GATE = Path(cfg.__file__).resolve().parent
+GATE = Path(gate.__file__).resolve().parent
 NODE = shutil.which("node")
 ECMA_TEST = (
     "const pairs = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
@@ -89,11 +93,11 @@ def ecma(pairs: list[tuple[str, str]]) -> list[bool]:
 def test_the_schemas_have_patterns_and_all_translate() -> None:
     assert len(PATTERNS) >= 4
     for _, pattern in PATTERNS:
-        cfg.schema_regex(pattern)
+        schema_regex(pattern)
 
 
 def matching(pattern: str) -> st.SearchStrategy[str]:
-    return st.from_regex(cfg.schema_regex(pattern), fullmatch=True)
+    return st.from_regex(schema_regex(pattern), fullmatch=True)
 
 
 #: what ECMA-262 counts as a line terminator (U+0085 is not one: the oracle test draws it)
@@ -112,7 +116,7 @@ def test_schema_patterns_match_as_ecma_262_does(data: st.DataObject) -> None:
             head = data.draw(st.sampled_from(HEADS))
             tail = data.draw(st.sampled_from(TAILS))
             pairs.append((pattern, head + base + tail))
-    ours = [bool(cfg.schema_regex(p).search(s)) for p, s in pairs]
+    ours = [bool(schema_regex(p).search(s)) for p, s in pairs]
     theirs = ecma(pairs)
     differ = [pair for pair, a, b in zip(pairs, ours, theirs, strict=True) if a != b]
     assert differ == []
@@ -126,7 +130,7 @@ def test_no_anchored_pattern_accepts_a_final_newline(schema: str, pattern: str) 
     @settings(max_examples=50, deadline=None)
     @given(value=matching(pattern), tail=st.sampled_from(LINE_ENDS))
     def check(value: str, tail: str) -> None:
-        regex = cfg.schema_regex(pattern)
+        regex = schema_regex(pattern)
         assert regex.search(value)
         assert not regex.search(value + tail), (schema, pattern, value + tail)
 
@@ -145,18 +149,18 @@ PATTERN_KEYS = [
 def test_config_values_with_a_line_end_are_refused(
     key: str, template: str, good: str, tail: str
 ) -> None:
-    assert isinstance(cfg.parse_config(template.format(good), source="c.yml"), cfg.Config)
+    assert isinstance(parse_config(template.format(good), source="c.yml"), Config)
     with pytest.raises(ConfigError) as err:
-        cfg.parse_config(template.format(good[:-1] + tail + '"'), source="c.yml")
+        parse_config(template.format(good[:-1] + tail + '"'), source="c.yml")
     assert err.value.reason == "config_invalid"
     assert key in err.value.message
 
 
 def test_the_issue_case_policy_version_with_a_newline() -> None:
     with pytest.raises(ConfigError) as err:
-        cfg.parse_config('policy_version: "1\\n"\n', source="c.yml")
+        parse_config('policy_version: "1\\n"\n', source="c.yml")
     assert "line 1: policy_version must be" in err.value.message
-    inputs = cfg.apply_inputs(cfg.default_config(), {"policy-version": "1"})
+    inputs = apply_inputs(default_config(), {"policy-version": "1"})
     assert inputs.policy_version == "1"
 
 

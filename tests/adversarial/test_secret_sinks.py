@@ -561,7 +561,8 @@ def test_cli_refuses_credentials_in_the_base_url(password: str, tmp_path: Path) 
 def test_a_key_given_where_its_variable_name_belongs_is_not_shown(key: str, cli: bool) -> None:
     """``api-key-env: <the key>`` (the key pasted where its variable's name goes)."""
     from gate.commands.review import usage_from
-    from gate.config import apply_inputs, default_config
+    from gate.config.inputs import apply_inputs
+    from gate.config.model import default_config
 
     def message(value: str) -> str:
         with pytest.raises(ConfigError) as info:

@@ -23,7 +23,7 @@ from unittest import mock
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide import envelope
 from gate.decide.attempt import ReviewOutcome
 from gate.lab.demo import answer

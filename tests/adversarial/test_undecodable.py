@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.diff import SkipWhy, sections_from_files, split_diff
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from gate import cli
-from gate.config import Config, ReviewerConfig, apply_inputs
+from gate.config.inputs import apply_inputs
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.errors import ConfigError
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import Binding, State
 from gate.lab.demo import ScriptedModel, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator, SimResponse, wire_for

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gate.config import Config, ReviewerConfig, fallback_keys, parse_config
+from gate.config.load import parse_config
+from gate.config.model import Config, ReviewerConfig, fallback_keys
 from gate.decide.decision import Family, State
 from gate.errors import ConfigError
 from gate.lab.demo import ScriptedModel

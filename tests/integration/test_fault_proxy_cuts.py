@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import Binding, State
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.lab.sim import (

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.demo import ScriptedModel, answer, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse

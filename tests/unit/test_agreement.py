@@ -12,7 +12,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.config import schema
+from gate.config.schema import schema
 from gate.decide.agreement import MAX_AGREEMENT, Answer, aggregate, answers_json, summary
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision, State, Status, decide

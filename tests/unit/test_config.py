@@ -9,18 +9,10 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from gate import config as cfg
-from gate.config import (
-    ACTION_INPUTS,
-    INPUT_KEYS,
-    Config,
-    ReviewerConfig,
-    apply_inputs,
-    default_config,
-    inputs_from_env,
-    load_config,
-    parse_config,
-)
+from gate.config.inputs import ACTION_INPUTS, INPUT_KEYS, apply_inputs, inputs_from_env
+from gate.config.load import MAX_CONFIG_BYTES, load_config, parse_config
+from gate.config.model import Config, ReviewerConfig, default_config
+from gate.config.schema import schema
 from gate.errors import ConfigError
 from gate.providers import PROVIDERS
 from gate.reviewers.settings import ReviewerSettings
@@ -106,9 +98,9 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
     got = load_config(path)
     assert got.reviewer.provider in PROVIDERS
     text = path.read_text("utf-8")
-    for key in cfg.schema()["properties"]:
+    for key in schema()["properties"]:
         assert f"{key}:" in text, key
-    for key in cfg.schema()["properties"]["reviewer"]["properties"]:
+    for key in schema()["properties"]["reviewer"]["properties"]:
         assert f"{key}:" in text, key
 
 
@@ -228,7 +220,7 @@ def test_load_config_missing_unreadable_and_oversized(tmp_path: Path) -> None:
         load_config(tmp_path)
     assert directory.value.reason == "config_unreadable"
     big = tmp_path / "big.yml"
-    big.write_text("instructions: '" + "x" * cfg.MAX_CONFIG_BYTES + "'\n")
+    big.write_text("instructions: '" + "x" * MAX_CONFIG_BYTES + "'\n")
     with pytest.raises(ConfigError) as large:
         load_config(big)
     assert large.value.reason == "config_too_large"
@@ -251,15 +243,15 @@ def test_load_config_names_the_path(tmp_path: Path) -> None:
 
 
 def test_schema_is_valid_draft_2020_12_and_ships_as_package_data() -> None:
-    schema = cfg.schema()
-    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    Draft202012Validator.check_schema(schema)
-    assert schema["additionalProperties"] is False
-    assert schema["properties"]["reviewer"]["additionalProperties"] is False
+    shipped = schema()
+    assert shipped["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(shipped)
+    assert shipped["additionalProperties"] is False
+    assert shipped["properties"]["reviewer"]["additionalProperties"] is False
 
 
 def test_schema_defaults_equal_dataclass_defaults() -> None:
-    props = cfg.schema()["properties"]
+    props = schema()["properties"]
     top = {f.name for f in dataclasses.fields(Config)}
     assert set(props) == top
     defaults = default_config().to_json()

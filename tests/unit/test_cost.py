@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gate.config import ModelPrice, parse_config
+from gate.config.load import parse_config
+from gate.config.model import ModelPrice
 from gate.decide.attempt import Attempt, EndReason
 from gate.decide.decision import State, Status
 from gate.review.cost import cost_of, estimate, over_budget, usage_of

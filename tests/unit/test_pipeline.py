@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gate.config import Config, ReviewerConfig
+from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State, binding_for, decide
 from gate.errors import ConfigError, GateError, UsageError
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.config import Config
+from gate.config.model import Config
 from gate.decide.decision import Binding, binding_for
 from gate.decide.verdict import KEYS
 from gate.errors import GateError

@@ -199,7 +199,7 @@ def _large(fake) -> None:  # type: ignore[no-untyped-def]
 def _chunk_of() -> dict[str, int]:
     """Which chunk holds each file, as the gate plans this diff (the boundaries are
     content-defined, so the test asks the planner instead of assuming an order)."""
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.review.budget import chunk_setup
 
     setup = chunk_setup(large_diff(), Config(max_chunk_bytes=4096))

@@ -152,7 +152,7 @@ def test_a_forbidden_call_names_the_permission_to_add() -> None:
 
 
 def test_a_mention_that_is_not_a_user_or_team_is_refused_with_its_line() -> None:
-    from gate.config import parse_config
+    from gate.config.load import parse_config
     from gate.errors import ConfigError
 
     with pytest.raises(ConfigError) as caught:

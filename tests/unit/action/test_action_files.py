@@ -13,7 +13,7 @@ import yaml
 
 from gate import cli
 from gate.action import report
-from gate.config import ACTION_INPUTS
+from gate.config.inputs import ACTION_INPUTS
 
 ROOT = Path(__file__).resolve().parents[3]
 

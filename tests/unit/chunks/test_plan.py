@@ -247,7 +247,7 @@ def test_chunk_setup_is_cut_once_per_diff_object_and_config() -> None:
     first's answer only for the very same bytes object, an equal config and coverage."""
     from dataclasses import replace
 
-    from gate.config import Config
+    from gate.config.model import Config
     from gate.review.budget import chunk_setup
 
     body = "".join(f"+line {i}\n" for i in range(400))

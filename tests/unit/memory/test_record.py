@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-from gate.config import schema_regex
+from gate.config.schema import schema_regex
 from gate.memory import record, standing
 from gate.memory.question import key_of_record
 from gate.memory.record import Record, RecordError
@@ -30,7 +30,7 @@ def schema() -> dict[str, Any]:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Any:
-    # JSON Schema patterns are ECMA-262: "$" is the very end (gate.config.schema_regex)
+    # JSON Schema patterns are ECMA-262: "$" is the very end (gate.config.schema.schema_regex)
     if validator.is_type(instance, "string") and not schema_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 

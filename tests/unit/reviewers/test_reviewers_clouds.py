@@ -351,7 +351,7 @@ def test_cloud_base_urls() -> None:
 
 
 def test_config_without_an_endpoint_names_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gate.config import ReviewerConfig
+    from gate.config.model import ReviewerConfig
     from gate.errors import ConfigError
 
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):

@@ -3,7 +3,7 @@
 The published contract stays ``gate/schemas/config.schema.json`` and jsonschema stays
 the validator that words every error. This module only answers "does it conform?"
 for the keywords that schema uses, so a valid config (every run's case) is read
-without importing jsonschema (~0.2 s) or compiling a validator: :mod:`gate.config`
+without importing jsonschema (~0.2 s) or compiling a validator: :mod:`gate.config.schema`
 asks here first and hands only a value that does not conform to jsonschema, which
 then names each problem exactly as before.
 
@@ -11,7 +11,7 @@ It fails towards jsonschema: a keyword it does not know makes the value "not
 conforming" (so jsonschema decides), never conforming. Draft 2020-12 semantics are
 followed where they differ from Python's: ``1.0`` is an ``integer``, ``true`` is not
 a number and never equals ``1`` (in ``enum`` and ``uniqueItems``), lengths count code
-points. ``tests/unit/test_schema_check.py`` proves the answer equal to jsonschema's
+points. ``tests/unit/test_config_check.py`` proves the answer equal to jsonschema's
 on generated configs, valid and invalid.
 """
 

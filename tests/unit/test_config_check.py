@@ -1,4 +1,4 @@
-"""gate.schema_check against jsonschema: the same answer on generated configs.
+"""gate.config.check against jsonschema: the same answer on generated configs.
 
 jsonschema (Draft 2020-12, with the gate's ECMA pattern translation) is the oracle.
 Configs are generated from the shipped schema itself: each property either a value
@@ -17,8 +17,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate import config
-from gate.schema_check import conforms, equal, unknown_keywords
+from gate.config import schema as config_schema
+from gate.config.check import conforms, equal, unknown_keywords
+from gate.config.load import parse_config
+from gate.config.schema import schema_regex
 
 JSON_LEAF = (
     st.none()
@@ -55,7 +57,7 @@ def _string(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
             n = schema[bound]
             parts.append(st.sampled_from([max(0, n - 1), n, n + 1]).map(lambda k: "a" * k))
     if "pattern" in schema:
-        pattern = config.schema_regex(schema["pattern"])
+        pattern = schema_regex(schema["pattern"])
         parts.append(st.from_regex(pattern, fullmatch=True).map(lambda s: s[:80]))
         parts.append(st.from_regex(re.compile(r"[a-z0-9./:_-]{1,20}"), fullmatch=True))
     return st.one_of(parts)
@@ -87,22 +89,22 @@ def values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return JUNK
 
 
-SCHEMA = config.schema()
+SCHEMA = config_schema.schema()
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values(SCHEMA))
 def test_conforms_exactly_when_jsonschema_finds_no_error(data: Any) -> None:
-    oracle = not list(config._validator().iter_errors(data))
-    assert conforms(data, SCHEMA, config.schema_regex) is oracle, data
+    oracle = not list(config_schema._validator().iter_errors(data))
+    assert conforms(data, SCHEMA, schema_regex) is oracle, data
 
 
 @settings(max_examples=200, deadline=None)
 @given(values(SCHEMA["properties"]["reviewer"]))
 def test_the_reviewer_part_alone_agrees_too(data: Any) -> None:
     sub = {"reviewer": data}
-    oracle = not list(config._validator().iter_errors(sub))
-    assert conforms(sub, SCHEMA, config.schema_regex) is oracle, data
+    oracle = not list(config_schema._validator().iter_errors(sub))
+    assert conforms(sub, SCHEMA, schema_regex) is oracle, data
 
 
 def test_the_shipped_schema_uses_only_known_keywords() -> None:
@@ -111,7 +113,7 @@ def test_the_shipped_schema_uses_only_known_keywords() -> None:
 
 
 def test_json_semantics_where_python_differs() -> None:
-    regex = config.schema_regex
+    regex = schema_regex
     assert conforms(3.0, {"type": "integer"}, regex)
     assert not conforms(3.5, {"type": "integer"}, regex)
     assert not conforms(True, {"type": "integer"}, regex)
@@ -124,16 +126,16 @@ def test_json_semantics_where_python_differs() -> None:
 
 def test_an_unknown_keyword_is_never_conforming() -> None:
     """It fails towards jsonschema: a keyword it cannot read hands the value over."""
-    assert not conforms("x", {"type": "string", "format": "email"}, config.schema_regex)
-    assert not conforms({}, {"$ref": "#/x"}, config.schema_regex)
+    assert not conforms("x", {"type": "string", "format": "email"}, schema_regex)
+    assert not conforms({}, {"$ref": "#/x"}, schema_regex)
     assert unknown_keywords({"properties": {"a": {"oneOf": []}}}) == {"oneOf"}
 
 
 def test_a_valid_config_is_read_without_jsonschema() -> None:
     """The point of it, in this process: a conforming file never reaches the validator."""
-    config._validator.cache_clear()
-    parsed = config.parse_config(
+    config_schema._validator.cache_clear()
+    parsed = parse_config(
         "reviewer:\n  provider: openai\n  model: gpt-4o-mini\nmax_chunks: 10\n", source="t"
     )
     assert parsed.max_chunks == 10
-    assert config._validator.cache_info().currsize == 0
+    assert config_schema._validator.cache_info().currsize == 0
