@@ -13,9 +13,10 @@ other event types are not content), ..., then one terminal event:
 * ``response.incomplete``: the end marker with the finish reason
   ``incomplete_details.reason`` (``max_output_tokens`` is token exhaustion,
   ``content_filter`` a refusal);
-* ``response.failed``: an error frame (``response.error``), like an
-  ``error`` event, which the precedence rule of :mod:`~gate.reviewers.stream`
-  already catches.
+* ``response.failed``: an error frame (``response.error``), read as an
+  ``error`` event is (:func:`~gate.reviewers.stream.error_frame`): a quota or
+  billing name in its ``code`` or its original ``type`` is a quota stop, never
+  retried, whatever else it says.
 
 OpenAI sends no ``[DONE]``; OpenRouter's Responses endpoint sends exactly one
 ``data: [DONE]`` (no event name, no other bytes) right after the terminal event,
@@ -45,8 +46,7 @@ from gate.decide.attempt import FinishReason
 from gate.providers import Provider
 from gate.reviewers.base import HttpRequest, one_line
 from gate.reviewers.settings import ReviewerSettings
-from gate.reviewers.stream import ErrorFrame, Frame, SSEStream, error_fields, int_fields
-from gate.reviewers.stream import transient_error as _transient
+from gate.reviewers.stream import ErrorFrame, Frame, SSEStream, error_frame, int_fields
 
 NAME = Provider.OPENAI_RESPONSES
 COMPLETED = "completed"
@@ -211,9 +211,7 @@ class Stream(SSEStream):
             return
         self._record(response)
         if kind == "response.failed":  # whatever its status says
-            error = response.get("error")
-            kind_, message, code = error_fields({"error": error}, self.settings.api_key)
-            self.note_error(ErrorFrame(kind_, message, _transient(kind_, code)))
+            self.note_error(error_frame({"error": response.get("error")}, self.settings.api_key))
             return
         status = response.get("status")
         if status != kind.removeprefix("response."):

@@ -121,15 +121,23 @@ def frame_error(
     if value is not None:
         if not (named or _carries_error(list(value.items()))):
             return None
-        kind, message, code = error_fields(value, secret)
-        quota = quota_in_frame(value)
-        return ErrorFrame(kind, message, transient_error(kind, code) and quota is None, quota)
+        return error_frame(value, secret)
     data = event.data
     if not (named or (data is not None and _carries_error(_loose_pairs(data)))):
         return None
     # an error frame is an error whatever its body; redacted before it is shortened
     message = one_line(data, secret, limit=200) if data else "(no data)"
     return ErrorFrame("error", message, transient=False)
+
+
+def error_frame(value: dict[str, Any], secret: str | None) -> ErrorFrame:
+    """The :class:`ErrorFrame` an error object inside a 200 stream is, wherever a dialect
+    carries it (an error event, Responses' ``response.failed``): its kind and message, and
+    a quota or billing stop read from it (:func:`gate.reviewers.limits.quota_in_frame`),
+    which is never transient, whatever the rest of it says."""
+    kind, message, code = error_fields(value, secret)
+    quota = quota_in_frame(value)
+    return ErrorFrame(kind, message, transient_error(kind, code) and quota is None, quota)
 
 
 def _frame_verdict(error: ErrorFrame, provider: str) -> tuple[str, str, bool]:

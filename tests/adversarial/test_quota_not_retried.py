@@ -11,11 +11,12 @@ name reads as a rate limit, and that no 429 without one reads as a quota stop.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from openai.types.responses.response_error import ResponseError
 
 from gate.decide.decision import Binding, Family, decide
 from gate.lab.sim import ReviewerSimulator, SimResponse
@@ -178,3 +179,53 @@ def test_a_quota_stop_inside_the_stream_is_not_retried_either(
         assert requests == 2  # transient: the healthy answer follows
         assert first.reason == "error_frame"
         assert outcome.envelope is not None
+
+
+# --- Responses: the quota stop in a response.failed -------------------------------------
+# The class above, in the one dialect whose in-stream error is not an error event: the
+# Responses API ends a failed response with ``response.failed`` carrying ``response.error``
+# (code, message, and the original error ``type``). A quota name there is a quota stop as
+# it is in an error event; the official SDK's ResponseError codes are the oracle for the
+# codes a failed response carries.
+
+RESPONSE_CODES = sorted(get_args(ResponseError.model_fields["code"].annotation))
+
+
+def _failed(error: dict[str, Any]) -> bytes:
+    created = {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}
+    failed = {
+        "type": "response.failed",
+        "response": {"id": "resp_1", "status": "failed", "output": [], "error": error},
+    }
+    return b"".join(
+        f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
+        for event in (created, failed)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=QUOTA_NAMES,
+    field=st.sampled_from(["code", "type"]),
+    code=st.sampled_from(RESPONSE_CODES),
+    message=st.text(max_size=60),
+)
+def test_a_quota_name_in_a_failed_response_is_a_quota_stop(
+    name: str, field: str, code: str, message: str
+) -> None:
+    error = {"code": code, "message": message, field: name}
+    outcome, requests = ask("openai-responses", SimResponse(body=_failed(error)))
+    first = outcome.attempts[0]
+    assert requests == 1, first.detail
+    assert first.reason == QUOTA_REASON
+    assert "owns that account" in first.detail
+
+
+@settings(max_examples=25, deadline=None)
+@given(code=st.sampled_from(RESPONSE_CODES), message=st.text(max_size=60))
+def test_a_failed_response_without_a_quota_name_stays_an_error_frame(
+    code: str, message: str
+) -> None:
+    error = {"code": code, "message": message, "type": None}
+    outcome, _requests = ask("openai-responses", SimResponse(body=_failed(error)))
+    assert outcome.attempts[0].reason == "error_frame"
