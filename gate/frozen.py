@@ -22,8 +22,9 @@ library over generated classes and calls (Hypothesis).
 
 What the fast path does not cover goes to the standard library unchanged: an option
 other than ``frozen`` and ``kw_only``, a class that defines one of the six methods
-itself, ``__slots__``, an ``InitVar`` or an ``init=False`` field, or that inherits from
-a dataclass made elsewhere. ``__dataclass_params__`` says what the standard library would
+itself, ``__slots__``, an ``InitVar`` (an alias of it too, read as the standard library
+reads it) or an ``init=False`` field, or that inherits from a dataclass made elsewhere.
+``__dataclass_params__`` says what the standard library would
 record (its inheritance checks read it: a dataclass it makes may subclass a record), and
 :data:`MARK` names the kind. The ``__init__`` is one function taking ``*args, **kwargs``
 under the stdlib's signature: what reads its code rather than its ``__signature__``
@@ -38,7 +39,9 @@ from __future__ import annotations
 import abc
 import dataclasses
 import inspect
+import re
 import reprlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, FrozenInstanceError
 from operator import attrgetter
@@ -83,14 +86,28 @@ def _fast(cls: type) -> bool:
             return False
     for name, kind in inspect.get_annotations(cls).items():
         value = cls.__dict__.get(name)
-        if _initvar(kind) or (isinstance(value, Field) and not value.init):
+        if _initvar(kind, cls.__module__) or (isinstance(value, Field) and not value.init):
             return False
     return True
 
 
-def _initvar(kind: object) -> bool:
+#: the head of a string annotation, as the stdlib reads it (``dataclasses._is_type``)
+_HEAD = re.compile(r"^(?:\s*(\w+)\s*\.)?\s*(\w+)")
+
+
+def _initvar(kind: object, module: str) -> bool:
+    """Whether the stdlib may read ``kind`` as an ``InitVar`` (a pseudo-field the fast
+    ``__init__`` would not take). A string annotation is read as the stdlib reads it: its
+    head name looked up in the class's module, so an alias (``IV = InitVar``, then
+    ``seed: "IV[int]"`` under ``from __future__ import annotations``) is one too, not
+    only a string that spells ``InitVar``."""
     if isinstance(kind, str):
-        return "InitVar" in kind
+        if "InitVar" in kind:
+            return True
+        head = _HEAD.match(kind)
+        if head is None:
+            return False
+        kind = getattr(sys.modules.get(module), "__dict__", {}).get(head.group(2))
     return isinstance(kind, dataclasses.InitVar) or kind is dataclasses.InitVar
 
 
