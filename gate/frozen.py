@@ -20,15 +20,16 @@ with the same signature, defaults, factories, keyword-only fields, ``__post_init
 ``TypeError`` messages. ``tests/unit/test_frozen.py`` proves it against the standard
 library over generated classes and calls (Hypothesis).
 
-What the fast path does not cover goes to the standard library unchanged: an option
-other than ``frozen`` and ``kw_only``, a class that defines one of the six methods
-itself, ``__slots__``, an ``InitVar`` (an alias of it too, read as the standard library
-reads it) or an ``init=False`` field, or that inherits from a dataclass made elsewhere.
-``__dataclass_params__`` says what the standard library would
-record (its inheritance checks read it: a dataclass it makes may subclass a record), and
-:data:`MARK` names the kind. The ``__init__`` is one function taking ``*args, **kwargs``
-under the stdlib's signature: what reads its code rather than its ``__signature__``
-(``__defaults__``, its annotations) sees that.
+On an interpreter it is not proven on (:data:`PROVEN`: 3.11 and 3.12, CI's matrix),
+:func:`dataclass` is the standard library's own. What the fast path does not cover goes
+to the standard library unchanged: an option other than ``frozen`` and ``kw_only``, a
+class that defines one of the six methods itself, ``__slots__``, an ``InitVar`` (an
+alias of it too, read as the standard library reads it) or an ``init=False`` field, or
+that inherits from a dataclass made elsewhere. ``__dataclass_params__`` says what the
+standard library would record (its inheritance checks read it: a dataclass it makes may
+subclass a record), and :data:`MARK` names the kind. The ``__init__`` is one function
+taking ``*args, **kwargs`` under the stdlib's signature: what reads its code rather than
+its ``__signature__`` (``__defaults__``, its annotations) sees that.
 
 Type checkers see :func:`dataclasses.dataclass` itself (the ``TYPE_CHECKING`` branch),
 so mypy's dataclass support applies unchanged.
@@ -399,7 +400,16 @@ def _delattr(cls: type[Any], names: frozenset[str]) -> Callable[[Any, str], None
     return __delattr__
 
 
+#: the interpreters the fast path is proven on (tests/unit/test_frozen.py, CI's matrix):
+#: on any other the standard library's own ``dataclass`` is used. 3.13's compares a record
+#: with itself as equal before reading a field, then field by field (a NaN held by two
+#: records is unequal there, equal in a tuple), and words its errors otherwise: a
+#: behaviour no test of this module has met is not "the standard library's exact one"
+PROVEN = ((3, 11), (3, 12))
+
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
-else:
+elif sys.version_info[:2] in PROVEN:
     dataclass = _dataclass
+else:
+    dataclass = dataclasses.dataclass
