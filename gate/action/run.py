@@ -61,9 +61,11 @@ from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageErro
 from gate.safe import redact, untrusted
 
 if TYPE_CHECKING:
+    from gate.decide.attempt import Attempt
+    from gate.diff import Coverage
     from gate.findings import Finding
     from gate.memory.question import QuestionKey
-    from gate.review.result import ChunkReview
+    from gate.review.result import ChunkReview, ReviewResult
 
 # Start-up (issue 22): the imports above are what the run needs up to its first GitHub
 # request. The review pipeline (guards, memory, diff selection, reviewers, certificate,
@@ -164,8 +166,8 @@ def _review(
         run.target = replace(target, ignore=refused)
         return None
     _read_pull(run, gh)  # the first request: the pipeline loads after it (issue 22)
-    from gate.action import guards, progress
-    from gate.review import cost, pipeline, scope
+    from gate.action import guards
+    from gate.review import cost, scope
 
     if (fork := guards.fork_on_pull_request(target.event, run.pull)) is not None:
         report.emit([f"::error::{report.escape_data(fork)}"], run.out)
@@ -214,22 +216,7 @@ def _review(
         return _post_final(run, kept)
 
     try:
-        keys = fallback_keys(config, run.env)
-        _mask(run, keys)
-        chunk_progress = progress.ChunkProgress(
-            lambda text: _post(run, Status.PENDING, text), clock=run.clock, notes=run.notes
-        )
-        run.result = result = pipeline.review_diff(
-            selected.data,
-            config,
-            api_key=api_key,
-            sleep=sleep,
-            coverage=coverage,
-            on_attempt=chunk_progress.attempt,
-            fallback_keys=keys,
-            carry=run.carry,
-            question=run.question,
-        )
+        run.result = result = _ask(run, selected.data, config, coverage, api_key, sleep)
     except (UsageError, ConfigError) as err:
         return _post_final(run, blocked(State.NEEDS_HUMAN, err.reason, err.message))
     if result.review_decision is not None and result.decision is not result.review_decision:
@@ -238,6 +225,46 @@ def _review(
     if result.coverage is not None:  # chunking may have left a too_large file out
         run.evidence.coverage = result.coverage
     return _post_final(run, result.decision)
+
+
+def _ask(
+    run: RunState,
+    data: bytes,
+    config: Config,
+    coverage: Coverage,
+    api_key: str | None,
+    sleep: Callable[[float], None],
+) -> ReviewResult:
+    """The review itself, with its progress where people look: each attempt and a
+    heartbeat in the log, the chunks done in the ``pending`` status (gate.action.progress)."""
+    from gate.action import progress
+    from gate.review import pipeline
+    from gate.reviewers.heartbeat import Heartbeat
+    from gate.reviewers.transport import attempt_line
+
+    keys = fallback_keys(config, run.env)
+    _mask(run, keys)
+    log = progress.LogLines(run.out)
+    chunks = progress.ChunkProgress(
+        lambda text: _post(run, Status.PENDING, text), clock=run.clock, notes=run.notes
+    )
+
+    def on_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
+        log(attempt_line(attempt, config.reviewer.attempts))
+        chunks.attempt(attempt)
+
+    with Heartbeat(log):
+        return pipeline.review_diff(
+            data,
+            config,
+            api_key=api_key,
+            sleep=sleep,
+            coverage=coverage,
+            on_attempt=on_attempt,
+            fallback_keys=keys,
+            carry=run.carry,
+            question=run.question,
+        )
 
 
 def _start(run: RunState) -> None:

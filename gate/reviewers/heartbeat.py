@@ -3,8 +3,9 @@
 While a stream is open and no byte has arrived for :data:`INTERVAL` seconds, a line is
 said (``waiting for the reviewer: 31 s, 2,205 bytes so far``), and again every
 :data:`INTERVAL` seconds of silence. It watches :func:`gate.reviewers.base.open_streams`
-from a daemon thread that the front end starts around a review and stops after it; the
-thread wakes every :data:`TICK` seconds and lives no longer than the review.
+from a daemon thread that the front end (the command line's ``review``, the action's
+log) starts around a review and stops after it; the thread wakes every :data:`TICK`
+seconds and lives no longer than the review.
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ class Heartbeat:
         self,
         say: Callable[[str], None],
         *,
-        interval: float = INTERVAL,
-        tick: float = TICK,
+        interval: float | None = None,
+        tick: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._say, self._interval, self._tick, self._clock = say, interval, tick, clock
+        # the module's values, read now (not when this was defined), so a test of a front
+        # end can shorten them for the whole run
+        self._interval = INTERVAL if interval is None else interval
+        self._tick = TICK if tick is None else tick
+        self._say, self._clock = say, clock
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="heartbeat", daemon=True)
         #: per stream: (bytes at the last change or line, when)
