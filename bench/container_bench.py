@@ -401,6 +401,13 @@ def main(argv: list[str] | None = None) -> int:
         f"python3 + urllib {base_s * 1000:.0f} ms: ratio {gate_s / base_s:.2f} "
         f"(+{(gate_s - base_s) * 1000:.0f} ms)"
     )
+    # each gate run against the base run right after it: Docker's own start drifts over
+    # an invocation, and a pair shares the drift
+    paired = sorted(g / b for g, b in zip(gate_times, base_times, strict=True))
+    print(
+        f"paired: median of the {args.runs} ratios {statistics.median(paired):.2f} "
+        f"(quartiles {paired[len(paired) // 4]:.2f}-{paired[(3 * len(paired)) // 4]:.2f})"
+    )
     httpx_s = statistics.median(httpx_times)
     print(
         f"reference: the image's python + httpx, one request {httpx_s * 1000:.0f} ms; "
