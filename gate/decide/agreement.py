@@ -25,8 +25,8 @@ from typing import Any
 
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, Status, blocked
+from gate.decide.envelope import sealed_json
 from gate.frozen import dataclass
-from gate.review import certificate
 
 #: the largest k (each answer is a paid call); the config schema's maximum
 MAX_AGREEMENT = 5
@@ -112,7 +112,7 @@ def answers_json(answers: Sequence[Answer]) -> list[dict[str, Any]]:
                 "number": number,
                 "decision": answer.decision.to_json(),
                 "attempts": [a.to_json() for a in answer.attempts],
-                "envelope": certificate.sealed_json(answer.envelope),
+                "envelope": sealed_json(answer.envelope),
             }
         )
     return out

@@ -24,10 +24,12 @@ chunking. Every deviation raises a specific :class:`~gate.errors.EnvelopeError`.
 
 from __future__ import annotations
 
+import base64
 import codecs
 import hashlib
 import re
 from dataclasses import field
+from typing import Any
 
 from gate.errors import (
     BadEncoding,
@@ -86,6 +88,18 @@ def seal(content: bytes) -> bytes:
     body = bytes(content) + SENTINEL
     digest = hashlib.sha256(body).hexdigest()
     return b"MC1 %d %s\n" % (len(body), digest.encode("ascii")) + body
+
+
+def sealed_json(envelope: bytes | None) -> dict[str, Any] | None:
+    """A sealed envelope as a certificate keeps it (digest, length, base64), or None: what
+    the certificate and each ``agreement`` answer record, so it can be verified again."""
+    if envelope is None:
+        return None
+    return {
+        "sha256": hashlib.sha256(envelope).hexdigest(),
+        "length": len(envelope),
+        "base64": base64.b64encode(envelope).decode("ascii"),
+    }
 
 
 def verify(raw: bytes, *, max_size: int | None = None) -> memoryview:

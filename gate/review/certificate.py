@@ -24,6 +24,7 @@ from typing import Any
 from gate import __version__
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision
+from gate.decide.envelope import sealed_json
 from gate.errors import AtomicWriteError, UsageError
 from gate.safe import redact
 from gate.safe.atomic import atomic_write
@@ -52,17 +53,6 @@ def build(
         "attempts": [attempt.to_json() for attempt in attempts],
         "decision": decision.to_json(),
         "context": dict(extra or {}),
-    }
-
-
-def sealed_json(envelope: bytes | None) -> dict[str, Any] | None:
-    """A sealed envelope as the certificate stores it (digest, length, base64), or None."""
-    if envelope is None:
-        return None
-    return {
-        "sha256": hashlib.sha256(envelope).hexdigest(),
-        "length": len(envelope),
-        "base64": base64.b64encode(envelope).decode("ascii"),
     }
 
 
