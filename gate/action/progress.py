@@ -42,9 +42,10 @@ class ChunkProgress:
         *,
         clock: Callable[[], float],
         notes: list[str],
-        interval: float = INTERVAL,
+        interval: float | None = None,
     ) -> None:
-        self._post, self._clock, self._notes, self._interval = post, clock, notes, interval
+        self._post, self._clock, self._notes = post, clock, notes
+        self._interval = INTERVAL if interval is None else interval  # read now: a test may patch it
         self._lock = threading.Lock()
         self._done: set[str] = set()
         self._last = clock()

@@ -263,8 +263,10 @@ def locked_all(folders: tuple[Path, ...]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def locked(root: Path, *, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """Hold the apply lock of ``root`` (bounded wait, then a ``busy`` refusal)."""
+def locked(root: Path, *, wait_s: float | None = None) -> Iterator[None]:
+    """Hold the apply lock of ``root`` (bounded wait, then a ``busy`` refusal); the wait is
+    :data:`LOCK_WAIT_S` unless given, read when called (not when this was defined)."""
+    wait_s = LOCK_WAIT_S if wait_s is None else wait_s
     folder = root / MARKER_DIR
     folder.mkdir(exist_ok=True)
     ignore = folder / ".gitignore"
