@@ -102,7 +102,7 @@ def _validator() -> Validator:
             yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
     Draft202012Validator.check_schema(schema())
-    for found in _patterns(schema()):
+    for found in patterns(schema()):
         schema_regex(found)  # a pattern the translation cannot read fails here, at once
     # jsonschema's extend() carries no annotations
     strict: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
@@ -111,17 +111,17 @@ def _validator() -> Validator:
     return strict(schema())
 
 
-def _patterns(node: Any) -> Iterator[str]:
-    """Every ``pattern`` in a schema."""
+def patterns(node: Any) -> Iterator[str]:
+    """Every ``pattern`` in a schema (tests/adversarial/test_schema_patterns.py: in each one)."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "pattern" and isinstance(value, str):
                 yield value
             else:
-                yield from _patterns(value)
+                yield from patterns(value)
     elif isinstance(node, list):
         for item in node:
-            yield from _patterns(item)
+            yield from patterns(item)
 
 
 def schema_at(path: tuple[str | int, ...]) -> dict[str, Any]:

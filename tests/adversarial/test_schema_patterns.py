@@ -30,7 +30,6 @@ import subprocess
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -40,7 +39,7 @@ import gate
 from gate.config.inputs import apply_inputs
 from gate.config.load import parse_config
 from gate.config.model import Config, default_config
-from gate.config.schema import schema_regex
+from gate.config.schema import patterns, schema_regex
 from gate.errors import ConfigError
 
 GATE = Path(gate.__file__).resolve().parent
@@ -56,20 +55,8 @@ def schema_patterns() -> list[tuple[str, str]]:
     out = []
     for entry in sorted((resources.files("gate") / "schemas").iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".json"):
-            out += [(entry.name, p) for p in _patterns(json.loads(entry.read_text("utf-8")))]
+            out += [(entry.name, p) for p in patterns(json.loads(entry.read_text("utf-8")))]
     return out
-
-
-def _patterns(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "pattern" and isinstance(value, str):
-                yield value
-            else:
-                yield from _patterns(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _patterns(item)
 
 
 PATTERNS = schema_patterns()
