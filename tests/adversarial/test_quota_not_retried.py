@@ -229,3 +229,27 @@ def test_a_failed_response_without_a_quota_name_stays_an_error_frame(
     error = {"code": code, "message": message, "type": None}
     outcome, _requests = ask("openai-responses", SimResponse(body=_failed(error)))
     assert outcome.attempts[0].reason == "error_frame"
+
+
+# any shape where the error object belongs: null, a list, a string, nested objects, a quota
+# name one level too deep; whatever it is, the failed response is never an answer
+ANY_JSON = st.recursive(
+    JSON_SCALARS | st.sampled_from(["insufficient_quota", "billing_not_active"]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(error=ANY_JSON)
+def test_a_failed_response_of_any_shape_is_never_an_answer(error: Any) -> None:
+    outcome, requests = ask("openai-responses", SimResponse(body=_failed(error)))
+    first = outcome.attempts[0]
+    assert not first.complete
+    assert first.reason in ("error_frame", QUOTA_REASON), first.detail
+    if first.reason == QUOTA_REASON:
+        assert requests == 1  # a quota stop is final
+    decision = decide(outcome.envelope, binding=Binding("0" * 64, "1"), attempts=outcome.attempts)
+    assert decision.family is not Family.PASS
