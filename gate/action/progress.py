@@ -1,7 +1,7 @@
 """Progress on a long review, where people look: the ``pending`` status and the job's log.
 
 **The log** (:class:`LogLines`) gets each attempt as it ends (the line the command line
-prints: ``chunk 3/8: attempt 1/2 openai: complete, ...``) and, while the reviewer is
+prints: ``chunk 3/8: attempt 1/2 openai HTTP 200: complete, ...``) and, while the reviewer is
 silent, a heartbeat at least every 15 seconds (:mod:`gate.reviewers.heartbeat`), so a
 slow answer does not read as a hung job. Each line is untrusted text (a provider's error
 words are in it): redacted, escaped and neutral, written whole under one lock (the
