@@ -25,8 +25,7 @@ from __future__ import annotations
 import base64
 import zlib
 from collections.abc import Callable
-
-from gate.frozen import dataclass
+from dataclasses import dataclass
 
 #: bytes of a file's start :func:`asset_kind` needs (the longest signature check)
 PROBE_BYTES = 16

@@ -40,12 +40,11 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from gate.frozen import dataclass
 from gate.memo import last_answer
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from gate.diff import hunk_counts, split_diff
-from gate.frozen import dataclass
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 #: ``:N:`` or ``:N-M:`` after a path; line numbers are at most 9 digits

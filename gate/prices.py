@@ -16,7 +16,7 @@ config is validated, :mod:`gate.review.cost` to price a review.
 
 from __future__ import annotations
 
-from gate.frozen import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

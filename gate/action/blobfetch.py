@@ -26,7 +26,7 @@ GitHub requests are at most :func:`request_bound` (stated in docs/action.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gate.action.blobdiff import (
@@ -37,7 +37,6 @@ from gate.action.blobdiff import (
     submodule_text,
 )
 from gate.diff import FileSection, section_selected
-from gate.frozen import dataclass
 
 #: files GitHub sent no patch for are rebuilt from their blobs, at most this many per run
 MAX_BLOB_FILES = 300

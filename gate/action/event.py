@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gate.action.github.records import PullInfo
 from gate.errors import UsageError
-from gate.frozen import dataclass
 from gate.safe import strictjson
 
 PULL_ACTIONS = frozenset(

@@ -9,12 +9,11 @@ fails the job, where the certificate goes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from gate.config.inputs import inputs_from_env
 from gate.config.model import DEFAULT_CONFIG_PATH
 from gate.errors import UsageError
-from gate.frozen import dataclass
 from gate.providers import SECRET_ENVS
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from gate.action import report
@@ -28,7 +28,6 @@ from gate.config.inputs import apply_inputs
 from gate.config.load import parse_config
 from gate.config.model import Config, default_config
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
-from gate.frozen import dataclass
 from gate.memory import record
 from gate.memory import replay as core
 from gate.memory.question import key_of_record

@@ -33,14 +33,13 @@ from __future__ import annotations
 import secrets as _secrets
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from gate.decide.attempt import Attempt
 from gate.decide.decision import MAX_DESCRIPTION, Decision, Family, State
 from gate.diff import Coverage, SkipWhy
-from gate.frozen import dataclass
 from gate.safe import redact, untrusted
 
 MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.action.event import Target
@@ -20,7 +20,6 @@ from gate.action.inputs import ActionInputs
 from gate.config.model import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
-from gate.frozen import dataclass
 
 if TYPE_CHECKING:  # the review pipeline's types: a run holds them only after its first call
     from gate.memory.question import QuestionKey

@@ -28,7 +28,7 @@ import contextlib
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TypeVar
@@ -44,7 +44,6 @@ from gate.config.load import parse_config
 from gate.config.model import Config, default_config
 from gate.decide.decision import Family
 from gate.errors import ConfigError, ExitCode, GitHubError
-from gate.frozen import dataclass
 from gate.memory import record, stats
 from gate.safe import redact
 

@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -58,7 +59,6 @@ from gate.apply.paths import (
 from gate.apply.write import WRITE_CHUNK, Writer, decode, disk_sha, write_verified
 from gate.decide.attempt import EndReason
 from gate.errors import ApplyError, AtomicWriteError, ExitCode
-from gate.frozen import dataclass
 from gate.safe.atomic import fsync_dir, sha256_hex
 
 __all__ = [

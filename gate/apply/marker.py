@@ -16,12 +16,12 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from gate.apply.parse import refuse
 from gate.apply.paths import MARKER_DIR
 from gate.errors import ApplyError, AtomicWriteError
-from gate.frozen import dataclass
 from gate.safe import strictjson
 from gate.safe.atomic import atomic_write, fsync_dir
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gate.decide.attempt import EndReason
 from gate.errors import ApplyError
-from gate.frozen import dataclass
 from gate.safe import strictjson
 from gate.safe.atomic import sha256_hex
 

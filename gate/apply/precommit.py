@@ -26,10 +26,10 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from gate.errors import UsageError
-from gate.frozen import dataclass
 from gate.safe.atomic import atomic_write
 
 HOOK_NAME = "pre-commit"

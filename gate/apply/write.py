@@ -13,10 +13,10 @@ import errno
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from gate.apply.parse import WriteFile
-from gate.frozen import dataclass
 from gate.safe.atomic import TEMP_SUFFIX, file_sha256, fsync_dir, temp_path_for
 
 WRITE_CHUNK = 1 << 20

@@ -9,11 +9,10 @@ inputs are merged.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from gate.errors import ConfigError
-from gate.frozen import dataclass
 from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"

@@ -21,12 +21,12 @@ connection, and :func:`aggregate` turns the k decisions (each made by
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, Status, blocked
 from gate.decide.envelope import sealed_json
-from gate.frozen import dataclass
 
 #: the largest k (each answer is a paid call); the config schema's maximum
 MAX_AGREEMENT = 5

@@ -9,11 +9,9 @@ The decision (:mod:`gate.decide.decision`) and the certificate read nothing else
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
-
-from gate.frozen import dataclass
 
 
 class EndReason(StrEnum):

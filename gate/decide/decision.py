@@ -12,6 +12,7 @@ exception propagates (and the callers exit non-zero), it never passes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,6 @@ from gate.errors import (
     StrictJSONError,
     VerdictError,
 )
-from gate.frozen import dataclass
 from gate.safe.redact import redact
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ import base64
 import codecs
 import hashlib
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import (
@@ -42,7 +42,6 @@ from gate.errors import (
     SizeLimitExceeded,
     TrailingBytes,
 )
-from gate.frozen import dataclass
 
 MAGIC = b"MC1 "
 SENTINEL = b"\nEND\n"

@@ -14,7 +14,7 @@ stays ``fail``, a repaired ``pass`` is ``needs_human``.
 
 from __future__ import annotations
 
-from gate.frozen import dataclass
+from dataclasses import dataclass
 
 _CLOSER = {"{": "}", "[": "]"}
 _LITERALS = ("true", "false", "null")

@@ -23,6 +23,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gate.errors import (
@@ -34,7 +35,6 @@ from gate.errors import (
     ShapeError,
     StrictJSONError,
 )
-from gate.frozen import dataclass
 from gate.safe import strictjson
 from gate.safe.redact import redact
 

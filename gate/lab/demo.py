@@ -25,7 +25,7 @@ import re
 import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ from urllib.parse import urlsplit
 from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import Binding, State, binding_for
 from gate.errors import GateError, UsageError
-from gate.frozen import dataclass
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
 from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse, quota_response
 from gate.memory.question import key_for

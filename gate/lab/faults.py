@@ -26,12 +26,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
 
 from gate.errors import UsageError
-from gate.frozen import dataclass
 
 #: How often the threads look at the stop flag (seconds).
 POLL = 0.05

@@ -30,10 +30,9 @@ posted on the same commit for the same question.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gate.decide.decision import Decision, State, Status, blocked, describe
-from gate.frozen import dataclass
 from gate.memory.question import QuestionKey
 from gate.memory.record import Record
 from gate.memory.standing import DECISIVE_SOURCES, any_fail, decisive, passed, stands

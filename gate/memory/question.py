@@ -31,11 +31,10 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gate.diff import diff_sha
-from gate.frozen import dataclass
 from gate.memory.record import Record
 from gate.review.prompt import prompt_sha256
 from gate.review.result import config_sha256

@@ -26,12 +26,11 @@ import binascii
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
 from gate.errors import GateError
-from gate.frozen import dataclass
 from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.record/1"

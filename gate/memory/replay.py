@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -33,7 +34,6 @@ from gate.config.model import Config
 from gate.decide.decision import State
 from gate.diff import Coverage
 from gate.errors import ConfigError, ExitCode, GateError, UsageError
-from gate.frozen import dataclass
 from gate.memory.question import key_for
 from gate.memory.record import Record
 from gate.review import cost

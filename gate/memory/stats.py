@@ -18,12 +18,12 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from gate.decide.decision import Family, family_of
-from gate.frozen import dataclass
 from gate.memory.record import HISTORY_SCHEMA, RecordError, from_json
 from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
 from gate.safe.strictjson import loads

@@ -10,11 +10,11 @@ Dependencies point one way: this module, then :mod:`gate.review.cost`, then
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gate.config.model import Config
 from gate.decide.decision import Binding, Decision, State, blocked
 from gate.diff import Coverage, diff_sha, split_diff
-from gate.frozen import dataclass
 from gate.memo import last_answer
 from gate.review.chunks import (
     BYTES_PER_TOKEN,

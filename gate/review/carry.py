@@ -30,13 +30,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gate.decide.agreement import aggregate as agree
 from gate.decide.decision import Binding, Decision, State, decide
 from gate.errors import GateError
-from gate.frozen import dataclass
 from gate.review.certificate import envelope_bytes
 from gate.review.chunks import Chunk
 from gate.safe import strictjson

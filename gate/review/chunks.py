@@ -69,6 +69,7 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gate.diff import (
@@ -82,7 +83,6 @@ from gate.diff import (
     hunk_counts,
     split_diff,
 )
-from gate.frozen import dataclass
 
 #: the domain of the anchor hash (a new scheme gets a new name, so old plans never match)
 ANCHOR_DOMAIN = b"review-gate.anchor/1\0"

@@ -31,14 +31,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gate.config.model import Config, ModelPrice
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage
-from gate.frozen import dataclass
 from gate.prices import listed_price
 from gate.review.budget import chunk_setup, request_size, too_many
 from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens

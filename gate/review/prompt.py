@@ -26,11 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 
 from gate.config.model import Config
 from gate.decide.decision import Binding, binding_for
 from gate.errors import GateError
-from gate.frozen import dataclass
 from gate.memo import last_answer
 
 #: The diff and instruction fences are never shorter than this, so they never

@@ -12,7 +12,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -23,7 +23,6 @@ from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Decision, binding_for
 from gate.diff import Coverage
-from gate.frozen import dataclass
 from gate.review import certificate
 
 if TYPE_CHECKING:

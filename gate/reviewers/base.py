@@ -36,7 +36,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Protocol
@@ -47,7 +47,6 @@ import httpx
 from gate import USER_AGENT
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.errors import GateError, Interrupted
-from gate.frozen import dataclass
 from gate.reviewers.limits import classify
 from gate.reviewers.settings import ReviewerSettings, shown_url
 from gate.safe import tls

@@ -28,10 +28,10 @@ import struct
 import uuid
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from gate.errors import TransportError
-from gate.frozen import dataclass
 
 PRELUDE_LENGTH = 12
 CRC_LENGTH = 4

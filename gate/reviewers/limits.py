@@ -35,9 +35,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 
-from gate.frozen import dataclass
 from gate.providers import Provider
 
 #: the reason code of a quota or billing stop

@@ -27,10 +27,9 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gate.decide.attempt import Attempt, EndReason, ReviewOutcome
-from gate.frozen import dataclass
 from gate.reviewers.base import Reply
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.transport import backoff_delay, call_once

@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit
 
 from gate.config.model import ReviewerConfig
 from gate.errors import ConfigError, UsageError
-from gate.frozen import dataclass
 from gate.providers import (
     BASE_URL_FIX,
     DEFAULT_BASE_URLS,

@@ -27,11 +27,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from gate.errors import ConfigError
-from gate.frozen import dataclass
 from gate.providers import AWS_SESSION_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 
 ALGORITHM = "AWS4-HMAC-SHA256"

@@ -18,8 +18,9 @@ and is not dispatched. An unnamed event keeps ``event == ""``; it is not renamed
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gate.errors import TransportError
-from gate.frozen import dataclass
 
 
 @dataclass(frozen=True)

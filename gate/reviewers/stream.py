@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gate.decide.attempt import EndReason, FinishReason
 from gate.decide.envelope import seal
 from gate.errors import TransportError
-from gate.frozen import dataclass
 from gate.reviewers.base import Exchange, Reply, one_line
 from gate.reviewers.limits import QUOTA_REASON, Refusal, quota_in_frame
 from gate.reviewers.settings import ReviewerSettings

@@ -9,11 +9,10 @@ import importlib
 import random
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
-from gate.frozen import dataclass
 from gate.providers import PROVIDERS, Provider
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact

@@ -1,8 +1,8 @@
 """A record's ``repr`` is a sink: a traceback, a debug line or an f-string prints it.
 
 Class: a record that holds a secret (the token, an API key, the environment, the raw
-action inputs) shows it in its ``repr``. ``gate.frozen`` writes ``repr`` exactly as the
-standard library does, so a field is kept out only by ``repr=False`` (or the class's own
+action inputs) shows it in its ``repr``. Records are the standard library's dataclasses,
+so a field is kept out only by ``repr=False`` (or the class's own
 ``__repr__``). Two checks:
 
 * every record of the gate (``lab/`` aside) whose field is named as a credential, or

@@ -21,7 +21,7 @@ import socket
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import httpx
@@ -31,7 +31,6 @@ from gate.action.blobfetch import FetchCount
 from gate.action.github import sdk
 from gate.action.github.records import Identity, TreeListing
 from gate.errors import GitHubError, UsageError
-from gate.frozen import dataclass
 from gate.safe import strictjson, tls
 from gate.safe.redact import redact
 from gate.safe.watchdog import Watchdog

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from gate.action.blobfetch import FetchCount, Side
 from gate.diff import FileSection
 from gate.errors import GitHubError
-from gate.frozen import dataclass
 
 
 @dataclass(frozen=True)
