@@ -78,8 +78,8 @@ ONLY_WITH_FALLBACKS = frozenset({"timeout", "attempts"})
 
 #: inputs that cannot lower the bar, and why
 NEVER_LOWERS: dict[str, str] = {
-    "max-tokens": "a smaller answer limit can only cut an answer, which blocks (the model's "
-    "own end: no fallback is asked, gate.review.pipeline.MODEL_ENDS)",
+    "max-tokens": "a smaller answer limit can only cut an answer, which blocks (an end the "
+    "model chose: it stands and no fallback is asked, gate.decide.ends)",
     "status-context": "a status on another context leaves the required one pending",
     "max-diff-bytes": "raising it reviews more; lowering it leaves files out, which blocks",
     "skip-drafts": "a skipped draft gets pending, never success",

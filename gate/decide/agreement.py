@@ -11,9 +11,10 @@ connection, and :func:`aggregate` turns the k decisions (each made by
    ``fail``) is ``needs_human`` (``unstable``), its detail listing each answer's verdict
    and confidence;
 3. otherwise the verdicts agree and at least one answer blocks: a ``fail`` among them
-   stands (a complete fail is final), else the first blocking answer decides (an
-   answer that did not arrive whole is ``incomplete``, a low-confidence pass
-   ``needs_human``: the same blocks as with one answer).
+   stands (a complete fail is final), else the first ``needs_human`` (a low-confidence
+   pass, a malformed answer, an end the model or the diff chose: each decided by the
+   answer, so it stands), else the first blocking answer (an outage: ``incomplete``).
+   An outage beside an answer never hides the answer: the review would be asked again.
 
 :func:`aggregate` is pure; the certificate holds each answer (:func:`answers_json`).
 """
@@ -64,9 +65,10 @@ def aggregate(decisions: Sequence[Decision]) -> Decision:
     verdicts = {d.verdict.verdict for d in decisions if d.verdict is not None}
     if len(verdicts) > 1:
         return unstable(decisions)
-    fails = [d for d in decisions if d.state is State.FAIL]
-    if fails:
-        return fails[0]
+    for state in (State.FAIL, State.NEEDS_HUMAN):
+        found = next((d for d in decisions if d.state is state), None)
+        if found is not None:
+            return found
     return next(d for d in decisions if not _is_pass(d))
 
 

@@ -5,10 +5,11 @@ SHA-256 of that chunk's bytes). :func:`aggregate` then applies one fixed table, 
 
 1. any chunk ``fail``: ``fail`` / failure, the failing chunk's reason (``reviewer_fail``,
    ``repaired_fail``) and the reasons of every failing chunk;
-2. else any chunk ``incomplete``, or missing: ``incomplete`` / error, that chunk's reason
+2. else any chunk ``needs_human``: ``needs_human``, that chunk's status and reason
+   (``diff_sha_mismatch``, ``low_confidence``, an end the model or the diff chose, ...):
+   decided by an answer, it stands, so an outage in another chunk never hides it;
+3. else any chunk ``incomplete``, or missing: ``incomplete`` / error, that chunk's reason
    (``connection_cut``, ...) or ``missing_chunk``;
-3. else any chunk ``needs_human``: ``needs_human``, that chunk's status and reason
-   (``diff_sha_mismatch``, ``low_confidence``, ...);
 4. else (every chunk ``pass``): ``pass`` / success (``reviewer_pass``), with the lowest
    confidence of any chunk and the reasons of every chunk.
 
@@ -36,6 +37,13 @@ def _passed(decision: Decision) -> bool:
     )
 
 
+def _needs_human(name: str, total: int, decision: Decision) -> Decision:
+    """``needs_human`` for one chunk that did not pass, with its reason and status."""
+    status = decision.status if decision.status is not Status.SUCCESS else Status.ERROR
+    detail = f"chunk {name}/{total}: {decision.detail}"
+    return blocked(State.NEEDS_HUMAN, decision.reason, detail, status=status)
+
+
 def aggregate(decisions: Sequence[tuple[str, Decision | None]], *, binding: Binding) -> Decision:
     """The pull request's decision from ``(chunk name, decision or None if missing)`` rows,
     in plan order. ``binding`` is the whole selected diff's (named in an aggregated pass)."""
@@ -59,6 +67,9 @@ def aggregate(decisions: Sequence[tuple[str, Decision | None]], *, binding: Bind
             envelope_sha256=first.envelope_sha256,
         )
     for name, decision in decisions:
+        if decision is not None and decision.state is State.NEEDS_HUMAN:
+            return _needs_human(name, total, decision)
+    for name, decision in decisions:
         if decision is None:
             return blocked(
                 State.INCOMPLETE,
@@ -74,11 +85,7 @@ def aggregate(decisions: Sequence[tuple[str, Decision | None]], *, binding: Bind
     for name, decision in decisions:
         assert decision is not None
         if not _passed(decision):
-            status = decision.status if decision.status is not Status.SUCCESS else Status.ERROR
-            state = State.NEEDS_HUMAN
-            return blocked(
-                state, decision.reason, f"chunk {name}/{total}: {decision.detail}", status=status
-            )
+            return _needs_human(name, total, decision)
     verdicts = [(name, d.verdict) for name, d in decisions if d is not None and d.verdict]
     lowest = min(v.confidence for _, v in verdicts)
     reasons = tuple(f"chunk {name}: {reason}" for name, v in verdicts for reason in v.reasons)

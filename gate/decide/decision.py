@@ -12,7 +12,7 @@ exception propagates (and the callers exit non-zero), it never passes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +72,7 @@ class Family(StrEnum):
 #: needs_human reasons where part (or all) of the change was not reviewed
 COVERAGE_REASONS = frozenset(
     {"partial_coverage", "nothing_reviewed", "too_large", "over_budget", "draft"}
-    | {"not_reviewed_event"}
+    | {"not_reviewed_event", "context_overflow"}
 )
 #: needs_human reasons that are the gate's setup, besides every ``config_*`` reason
 CONFIG_REASONS = frozenset(
@@ -223,6 +223,7 @@ def decide(
 
     ``max_size`` bounds the envelope body (default: 16 MiB, or the envelope's length).
     """
+    from gate.decide.ends import outage
     from gate.decide.envelope import DEFAULT_MAX_SIZE, verify_envelope
     from gate.decide.verdict import check_binding, check_shape, extract_fence, strict_loads
 
@@ -230,6 +231,8 @@ def decide(
         last = attempts[-1] if attempts else None
         if last is None:
             return _incomplete(attempts, "no_response", "no response from the reviewer", "")
+        if not outage(last):  # the model or the diff chose this end: it decides
+            return _chosen_end(last)
         return _incomplete(
             attempts, last.reason or "incomplete", last.detail or last.reason, str(last.end_reason)
         )
@@ -256,6 +259,20 @@ def decide(
     except (ShapeError, BindingError) as err:
         return _needs_human(err.reason, err.message, sealed.envelope_sha256)
     return _table(verdict, min_confidence, sealed.envelope_sha256)
+
+
+def _chosen_end(last: Attempt) -> Decision:
+    """The block of an end the model or the diff chose (:mod:`gate.decide.ends`): a
+    ``needs_human`` about the code, posted as ``failure``, that stands like a ``fail``
+    (a fallback is not asked, a later run does not ask again) until the diff changes or
+    a writer asks for a fresh review."""
+    reason = last.reason or "unexpected_finish"
+    said = last.detail or reason
+    return replace(
+        _needs_human(reason, said, None, status=Status.FAILURE),
+        detail=f"{said}; the model or the diff chose this end (not an outage), so it stands "
+        "until the diff changes or a writer asks for a fresh review",
+    )
 
 
 def _needs_human(

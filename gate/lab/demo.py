@@ -77,6 +77,10 @@ SHA_FLIP_STATE = {
     "mc1": State.INCOMPLETE,
     "openai-responses": State.INCOMPLETE,
 }
+#: Where a flipped byte of the end marker is caught: Gemini's marker is its finish reason,
+#: and a finish reason nobody mapped is the model's own end (gate.decide.ends), which
+#: blocks as needs_human and stands; elsewhere the answer is not proven whole.
+DONE_FLIP_STATE = {"gemini": State.NEEDS_HUMAN, "vertex": State.NEEDS_HUMAN}
 POLICY_VERSION = "1"
 RETRY_PAUSE_CAP = 0.05  # seconds; the real backoff is seconds long
 STALL_READ_TIMEOUT = 0.5
@@ -222,7 +226,7 @@ def wire_cases(healthy: bytes, binding: Binding, provider: str = DEFAULT_PROVIDE
         ),
         Case(
             "flip-done",
-            State.INCOMPLETE,
+            DONE_FLIP_STATE.get(provider, State.INCOMPLETE),
             fault=Fault(FaultKind.FLIP, done_at),
             sent=f"flip byte {done_at} ({label})",
             note=note,
@@ -243,7 +247,7 @@ def model_cases() -> list[Case]:
         Case("reject", State.FAIL, mode="fail", sent="model answers fail"),
         Case(
             "out-of-tokens",
-            State.INCOMPLETE,
+            State.NEEDS_HUMAN,  # the model's own end: it stands (gate.decide.ends)
             sent="model hits max_tokens",
             script=(SimResponse(finish="length"),),
         ),

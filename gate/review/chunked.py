@@ -44,7 +44,8 @@ from gate.decide.agreement import Answer
 from gate.decide.agreement import aggregate as agree
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.chunk_table import aggregate
-from gate.decide.decision import Binding, Decision, State, blocked, decide
+from gate.decide.decision import Binding, Decision, State, Status, blocked, decide
+from gate.decide.ends import CONTEXT_OVERFLOW
 from gate.diff import Coverage, diff_sha, split_diff
 from gate.review.budget import (
     chunk_prompt,
@@ -279,14 +280,15 @@ def _decide_chunk(
     decision = agree([answer.decision for answer in answers])
     if asked[-1].overflow and not any(paced.outcome.attempts for paced in asked):
         decision = blocked(
-            State.INCOMPLETE,
-            "context_overflow",
+            State.NEEDS_HUMAN,
+            CONTEXT_OVERFLOW,
             f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
             f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
             f"{config.reviewer.max_tokens}) does not fit the model's window of "
             f"{input_window(config)} tokens and was not sent: it cannot be split "
             "further within max_cost; raise max_input_tokens or max_cost, or "
             "split the change",
+            status=Status.FAILURE,
         )
     return decision, answers
 

@@ -28,6 +28,7 @@ from gate.decide.agreement import Answer, aggregate
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Family, State, binding_for, decide
+from gate.decide.ends import outage
 from gate.diff import Coverage
 from gate.errors import GateError
 from gate.review.prompt import build_prompt, prompt_sha256
@@ -170,27 +171,30 @@ def settings_chain(
     return chain
 
 
-#: ``incomplete`` reasons the model chose, not an outage: a refusal or content filter, a
-#: tool call or an unknown finish reason instead of text, an answer run past max_tokens.
-#: The diff is the author's and can ask for any of them, so they decide the review.
-MODEL_ENDS = frozenset({"refusal", "unexpected_finish", "token_exhaustion"})
-
-
 def could_not_answer(result: ReviewResult) -> bool:
-    """Whether the next reviewer may be asked: the review is ``unavailable`` (the reviewer
-    could not answer: quota, rate limit, outage, timeout, cut) and no answer or chunk of
-    it decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
-    low-confidence answer, an unstable set, an end the model chose, :data:`MODEL_ENDS`):
-    an outage is never a way to re-roll."""
+    """Whether the next reviewer may be asked: only after an outage
+    (:mod:`gate.decide.ends`). The review is ``unavailable``, no answer or chunk of it
+    decided anything (a ``fail``, a ``needs_human`` of a malformed, unbound or
+    low-confidence answer, an unstable set, an end the model or the diff chose), and
+    every attempt that did not answer was an outage: an end the diff can cause is never
+    a way to re-roll."""
     decided = result.review_decision or result.decision
     if decided.family is not Family.UNAVAILABLE:
         return False
     parts = [decided, *(a.decision for a in result.answers)] + [
         c.decision for c in result.chunks if c.decision is not None and not c.split
     ]
-    return not any(
-        d.state in (State.FAIL, State.NEEDS_HUMAN) or d.reason in MODEL_ENDS for d in parts
-    )
+    if any(d.state in (State.FAIL, State.NEEDS_HUMAN) for d in parts):
+        return False
+    return all(outage(a) for a in _attempts(result) if not a.complete)
+
+
+def _attempts(result: ReviewResult) -> list[Attempt]:
+    """Every attempt behind ``result``: each answer's, each chunk's (its splits included)."""
+    found = [*result.outcome.attempts, *(a for answer in result.answers for a in answer.attempts)]
+    for chunk in result.chunks:
+        found += chunk.outcome.attempts
+    return found
 
 
 def _who(result: ReviewResult) -> str:

@@ -32,6 +32,7 @@ _FINISH = {
     "end_turn": FinishReason.STOP,
     "stop_sequence": FinishReason.STOP,
     "max_tokens": FinishReason.LENGTH,
+    "model_context_window_exceeded": FinishReason.LENGTH,
     "refusal": FinishReason.REFUSAL,
 }
 

@@ -13,12 +13,12 @@ httpx, one connection per attempt). What it adds:
   request. Plain backoff (no ``Retry-After``) stays per chunk;
 - **each chunk has its own retry budget** (``settings.attempts``), for missing bytes only,
   as in :func:`~gate.reviewers.review`;
-- **context overflow.** A 400 (or 413) whose error says the prompt is over the model's
-  window (OpenAI ``context_length_exceeded``, Anthropic ``prompt is too long``, Gemini's
+- **context overflow.** A 4xx whose error says the prompt is over the model's window
+  (OpenAI ``context_length_exceeded``, Anthropic ``prompt is too long``, Gemini's
   ``input token count ... exceeds the maximum number of tokens``, the OpenAI-compatible
-  servers' ``maximum context length``) is recorded as ``context_overflow`` and reported to
-  the caller, which splits the chunk in half. No verdict arrived, so nothing answered is
-  asked again.
+  servers' ``maximum context length``: :data:`gate.decide.ends.REFUSAL_MARKERS`) is
+  ``context_overflow`` and reported to the caller, which splits the chunk in half. No
+  verdict arrived, so nothing answered is asked again.
 """
 
 from __future__ import annotations
@@ -30,27 +30,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gate.decide.attempt import Attempt, EndReason, ReviewOutcome
+from gate.decide.ends import CONTEXT_OVERFLOW
 from gate.reviewers.base import Reply
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.transport import backoff_delay, call_once
 
-#: words of each provider's context-overflow error (lower case, searched in the error body)
-OVERFLOW_MARKERS = (
-    b"context_length_exceeded",  # OpenAI: error.code
-    b"prompt is too long",  # Anthropic: invalid_request_error message
-    b"exceeds the maximum number of tokens",  # Gemini: INVALID_ARGUMENT message
-    b"maximum context length",  # OpenAI-compatible servers (vLLM, LiteLLM)
-)
-#: statuses a context overflow comes with
-OVERFLOW_STATUSES = frozenset({400, 413})
-
 
 def context_overflow(reply: Reply) -> bool:
-    """Whether ``reply`` is the provider saying the prompt is over the model's window."""
-    if reply.complete or reply.http_status not in OVERFLOW_STATUSES:
-        return False
-    body = reply.raw.lower()
-    return any(marker in body for marker in OVERFLOW_MARKERS)
+    """Whether ``reply`` is the provider saying the prompt is over the model's window
+    (named by :func:`gate.reviewers.transport.call_once` from the error body,
+    :data:`gate.decide.ends.REFUSAL_MARKERS`)."""
+    return not reply.complete and reply.reason == CONTEXT_OVERFLOW
 
 
 class Pacer:
@@ -140,7 +130,6 @@ def review_paced(
         if context_overflow(reply):
             attempt = replace(
                 attempt,
-                reason="context_overflow",
                 detail=f"{attempt.detail} [the prompt is over the model's context window; "
                 "the chunk is split in half and asked again]",
             )

@@ -409,8 +409,8 @@ class SSEStream:
             data = self.content.encode("utf-8")
         except UnicodeEncodeError as err:
             return reply(
-                "malformed_event",
-                f"malformed event: the text has an unpaired surrogate escape at character "
+                "unpaired_surrogate",
+                f"the text has an unpaired surrogate escape at character "
                 f"{err.start}, so it is not valid Unicode; not retryable",
                 EndReason.TRAILER,
             )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
+from gate.decide.ends import name_refusal
 from gate.providers import PROVIDERS, Provider
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
@@ -51,7 +52,19 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
         exchange = perform(settings, request, parser.feed)
-        return parser.conclude(exchange)
+        return named(parser.conclude(exchange))
+
+
+def named(reply: Reply) -> Reply:
+    """``reply`` with the reason its refused body names (:func:`gate.decide.ends.name_refusal`:
+    the prompt over the context window, a content filter, a refused key) in place of its
+    ``http_<status>``, so every caller reads a 400 the same way; any other reply as it is."""
+    if reply.complete or reply.reason != f"http_{reply.http_status}":
+        return reply
+    reason = name_refusal(reply.http_status, reply.raw)
+    if reason is None:
+        return reply
+    return replace(reply, reason=reason, detail=f"{reply.detail} [{reason}]", retryable=False)
 
 
 def backoff_delay(

@@ -6,8 +6,8 @@ A pull request whose text tokenizes densely (the estimate assumes 3 bytes a toke
 every chunk overflow, so a review approved under ``max_cost`` could spend many times it.
 
 Now a chunk is split only while the estimate with its halves added still fits under
-``max_cost``; otherwise it stays unsplit and blocks (``context_overflow``: incomplete,
-never a pass). Variants: how many answers overflow, attempts, agreement, files, under a
+``max_cost``; otherwise it stays unsplit and blocks (``context_overflow``: a coverage
+block, never a pass). Variants: how many answers overflow, attempts, agreement, files, under a
 budget just above the plan's estimate (no room for a half); what was sent must stay
 within the estimate that fit under ``max_cost``, and the review must block.
 """
@@ -72,7 +72,7 @@ def test_a_split_never_spends_past_max_cost(
     asked_out = 1000 * sim.count
     assert sent + asked_out <= tokens_in + tokens_out + 500, (sim.count, sent, tokens_in)
     # the overflowing chunk was not split: it blocks, the review never passes without it
-    assert result.decision.state is State.INCOMPLETE, result.decision
+    assert result.decision.state is State.NEEDS_HUMAN, result.decision
     assert result.decision.reason == "context_overflow"
 
 

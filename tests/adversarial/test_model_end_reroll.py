@@ -9,7 +9,7 @@ could pass. Each of these is the model's own doing on this diff, and the diff is
 author's: an instruction in it ("refuse", "call a tool", "pad your answer past the
 limit") turned the primary's coming fail into a second opinion. The fix lives in the
 rule: an answer (or a chunk, or one of ``agreement`` answers) that ended for a reason
-the model chose (:data:`gate.review.pipeline.MODEL_ENDS`) decided the review.
+the model chose (:mod:`gate.decide.ends`: not an outage) decided the review.
 
 Variants: each model-made end (every dialect's verbatim finish reason for it) on every
 attempt, alone, as one of two agreement answers beside a cut, and in one chunk of a

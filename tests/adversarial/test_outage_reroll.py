@@ -49,11 +49,12 @@ VARIANTS: dict[str, tuple[Callable[..., str], tuple[SimResponse, ...], int, bool
     "unbound": (bound("pass", 0.95, sha="0" * 64), (), 1, False, State.NEEDS_HUMAN),
     "unstable": (ScriptedModel("pass"), (), 2, False, State.PASS),  # replaced below
     "cut_then_fail": (ScriptedModel("fail"), (CUT, CUT), 2, False, State.FAIL),
-    # the aggregate of (cut, malformed) reads incomplete: the malformed answer still decided
-    "cut_then_malformed": (ScriptedModel("echo"), (CUT, CUT), 2, False, State.INCOMPLETE),
-    "cut_then_low_confidence": (bound("pass", 0.2), (CUT, CUT), 2, False, State.INCOMPLETE),
-    # in chunks: chunk 1 cut on both attempts, the others malformed: incomplete, decided
-    "chunk_cut_then_malformed": (ScriptedModel("echo"), (CUT, CUT), 1, True, State.INCOMPLETE),
+    # the aggregate of (cut, malformed) is the malformed answer's: an outage beside an
+    # answer never hides it (gate.decide.agreement, issue 31)
+    "cut_then_malformed": (ScriptedModel("echo"), (CUT, CUT), 2, False, State.NEEDS_HUMAN),
+    "cut_then_low_confidence": (bound("pass", 0.2), (CUT, CUT), 2, False, State.NEEDS_HUMAN),
+    # in chunks: chunk 1 cut on both attempts, the others malformed: the malformed decide
+    "chunk_cut_then_malformed": (ScriptedModel("echo"), (CUT, CUT), 1, True, State.NEEDS_HUMAN),
     "chunk_cut_then_fail": (ScriptedModel("fail"), (CUT, CUT), 1, True, State.FAIL),
 }
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gate.config.model import Config, ReviewerConfig
-from gate.decide.decision import Binding, State
+from gate.decide.decision import Binding, Family, State
 from gate.lab.demo import ScriptedModel, answer, request_text, verdict_block
 from gate.lab.sim import ReviewerSimulator, SimResponse, wire_for
 from gate.review.chunks import plan
@@ -258,8 +258,10 @@ def test_a_context_overflow_that_cannot_split_blocks(
     body = json.dumps(OVERFLOW["openai"])
     sim = sim_factory(ScriptedModel("pass"), [SimResponse(status=400, error_body=body)] * 20)
     result = review(sim, config_for(sim))
-    assert result.decision.state is State.INCOMPLETE
+    # the diff's own end (gate.decide.ends): a coverage block that stands, never a fallback
+    assert result.decision.state is State.NEEDS_HUMAN
     assert result.decision.reason == "context_overflow"
+    assert result.decision.family is Family.COVERAGE
 
 
 def test_over_max_chunks_blocks_before_any_call(

@@ -11,7 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.decide.attempt import Attempt, EndReason, FinishReason
-from gate.decide.decision import MAX_DESCRIPTION, Binding, State, Status, blocked, decide, exit_code
+from gate.decide.decision import (
+    MAX_DESCRIPTION,
+    Binding,
+    Family,
+    State,
+    Status,
+    blocked,
+    decide,
+    exit_code,
+)
 from gate.decide.envelope import seal
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
@@ -357,7 +366,10 @@ def test_token_exhaustion_is_told_apart() -> None:
     decision = decide(None, binding=BINDING, attempts=[attempt])
     assert decision.reason == "token_exhaustion"
     assert "raise max_tokens" in decision.description
-    assert decision.description.endswith("(trailer)")
+    # an end the model chose (gate.decide.ends): a block about the code that stands
+    assert (decision.state, decision.status) == (State.NEEDS_HUMAN, Status.FAILURE)
+    assert decision.family is Family.NEEDS_HUMAN
+    assert "stands until the diff changes" in decision.detail
 
 
 def test_no_attempts_no_envelope() -> None:

@@ -65,6 +65,10 @@ def test_the_table(chunks: list[tuple[str, Decision | None]]) -> None:
         assert (got.state, got.status, got.reason) == (State.FAIL, Status.FAILURE, fails[0].reason)
         assert all(d.detail in got.detail for d in fails)
         return
+    humans = [d for d in present if d.state is State.NEEDS_HUMAN]
+    if humans:  # decided by an answer: an outage or a missing chunk beside it never hides it
+        assert (got.state, got.reason) == (State.NEEDS_HUMAN, humans[0].reason)
+        return
     if len(present) < len(chunks):
         assert (got.state, got.reason) == (State.INCOMPLETE, "missing_chunk")
         return

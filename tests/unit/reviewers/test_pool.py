@@ -8,17 +8,21 @@ import pytest
 from gate.decide.attempt import EndReason
 from gate.reviewers.base import Reply
 from gate.reviewers.pool import Pacer, context_overflow
+from gate.reviewers.transport import named
 
 
 def _reply(status: int, body: bytes) -> Reply:
-    return Reply(
-        provider="openai",
-        complete=False,
-        reason=f"http_{status}",
-        detail="",
-        end_reason=EndReason.HTTP_ERROR,
-        http_status=status,
-        raw=body,
+    """The reply as every caller of the transport reads it (its refusal named)."""
+    return named(
+        Reply(
+            provider="openai",
+            complete=False,
+            reason=f"http_{status}",
+            detail="",
+            end_reason=EndReason.HTTP_ERROR,
+            http_status=status,
+            raw=body,
+        )
     )
 
 

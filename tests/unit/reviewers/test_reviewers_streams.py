@@ -92,11 +92,11 @@ def test_openai_content_after_finish_is_malformed() -> None:
     assert "after finish_reason" in reply.detail
 
 
-def test_an_unpaired_surrogate_escape_is_malformed_not_a_crash() -> None:
+def test_an_unpaired_surrogate_escape_is_the_models_end_not_a_crash() -> None:
     body = b'data: {"choices": [{"index": 0, "delta": {"content": "a\\ud800"}, '
     body += b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
     reply = conclude("openai", body)
-    assert reply.reason == "malformed_event"
+    assert reply.reason == "unpaired_surrogate"  # the model wrote it: chosen
     assert "surrogate" in reply.detail
     assert reply.envelope is None
 
