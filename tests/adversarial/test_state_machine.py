@@ -51,7 +51,7 @@ from hypothesis.stateful import (
 )
 
 from gate.action.run import run_action
-from gate.decide.attempt import ReviewOutcome
+from gate.decide.attempt import Attempt, EndReason, FinishReason, ReviewOutcome
 from gate.decide.envelope import seal
 from gate.review.prompt import binding_in
 from gate.reviewers import transport
@@ -61,14 +61,24 @@ from tests.fakes.github import FakeGitHub
 REPO = "octo-org/hello-world"
 CONFIG_PATH = ".github/review-gate.yml"
 MAIN, STAGING = "2" * 40, "4" * 40
-CONFIGS = {MAIN: "policy_version: 'strict'\n", STAGING: "policy_version: 'lax'\n"}
+#: every base names a fallback reviewer (anthropic), asked only after an outage of the
+#: primary (openai); the runner's input attempts: 1 is the base's own (gate/action/bar.py)
+FALLBACK = (
+    "reviewer:\n  attempts: 1\nfallbacks:\n  - {provider: anthropic, model: backup-model, "
+    "base_url: 'http://127.0.0.1:9', api_key_env: BACKUP_KEY, attempts: 1}\n"
+)
+CONFIGS = {
+    MAIN: "policy_version: 'strict'\n" + FALLBACK,
+    STAGING: "policy_version: 'lax'\n" + FALLBACK,
+}
 REFS = {MAIN: "main", STAGING: "staging"}
 OVERRIDE, FRESH = "review-gate:override", "review-gate:fresh"
 VARIANTS = ("good", "bad", "bad2")
 
 
 def diff_for(variant: str) -> bytes:
-    body = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}[variant]
+    bodies = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}
+    body = bodies.get(variant) or f"return {variant!r}"  # a rule's own diff, never asked
     return (
         b"diff --git a/src/calc.py b/src/calc.py\n--- a/src/calc.py\n+++ b/src/calc.py\n"
         b"@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    " + body.encode() + b"\n"
@@ -82,12 +92,19 @@ class Reviewer:
     answers: dict[tuple[str, str], list[tuple[str, bool]]] = field(default_factory=dict)
     truth: dict[str, str] = field(default_factory=dict)  # diff_sha -> variant
     fresh: bool = False  # the next answers are a writer's fresh review
+    #: diff_sha -> an end the diff makes the primary (openai) choose, on its next answer
+    primary_ends: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, settings: Any, *, system: str, user: str, **_: Any) -> ReviewOutcome:
         binding = binding_in(user)
         assert binding is not None
         key = (binding.diff_sha, binding.policy_version)
         log = self.answers.setdefault(key, [])
+        primary = settings.provider == "openai"
+        end = self.primary_ends.pop(binding.diff_sha, None) if primary else None
+        if end is not None:
+            log.append((end, self.fresh))  # an answer, and not a pass
+            return ReviewOutcome(attempts=(diff_caused_end(end),), envelope=None)
         bad = self.truth.get(binding.diff_sha, "good") != "good"
         verdict = "fail" if (bad and binding.policy_version == "strict" and not log) else "pass"
         log.append((verdict, self.fresh))
@@ -97,6 +114,26 @@ class Reviewer:
         }  # fmt: skip
         text = "```json\n" + json.dumps(body) + "\n```\n"
         return ReviewOutcome(attempts=(), envelope=seal(text.encode()))
+
+
+#: ends the diff can cause, as the primary's transport reports them: (reason, finish, status)
+DIFF_ENDS: dict[str, tuple[str, FinishReason, int | None]] = {
+    "content_filter": ("content_filter", FinishReason.REFUSAL, 200),
+    "refusal": ("refusal", FinishReason.REFUSAL, 200),
+    "tool_call": ("unexpected_finish", FinishReason.OTHER, 200),
+    "max_tokens": ("token_exhaustion", FinishReason.LENGTH, 200),
+    "context_length_400": ("context_overflow", FinishReason.NONE, 400),
+    "other_400": ("http_400", FinishReason.NONE, 400),
+}
+
+
+def diff_caused_end(end: str) -> Attempt:
+    reason, finish, status = DIFF_ENDS[end]
+    return Attempt(
+        number=1, provider="openai", complete=False, reason=reason, detail=f"scripted {end}",
+        end_reason=EndReason.TRAILER if status == 200 else EndReason.HTTP_ERROR,
+        finish_reason=finish, http_status=status,
+    )  # fmt: skip
 
 
 def _sha(*parts: object) -> str:
@@ -181,7 +218,7 @@ class Gate(RuleBasedStateMachine):
             "RUNNER_TEMP": str(self.tmp), "INPUT_TOKEN": self.fake.token,
             "INPUT_PROVIDER": "openai", "INPUT_MODEL": "sim-model",
             "INPUT_BASE-URL": "http://127.0.0.1:9/v1", "INPUT_API-KEY": "sk-scripted-0123456789",
-            "INPUT_ATTEMPTS": "1",
+            "INPUT_ATTEMPTS": "1", "BACKUP_KEY": "sk-backup-0123456789abcdef",
         }  # fmt: skip
         run_action(environ, out=io.StringIO(), sleep=lambda _s: None, throttle=False)
         self.reviewer.fresh = False
@@ -342,6 +379,20 @@ class Gate(RuleBasedStateMachine):
         self._event(7, "reopened")
         with self.fake.lock:
             self.fake.status_lag = self.fake.status_lag_reads = 0
+
+    # -- ends the diff can cause (issue 31, gate/decide/ends.py) -------------------------
+
+    @rule(end=st.sampled_from(sorted(DIFF_ENDS)))
+    def diff_caused_end_on_the_primary(self, end: str) -> None:
+        # a push of a diff never asked before, whose words make the primary end its answer
+        # without a verdict (a content filter, a refusal, a tool call, max_tokens, a 400 for
+        # the context length); the fallback would pass it: it must not be asked, and the
+        # end must stand for every later run of the same question
+        variant = f"end-{self.pushes}"
+        self.reviewer.primary_ends[hashlib.sha256(diff_for(variant)).hexdigest()] = end
+        head = self._commit(variant, self.fake.pulls[7]["head"]["sha"])
+        self.history.append(head)
+        self._move(head)
 
     # -- the promise -----------------------------------------------------------------
 
