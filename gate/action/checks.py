@@ -45,7 +45,13 @@ MAX_SUMMARY_CHARS = 65_535
 MAX_TITLE_CHARS = 255
 #: an annotation's message, at most (GitHub's limit is 64 KB; a character may take 4 bytes)
 MAX_MESSAGE_CHARS = 16_000
-_CONCLUSION = {Status.SUCCESS: "success", Status.FAILURE: "failure", Status.ERROR: "failure"}
+#: a completed check run's conclusion for each final status (a pending one has none)
+_CONCLUSION: dict[Status, str | None] = {
+    Status.SUCCESS: "success",
+    Status.FAILURE: "failure",
+    Status.ERROR: "failure",
+    Status.PENDING: None,
+}
 
 
 def wants_status(mode: str) -> bool:

@@ -28,7 +28,12 @@ from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
 from gate.review.carry import Book, CarryError
-from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+from gate.review.scope import (
+    coverage_before_call,
+    nothing_in_scope,
+    nothing_reviewed,
+    select_diff,
+)
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -299,10 +304,14 @@ def siblings(
 
 
 def coverage(selected: Coverage, config: Config) -> Decision | None:
-    """Nothing left to review after the selection (never ask the model about nothing), or
-    files left out that block on coverage (never pay for a review that will block)."""
-    return nothing_reviewed(selected) or coverage_before_call(
-        selected, allow_partial=config.allow_partial_coverage
+    """Nothing left to review after the selection (never ask the model about nothing): a
+    pass when nothing left out blocks (binary assets, files the config excludes), else a
+    block; or files left out that block on coverage (never pay for a review that will
+    block)."""
+    return (
+        nothing_in_scope(selected, config)
+        or nothing_reviewed(selected)
+        or coverage_before_call(selected, allow_partial=config.allow_partial_coverage)
     )
 
 

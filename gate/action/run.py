@@ -20,7 +20,8 @@ function of :mod:`gate.action.guards`, every GitHub call is in
 :mod:`gate.action.github`, every rendering in :mod:`gate.action.report`, every
 decision in :mod:`gate.decide.decision`/:mod:`gate.review.pipeline`. Nothing here turns an error
 into a pass: the only ``success`` statuses come from :func:`gate.decide.decision.decide`
-(through :func:`gate.review.pipeline.review_diff`) or from a verified human override.
+(through :func:`gate.review.pipeline.review_diff`), from a verified human override, or
+from a change with nothing in scope and no gap (:func:`gate.review.scope.nothing_in_scope`).
 """
 
 from __future__ import annotations
@@ -206,6 +207,8 @@ def _review(
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
     if (empty := guards.coverage(coverage, config)) is not None:
+        if empty.status is Status.SUCCESS:  # assets or excluded files only: no call to make
+            _question(run, selected.data, config)  # what another base's pull must answer
         return _post_final(run, empty)  # nothing to review, or partial: before any request
     run.estimate = cost.preflight(selected.data, config, coverage)
     report.emit([untrusted.line(run.estimate.line())], run.out)

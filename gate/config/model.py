@@ -83,6 +83,9 @@ class Config:
     #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
     #: records them as not reviewable without blocking; "block" makes them partial coverage
     binary_assets: str = "allow"
+    #: a change whose every file include/exclude leaves out: "pass" passes it with no
+    #: reviewer call, "block" makes it needs_human (gate.review.scope.nothing_in_scope)
+    nothing_in_scope: str = "pass"
     #: action inputs a pull request's own workflow may use to lower the bar below this
     #: config (gate/action/bar.py); none by default
     inputs_may_lower: tuple[str, ...] = ()
@@ -133,7 +136,7 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
-            elif f.name in ("escalation", "needs_human_label"):
+            elif f.name in ABSENT_AT_DEFAULT:
                 if value != f.default and value != Escalation():  # absent at the default
                     out[f.name] = (
                         {"after_hours": value.after_hours, "mention": list(value.mention)}
@@ -152,6 +155,11 @@ class Config:
             else:
                 out[f.name] = value
         return out
+
+
+#: keys :meth:`Config.to_json` leaves out at their default, so the digest of every config
+#: written before they existed (and of every certificate naming it) stays the same
+ABSENT_AT_DEFAULT = frozenset({"escalation", "needs_human_label", "nothing_in_scope"})
 
 
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:

@@ -188,6 +188,28 @@ def blocked(state: State, reason: str, detail: str, *, status: Status = Status.E
     )
 
 
+def passed_without_review(reason: str, cause: str, detail: str) -> Decision:
+    """The pass of a change that leaves the reviewer nothing to be asked about and nothing
+    unreviewed that blocks, made with no reviewer call: every changed file a binary asset
+    (``no_code_changed``) or left out by the base config's include/exclude
+    (``nothing_in_scope``, under ``nothing_in_scope: pass``).
+    :func:`gate.review.scope.nothing_in_scope` alone decides when; the coverage manifest
+    names every file."""
+    if reason not in WITHOUT_REVIEW:
+        raise ValueError(f"{reason!r} is no pass without review")
+    return Decision(
+        state=State.PASS,
+        status=Status.SUCCESS,
+        reason=reason,
+        description=describe(reason.replace("_", " "), cause),
+        detail=detail,
+    )
+
+
+#: the reasons of a pass made with no reviewer call (:func:`passed_without_review`)
+WITHOUT_REVIEW = frozenset({"no_code_changed", "nothing_in_scope"})
+
+
 def exit_code(decision: Decision) -> ExitCode:
     """0 for pass, 1 for fail, 3 for every other (blocking) state."""
     if decision.state is State.PASS and decision.status is Status.SUCCESS:

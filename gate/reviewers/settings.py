@@ -67,10 +67,8 @@ class ReviewerSettings(ReviewerConfig):
                 f"reviewer.base_url is not set and provider {config.provider} "
                 "has no public endpoint",
                 key="reviewer.base_url",
-                fix=BASE_URL_FIX.get(
-                    config.provider,
-                    "set reviewer.base_url in the config file or the action's base-url input",
-                ),
+                fix=BASE_URL_FIX.get(config.provider)
+                or "set reviewer.base_url in the config file or the action's base-url input",
                 reason="config_base_url_missing",
             )
         values = {f.name: getattr(config, f.name) for f in fields(ReviewerConfig)}
@@ -83,6 +81,11 @@ def _official_host(provider: str) -> str:
 
 #: The clouds' own hosts end so; there a credential is always needed.
 _CLOUD_HOSTS: dict[str, tuple[str, ...]] = {
+    Provider.OPENAI: (),
+    Provider.ANTHROPIC: (),
+    Provider.GEMINI: (),
+    Provider.MC1: (),
+    Provider.OPENAI_RESPONSES: (),
     Provider.AZURE_OPENAI: (".openai.azure.com", ".cognitiveservices.azure.com"),
     Provider.BEDROCK: (".amazonaws.com",),
     Provider.VERTEX: ("aiplatform.googleapis.com",),
@@ -212,9 +215,8 @@ def validate(settings: ReviewerSettings) -> None:
         hint = (
             "set base_url to your MC1 reviewer endpoint, e.g. https://reviewer.example/review"
             if settings.provider == Provider.MC1
-            else BASE_URL_FIX.get(
-                settings.provider, f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
-            )
+            else BASE_URL_FIX.get(settings.provider)
+            or f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
         )
         raise UsageError(
             f"reviewer base_url {shown_url(settings.base_url or '')!r}: {problem}; {hint}",

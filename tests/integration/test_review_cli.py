@@ -377,7 +377,12 @@ SECOND = (
     [
         (b"", "", "holds no file section"),
         # diff -u output (no 'diff --git' headers) is a usage error now: test_newcomer_cli.py
-        (DIFF, "exclude: ['*.py']\n", "0 of 1 files reviewed (1 filtered)"),
+        # under nothing_in_scope: block (the default passes: test_asset_only_changes.py)
+        (
+            DIFF,
+            "exclude: ['*.py']\nnothing_in_scope: block\n",
+            "0 of 1 files reviewed (1 filtered)",
+        ),
         (DIFF, "max_diff_bytes: 10\n", "0 of 1 files reviewed (1 over_byte_limit)"),
     ],
 )
