@@ -229,6 +229,12 @@ class SelectedDiff:
         return self.coverage.diff_sha
 
 
+#: a SHA-256 in hex, as :func:`diff_sha` (and every digest the gate records) writes it
+SHA256_HEX = r"[0-9a-f]{64}"
+#: a full git object id: SHA-1 or SHA-256, lowercase hex (compiled on first use: re's cache)
+COMMIT_ID = r"[0-9a-f]{40}|[0-9a-f]{64}"
+
+
 @last_answer
 def diff_sha(data: bytes) -> str:
     """SHA-256 (hex) of the exact bytes sent to the reviewer: the one definition of the

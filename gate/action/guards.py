@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from gate import REPOSITORY_URL
+from gate import FILES_URL
 from gate.action import carry, earlier
 from gate.action.earlier import Seen
 from gate.action.github.client import GitHubClient
@@ -181,7 +181,7 @@ def apply_marker(gh: GitHubClient, head: str) -> Decision | None:
 
 
 #: the workflow for pull requests from forks, as an absolute link
-FORKS_EXAMPLE_URL = f"{REPOSITORY_URL}/blob/main/examples/review-gate-forks.yml"
+FORKS_EXAMPLE_URL = f"{FILES_URL}/examples/review-gate-forks.yml"
 
 
 def fork_on_pull_request(event: str, pull: PullInfo | None) -> str | None:

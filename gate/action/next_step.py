@@ -15,12 +15,12 @@ step says what does change the answer: a changed diff, or a writer's fresh revie
 
 from __future__ import annotations
 
-from gate import REPOSITORY_URL
+from gate import FILES_URL
 from gate.action.event import REVIEW_COMMAND
 from gate.action.report import code
 from gate.decide.decision import Family
 
-TROUBLESHOOTING_URL = f"{REPOSITORY_URL}/blob/main/docs/troubleshooting.md"
+TROUBLESHOOTING_URL = f"{FILES_URL}/docs/troubleshooting.md"
 
 #: the section of docs/troubleshooting.md each family links to (its heading's anchor)
 ANCHORS: dict[Family, str | None] = {

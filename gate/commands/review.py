@@ -650,12 +650,10 @@ def _blocked_before_call(
     return exit_code(decision)
 
 
-_COMMIT = r"[0-9a-f]{40}|[0-9a-f]{64}"  # compiled on first use (re's cache)
-
-
 def check_exports(args: argparse.Namespace) -> None:
     """--statement, --sarif and --commit: refused before any token is spent."""
     from gate.commands._io import check_output_path
+    from gate.diff import COMMIT_ID
     from gate.errors import UsageError
 
     if args.statement is not None and not args.certificate:
@@ -664,7 +662,7 @@ def check_exports(args: argparse.Namespace) -> None:
             "SHA-256; pass --certificate PATH too",
             reason="statement_without_certificate",
         )
-    if args.commit is not None and not re.fullmatch(_COMMIT, args.commit):
+    if args.commit is not None and not re.fullmatch(COMMIT_ID, args.commit):
         raise UsageError(
             f"--commit {args.commit[:80]!r} is not a full commit id (40 or 64 lowercase hex "
             "digits); pass e.g. --commit $(git rev-parse HEAD)",

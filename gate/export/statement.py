@@ -41,6 +41,7 @@ from typing import Any
 from gate.decide.decision import State, Status
 from gate.decide.decision import family_of as decision_family
 from gate.errors import StatementError, StatementMismatch
+from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
 from gate.safe import redact, strictjson
 from gate.safe.atomic import atomic_write
 
@@ -54,8 +55,6 @@ COMMIT_SUBJECT = "review-gate.head-commit"
 SUFFIX = ".statement.json"
 PREDICATE_SUFFIX = ".predicate.json"
 CERTIFICATE_SUFFIX = ".certificate.json"
-#: the certificate schema the statement can be built from
-CERTIFICATE_SCHEMA = "review-gate.certificate/1"
 #: the largest certificate read back (they hold base64 envelopes: a few MiB at most)
 MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
 MAX_STATEMENT_BYTES = 1024 * 1024

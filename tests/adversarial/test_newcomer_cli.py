@@ -1009,3 +1009,73 @@ def test_ctrl_c_in_a_review_in_chunks_sends_no_further_chunk(tmp_path: Path) -> 
     assert proc.returncode == 130, err
     assert sent == 1  # the queued chunks were cancelled, never sent
     assert json.loads(cert.read_text())["decision"]["reason"] == "interrupted"
+
+
+# --- a saved response, verified (issue 34, finding 7) ---------------------------------------
+
+
+def _saved_run(tmp_path: Path, dialect: str) -> tuple[Path, Path]:
+    """``review --save-response --certificate`` against the simulator of ``dialect``, under
+    policy_version 7: the raw stream and the certificate it wrote."""
+    from gate.lab.sim import DIALECTS, SIM_EXTRAS
+    from tests.integration.test_review_cli import model
+
+    assert dialect in DIALECTS
+    config = tmp_path / "review-gate.yml"
+    config.write_text("policy_version: '7'\n")
+    raw, cert = tmp_path / "answer.raw", tmp_path / "cert.json"
+    with ReviewerSimulator(dialect, model(dialect)) as sim:
+        argv = ["review", "--diff", str(tmp_path / "change.diff"), "--provider", dialect]
+        argv += ["--model", MODEL, "--base-url", sim.base_url, "--config", str(config)]
+        argv += ["--save-response", str(raw), "--certificate", str(cert)]
+        for name, value in SIM_EXTRAS.get(dialect, {}).items():
+            argv += [f"--{name.replace('_', '-')}", value]
+        assert main(argv) == 0
+    return raw, cert
+
+
+KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "REVIEW_GATE_API_KEY")
+CLOUD_ENVS = ("AZURE_OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "GOOGLE_OAUTH_ACCESS_TOKEN")
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    ["openai", "anthropic", "gemini", "mc1", "openai-responses", "azure-openai", "bedrock"],
+)
+def test_a_saved_raw_stream_is_named_and_its_certificate_verifies(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    diff_file: Path,
+    dialect: str,
+) -> None:
+    """``--save-response`` keeps the provider's own bytes (Server-Sent Events, an AWS
+    event stream); verify names that and the command that verifies the run, and
+    ``--from-certificate`` needs no --policy-version: the certificate records it."""
+    for name in (*KEY_ENVS, *CLOUD_ENVS):
+        monkeypatch.setenv(name, KEY)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    raw, cert = _saved_run(tmp_path, dialect)
+    capsys.readouterr()
+    code, out, err = cli(
+        capsys, "verify", str(raw), "--diff", str(diff_file), "--policy-version", "7"
+    )
+    if dialect == "mc1":  # the MC1 service's answer is itself the envelope
+        assert code == 0, err
+    else:
+        assert code == 2, (out, err)
+        assert "raw stream" in err
+        assert "review-gate verify --from-certificate CERT --diff DIFF" in err
+        assert "missing MC1 header" not in err + out
+    code, out, err = cli(
+        capsys, "verify", "--from-certificate", str(cert), "--diff", str(diff_file), "--json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["binding"]["policy_version"] == "7"
+    # a policy given is still the one the verdict must repeat
+    code, out, _ = cli(
+        capsys, "verify", "--from-certificate", str(cert), "--diff", str(diff_file),
+        "--policy-version", "1", "--json",
+    )  # fmt: skip
+    assert code == 3
+    assert json.loads(out)["reason"] == "policy_version_mismatch"

@@ -161,8 +161,8 @@ def test_review_without_a_request_loads_no_http_client(tmp_path: Path) -> None:
         "config.yml",
         env={"REVIEW_GATE_API_KEY": "test-key"},
     )
-    assert code == 3, output
-    assert "nothing to review" in output
+    assert code == 0, output  # nothing_in_scope: pass (the default)
+    assert "nothing in scope: 1 file excluded by config" in output
     assert heavy(modules) == ["yaml"]  # a valid config is checked without jsonschema
 
 
