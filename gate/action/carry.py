@@ -32,7 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.decide.decision import State
-from gate.review.carry import Book, Carried, CarryError
+from gate.diff import SHA256_HEX
+from gate.review.carry import RUN_TEXT, Book, Carried, CarryError
 from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.carry/1"
@@ -45,8 +46,8 @@ MAX_RAW_BYTES = 1 << 20
 MAX_ENTRIES = 1000
 
 _BLOCK = re.compile(r"<!-- review-gate:carry ([A-Za-z0-9+/=]{0,60000}) -->")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_TEXT = re.compile(r"[\x20-\x7e]{1,300}")
+_HEX64 = re.compile(SHA256_HEX)
+_TEXT = re.compile(RUN_TEXT)
 
 
 def entries_of(result: Any, *, run_url: str | None, certificate_sha: str | None) -> list[Carried]:

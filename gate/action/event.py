@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.action.github.records import PullInfo
+from gate.diff import COMMIT_ID
 from gate.errors import UsageError
 from gate.safe import strictjson
 
@@ -28,7 +29,7 @@ SUPPORTED_EVENTS = (
     "workflow_dispatch",
     "issue_comment",
 )
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_COMMIT = re.compile(COMMIT_ID)
 #: the comment command that asks for a fresh review of the pull request's current head
 REVIEW_COMMAND = "/review-gate review"
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.decide.attempt import EndReason
+from gate.diff import SHA256_HEX
 from gate.errors import ApplyError
 from gate.safe import strictjson
 from gate.safe.atomic import sha256_hex
@@ -21,7 +22,7 @@ from gate.safe.atomic import sha256_hex
 MAX_APPLY_ID = 200
 END_REASONS = frozenset(str(reason) for reason in EndReason)
 
-_SHA_RE = re.compile(r"[0-9a-f]{64}\Z")
+_SHA_RE = re.compile(SHA256_HEX + r"\Z")
 _WRITE_KEYS = frozenset(
     {"tool", "path", "content_length", "sha256", "encoding", "content"}
     | {"stream_end_reason", "apply_id"}

@@ -34,8 +34,6 @@ examples:
       --diff change.diff
 """
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -95,6 +93,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
 
     from gate.commands._io import read_input
     from gate.decide.decision import Binding
+    from gate.diff import SHA256_HEX
     from gate.errors import UsageError
 
     inputs: dict[str, str] = {}
@@ -104,7 +103,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
         inputs["diff"] = diff_sha
     else:
         diff_sha = args.diff_sha
-        if not _HEX64.fullmatch(diff_sha or ""):
+        if not re.fullmatch(SHA256_HEX, diff_sha or ""):
             raise UsageError("--diff-sha must be 64 lowercase hex digits (a SHA-256)")
     if not args.policy_version:
         raise UsageError("--policy-version must not be empty")

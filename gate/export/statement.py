@@ -40,6 +40,7 @@ from typing import Any
 
 from gate.decide.decision import State, Status
 from gate.decide.decision import family_of as decision_family
+from gate.diff import COMMIT_ID, SHA256_HEX
 from gate.errors import StatementError, StatementMismatch
 from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
 from gate.safe import redact, strictjson
@@ -59,8 +60,8 @@ CERTIFICATE_SUFFIX = ".certificate.json"
 MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
 MAX_STATEMENT_BYTES = 1024 * 1024
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_GIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_HEX64 = re.compile(SHA256_HEX)
+_GIT_SHA = re.compile(COMMIT_ID)
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 #: provider and model names, the policy version: the config's words, printable, bounded
 _MAX_NAME = 200

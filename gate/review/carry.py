@@ -42,7 +42,8 @@ from gate.review.chunks import Chunk
 from gate.safe import strictjson
 
 #: compiled on first use (re's cache): only a run given --carry reads them
-_TEXT = r"[\x20-\x7e]{1,300}"
+#: a run's label (its URL) as a carried answer names it: printable ASCII, 300 at most
+RUN_TEXT = r"[\x20-\x7e]{1,300}"
 
 
 class CarryError(GateError):
@@ -137,7 +138,7 @@ def _origin(review: Mapping[str, Any], run: str, certificate_sha: str) -> tuple[
     note = review.get("carried")
     if isinstance(note, dict):
         first_run, first_sha = note.get("run"), note.get("certificate_sha")
-        if isinstance(first_run, str) and re.fullmatch(_TEXT, first_run):
+        if isinstance(first_run, str) and re.fullmatch(RUN_TEXT, first_run):
             if isinstance(first_sha, str) and re.fullmatch(SHA256_HEX, first_sha):
                 return first_run, first_sha
             return first_run, ""
@@ -159,7 +160,7 @@ def from_certificate(data: bytes, *, run: str) -> Book:
     question = chunks.get("question")
     if not isinstance(question, str) or not re.fullmatch(SHA256_HEX, question):
         raise CarryError("the carry certificate names no chunk question (written before carrying)")
-    label = run if re.fullmatch(_TEXT, run) else "a certificate"
+    label = run if re.fullmatch(RUN_TEXT, run) else "a certificate"
     own_sha = hashlib.sha256(data).hexdigest()
     items: list[Carried] = []
     for review in chunks["reviews"]:
