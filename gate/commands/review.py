@@ -485,19 +485,29 @@ def write_files(args: argparse.Namespace, result: ReviewResult, api_key: str | N
 
 
 def cost_line(spent: CostReport) -> str:
-    """``cost: 1234 input + 210 output tokens, 0.004200`` (``unknown`` where it is)."""
+    """``cost: 1234 input + 210 output tokens over 1 paid request, 0.004200 USD``
+    (``unknown`` where it is); requests no provider answered are named apart, unpaid."""
+    from gate.review.cost import amount
 
     def known(value: object) -> str:
         return "unknown" if value is None else str(value)
 
-    total = (
-        "unknown (no price for the model: add it under pricing)" if spent.price is None else None
+    paid = len(spent.attempts)
+    if not paid:
+        asked = f"{spent.unanswered} request{'s' * (spent.unanswered != 1)}"
+        return f"cost: nothing to pay (no provider answered the {asked} made: none is billed)"
+    if spent.price is None:
+        total = "unknown (no price for the model: add it under pricing)"
+    elif spent.cost is None:
+        total = "unknown (an attempt reported no token counts)"
+    else:
+        total = amount(spent.cost)
+    unpaid = (
+        f" (and {spent.unanswered} no provider answered, not billed)" if spent.unanswered else ""
     )
-    if total is None:
-        total = "unknown (an attempt reported no token counts)" if spent.cost is None else None
     return (
         f"cost: {known(spent.input_tokens)} input + {known(spent.output_tokens)} output "
-        f"tokens over {len(spent.attempts)} paid requests, {total or f'{spent.cost:.6f}'}"
+        f"tokens over {paid} paid request{'s' * (paid != 1)}{unpaid}, {total}"
     )
 
 

@@ -52,7 +52,8 @@ class ReviewerConfig:
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """A model's price in the config's currency per million input and output tokens."""
+    """A model's price in US dollars (:data:`gate.prices.CURRENCY`) per million input and
+    output tokens."""
 
     model: str
     input: float

@@ -231,6 +231,13 @@ class Failure(StrEnum):
     QUOTA = "quota_exhausted"  # a billing or quota stop (gate.reviewers.limits): not retried
 
 
+#: failures before the request reached a provider (no connection, no TLS session, a URL
+#: that was never asked): no provider saw it, so none can bill it (gate.review.cost)
+NEVER_SENT = frozenset(
+    {Failure.CONNECT_ERROR, Failure.CONNECT_TIMEOUT, Failure.BAD_BASE_URL, Failure.PLAIN_HTTP}
+)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One failure of an exchange: its kind, a line naming cause and fix, and what follows."""
