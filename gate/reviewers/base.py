@@ -662,6 +662,23 @@ _NOT_TLS = frozenset(
 )
 
 
+def _handshake_cut(err: BaseException) -> bool:
+    """Whether ``err`` (or what it wraps) is a TLS handshake the server closed without a
+    TLS answer (an EOF, a reset): what a plain-HTTP server does when the request line it
+    waits for never comes (Python's http.server, the demo's reviewer). A TLS server that
+    refuses a handshake sends an alert instead (a certificate problem is never this)."""
+    seen: BaseException | None = err
+    for _ in range(5):  # bounded: the wrapping chain is short
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLEOFError | ssl.SSLZeroReturnError | ConnectionResetError):
+            return True
+        if isinstance(seen, ssl.SSLError) and str(seen.reason) == "UNEXPECTED_EOF_WHILE_READING":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _plain_http(err: BaseException) -> bool:
     """Whether ``err`` (or what it wraps) is a TLS handshake that got a plain-HTTP answer."""
     seen: BaseException | None = err
@@ -700,9 +717,14 @@ def _transport_problem(
     err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: Watchdog
 ) -> Problem | None:
     """The problem a transport exception stands for; None when the deadline explains it."""
-    handshake_hung = isinstance(err, httpx.ConnectTimeout) and not watchdog.fired
+    # a handshake that hung (ConnectTimeout) or that the server closed without a TLS
+    # answer: a plain-HTTP server waiting for a request line; one probe says so at once
+    handshake_hung = isinstance(err, httpx.ConnectTimeout) or (
+        isinstance(err, httpx.ConnectError) and _handshake_cut(err)
+    )
     if progress.status is None and (
-        _plain_http(err) or (handshake_hung and _answers_plain_http(settings))
+        _plain_http(err)
+        or (handshake_hung and not watchdog.fired and _answers_plain_http(settings))
     ):
         plain = one_line(shown_url("http" + settings.base_url.removeprefix("https")), None, 120)
         return Problem(

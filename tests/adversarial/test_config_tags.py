@@ -56,6 +56,7 @@ VALUES: dict[str, str] = {
     "max_diff_bytes": "1000",
     "allow_partial_coverage": "false",
     "binary_assets": "block",
+    "nothing_in_scope": "block",
     "inputs_may_lower": "[min-confidence]",
     "fallbacks": "[]",
     "needs_human_label": '"waiting"',

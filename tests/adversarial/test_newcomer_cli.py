@@ -894,10 +894,11 @@ class WaitingHTTP:
     """A plain-HTTP server on 127.0.0.1 that answers only once a request's head has ended
     (a blank line), as real ones do: a TLS ClientHello never ends one, so it hangs."""
 
-    def __init__(self) -> None:
+    def __init__(self, give_up: float = 5.0) -> None:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
+        self.give_up = give_up  # then it closes the connection, as http.server's timeout does
         self.accepted = 0
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -918,7 +919,7 @@ class WaitingHTTP:
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             conn.settimeout(0.2)
-            data, until = b"", time.monotonic() + 5
+            data, until = b"", time.monotonic() + self.give_up
             while b"\r\n\r\n" not in data and time.monotonic() < until and not self.stop.is_set():
                 try:
                     chunk = conn.recv(4096)
@@ -962,6 +963,33 @@ def test_https_against_a_plain_http_server_that_waits_is_named_after_one_handsha
     assert code == 3
     assert server.accepted == 2  # one handshake, one plain probe; no retry
     assert "attempt 2/" not in err
+    assert "(plain_http)" in out
+    assert f"use base_url http://127.0.0.1:{server.port}/v1" in out
+
+
+def test_https_against_a_plain_http_server_that_gives_up_is_named_at_the_first_attempt(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    diff_file: Path,
+) -> None:
+    """Issue 34, finding 8: a plain-HTTP server that closes a request line it never got
+    (the demo's own reviewer, Python's http.server) ended the TLS handshake with an EOF
+    before the connect timeout: read as ``connect_error`` and retried, and only the
+    second attempt's timeout named ``plain_http`` (21 s in all)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    config = tmp_path / "c.yml"
+    config.write_text("reviewer:\n  connect_timeout: 5\n")
+    with WaitingHTTP(give_up=0.3) as server:
+        url = f"https://127.0.0.1:{server.port}/v1"
+        code, out, err = cli(
+            capsys, "review", "--diff", str(diff_file), "--model", "m", "--base-url", url,
+            "--config", str(config),
+        )  # fmt: skip
+    assert code == 3
+    assert server.accepted == 2  # one handshake, one plain probe; no retry
+    assert "attempt 2/" not in err
+    assert "connect_error" not in out + err
     assert "(plain_http)" in out
     assert f"use base_url http://127.0.0.1:{server.port}/v1" in out
 
@@ -1079,3 +1107,42 @@ def test_a_saved_raw_stream_is_named_and_its_certificate_verifies(
     )  # fmt: skip
     assert code == 3
     assert json.loads(out)["reason"] == "policy_version_mismatch"
+
+
+# --- config hints: a reviewer setting at the top level, a string for a list (finding 8) ---
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("provider: anthropic\n", "`reviewer: {provider: anthropic, model: your-model}`"),
+        ("model: gpt-4o-mini\n", "`reviewer: {provider: openai, model: gpt-4o-mini}`"),
+        (
+            "provider: anthropic\nmodel: claude-sonnet-4-5\n",
+            "`reviewer: {provider: anthropic, model: claude-sonnet-4-5}`",
+        ),
+        ("base_url: http://127.0.0.1:11434/v1\n", "base_url: http://127.0.0.1:11434/v1}`"),
+        ('exclude: "*.md"\n', 'wrap it in a list: `exclude: ["*.md"]`'),
+        ("include: docs/**\n", 'wrap it in a list: `include: ["docs/**"]`'),
+        ('inputs_may_lower: "model"\n', 'wrap it in a list: `inputs_may_lower: ["model"]`'),
+    ],
+)
+def test_a_config_mistake_gets_the_shape_it_meant(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    diff_file: Path,
+    text: str,
+    says: str,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    config = tmp_path / "c.yml"
+    config.write_text(text)
+    code, _, err = cli(
+        capsys, "review", "--diff", str(diff_file), "--model", "m", "--config", str(config)
+    )
+    assert code == 2
+    assert says in err
+    assert "did you mean reviewer?" not in err
+    assert "`exclude: []`" not in err
+    assert '`include: ["**"]`' not in err
