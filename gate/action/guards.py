@@ -199,8 +199,19 @@ def fork_on_pull_request(event: str, pull: PullInfo | None) -> str | None:
     )
 
 
-def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> Decision | None:
-    """No reviewer key where one is needed: name the variable (and why a fork has none)."""
+#: the actor of the runs Dependabot starts (``GITHUB_ACTOR``): they read Dependabot
+#: secrets, never Actions secrets
+DEPENDABOT = "dependabot[bot]"
+#: the recipe for bots' runs (docs/action.md)
+BOTS_DOC_URL = f"{FILES_URL}/docs/action.md#dependabot-and-other-bots"
+
+
+def credentials(
+    pull: PullInfo | None, config: Config, api_key: str | None, *, actor: str = ""
+) -> Decision | None:
+    """No reviewer key where one is needed: name the variable, and why this run has none
+    (a fork's run gets no secrets; a run Dependabot started reads Dependabot secrets, not
+    Actions secrets; another bot's run reads Actions secrets as a person's would)."""
     if api_key:
         return None
     try:
@@ -219,11 +230,27 @@ def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> D
             f"from forks; use pull_request_target ({FORKS_EXAMPLE_URL}: it never checks "
             "out fork code) or review by hand",
         )
+    if actor == DEPENDABOT:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "missing_api_key",
+            f"no reviewer API key in this run: {DEPENDABOT} started it, and a run Dependabot "
+            f"starts reads Dependabot secrets, not Actions secrets, so {key_env} is empty here "
+            f"even when it is set for Actions; add it as a Dependabot secret of the same name "
+            f"(Settings > Secrets and variables > Dependabot, or gh secret set {key_env} "
+            f"--app dependabot), see {BOTS_DOC_URL}",
+        )
+    who = f" (started by {actor}, a bot: its runs read Actions secrets)" if _bot(actor) else ""
     return blocked(
         State.NEEDS_HUMAN,
         "missing_api_key",
-        f"no reviewer API key: set the secret in {key_env} or the action input api-key",
+        f"no reviewer API key{who}: set the secret in {key_env} or the action input api-key",
     )
+
+
+def _bot(login: str) -> bool:
+    """A GitHub App's account (``renovate[bot]``), as ``GITHUB_ACTOR`` names it."""
+    return login.endswith("[bot]")
 
 
 def base_moved(first: PullInfo | None, base: str, now: PullInfo) -> str:

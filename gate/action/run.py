@@ -194,7 +194,9 @@ def _review(
     before_diff: tuple[Callable[[], Decision | None], ...] = (
         lambda: guards.override(run, config),
         lambda: guards.apply_marker(gh, run.head),
-        lambda: guards.credentials(run.pull, config, api_key),
+        lambda: guards.credentials(
+            run.pull, config, api_key, actor=run.env.get("GITHUB_ACTOR", "")
+        ),
     )
     for guard in before_diff:
         if (decision := guard()) is not None:
