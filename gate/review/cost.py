@@ -184,6 +184,7 @@ def cost_of(
     each = list(models) if models is not None else [config.reviewer.model] * len(attempts)
     if len(each) != len(attempts):
         raise ValueError("cost_of needs one model per attempt")
+    asked = " then ".join(dict.fromkeys(each))  # every reviewer asked, paid or not
     paid = [(a, m) for a, m in zip(attempts, each, strict=True) if answered(a)]
     unanswered = len(attempts) - len(paid)
     attempts, each = [a for a, _ in paid], [m for _, m in paid]
@@ -207,7 +208,7 @@ def cost_of(
     total_in = sum(u.input_tokens or 0 for u in rows)
     total_out = sum(u.output_tokens or 0 for u in rows)
     return CostReport(
-        model=" then ".join(dict.fromkeys(each)) or config.reviewer.model,
+        model=asked or config.reviewer.model,
         price=rate,
         attempts=tuple(rows),
         input_tokens=total_in if every and all(u.input_tokens is not None for u in rows) else None,
