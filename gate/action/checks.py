@@ -28,7 +28,7 @@ from typing import Any
 
 from gate.action.findings_report import annotatable
 from gate.action.github.client import GitHubClient
-from gate.action.github.records import check_external_id
+from gate.action.github.records import CONCLUSION, check_external_id
 from gate.action.report import md
 from gate.decide.decision import Status
 from gate.findings import Finding
@@ -45,13 +45,6 @@ MAX_SUMMARY_CHARS = 65_535
 MAX_TITLE_CHARS = 255
 #: an annotation's message, at most (GitHub's limit is 64 KB; a character may take 4 bytes)
 MAX_MESSAGE_CHARS = 16_000
-#: a completed check run's conclusion for each final status (a pending one has none)
-_CONCLUSION: dict[Status, str | None] = {
-    Status.SUCCESS: "success",
-    Status.FAILURE: "failure",
-    Status.ERROR: "failure",
-    Status.PENDING: None,
-}
 
 
 def wants_status(mode: str) -> bool:
@@ -97,7 +90,7 @@ def post(
         body["status"] = "in_progress"
     else:
         body["status"] = "completed"
-        body["conclusion"] = _CONCLUSION[status]
+        body["conclusion"] = CONCLUSION[status]
         body["external_id"] = check_external_id(
             str(status), tag if status is Status.FAILURE else ""
         )

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from gate.action.blobfetch import FetchCount, Side
+from gate.decide.decision import Status
 from gate.diff import FileSection
 from gate.errors import GitHubError
 
@@ -186,10 +187,17 @@ class SeenCheck:
             return cls("pending", title, None)
         found = re.fullmatch(CHECK_EXTERNAL_ID, external_id)
         wanted = "success" if conclusion == "success" else "failure"
-        if found is None or _CONCLUSION_OF[found.group(1)] != wanted:
+        if found is None or CONCLUSION[Status(found.group(1))] != wanted:
             return cls("error", title, None)
         tag = found.group(2) if found.group(1) == "failure" else None
         return cls(found.group(1), title, tag)
 
 
-_CONCLUSION_OF = {"success": "success", "failure": "failure", "error": "failure"}
+#: a completed check run's conclusion for each final status (a pending one has none): what
+#: the gate posts (gate.action.checks) and what it reads back here
+CONCLUSION: dict[Status, str | None] = {
+    Status.SUCCESS: "success",
+    Status.FAILURE: "failure",
+    Status.ERROR: "failure",
+    Status.PENDING: None,
+}

@@ -16,14 +16,14 @@ from urllib.parse import quote
 
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
 from gate.action.github.records import Identity, SeenCheck, SeenStatus
-from gate.decide.decision import MAX_DESCRIPTION
+from gate.decide.decision import MAX_DESCRIPTION, Status
 from gate.errors import GitHubError
 from gate.safe.redact import redact
 
 T = TypeVar("T")
 
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
-STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
+STATUS_STATES = frozenset(str(status) for status in Status)
 
 
 #: items scanned when looking for one (issues, statuses, check runs), newest first: the cap
