@@ -291,15 +291,21 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
 
 
 def siblings(
-    run: RunState, gh: GitHubClient, load_config: Callable[[str], Config]
+    run: RunState,
+    gh: GitHubClient,
+    load_config: Callable[[str], Config],
+    *,
+    same_coverage: bool = False,
 ) -> Decision | None:
     """One head, every base: a ``success`` on a commit satisfies every open pull request
     whose head is that commit (``GET /repos/{owner}/{repo}/commits/{sha}/pulls``). Another
     open pull request of this head holds only when its own question (its base's config,
     its diff from its base) is exactly this run's; otherwise the success is withheld and
     the block names it: "a pull request cannot lower its own bar" holds across pull
-    requests. Called only for a reviewed or kept pass (an override is a writer's exception
-    for exactly this head)."""
+    requests. Called only for a reviewed or kept pass, or one with nothing in scope (an
+    override is a writer's exception for exactly this head). ``same_coverage`` (a pass
+    with no reviewer call, whose selected bytes are empty): the other pull request's files
+    left out, and why, must be this run's too, assets marked as this run marked them."""
     pull, key = run.pull, run.question
     if pull is None or key is None:
         return None
@@ -310,8 +316,15 @@ def siblings(
         try:
             config = load_config(other.base_sha)
             fetch = gh.compare_diff(other.base_sha, run.head, pr_number=other.number)
-            data = select_diff(list(fetch.sections), config, source=fetch.source).data
-            same = question.key_for(data, config) == key
+            sections = list(fetch.sections)
+            if same_coverage and config.binary_assets == "allow":
+                from gate.action.assets import mark_assets
+
+                sections = mark_assets(gh, sections, base=other.base_sha, head=run.head)
+            selected = select_diff(sections, config, source=fetch.source)
+            same = question.key_for(selected.data, config) == key
+            if same_coverage:  # nothing was reviewed: what was left out is the whole answer
+                same = same and _left_out(selected.coverage) == _left_out(run.evidence.coverage)
         except (ConfigError, GateError):
             same = False
         if not same:
@@ -328,6 +341,13 @@ def siblings(
         "too. Its own run decides it; close one of them, push to this branch, or a writer "
         "can override",
     )
+
+
+def _left_out(coverage: Coverage | None) -> list[tuple[str, str]]:
+    """Every file a selection left out and why, in order (None: unknown, never equal)."""
+    if coverage is None:
+        return [("", "unknown")]
+    return [(item.path, str(item.why)) for item in coverage.skipped]
 
 
 def coverage(selected: Coverage, config: Config) -> Decision | None:

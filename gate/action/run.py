@@ -48,6 +48,7 @@ from gate.config.load import parse_config
 from gate.config.model import DEFAULT_CONFIG_PATH, Config, default_config, fallback_keys
 from gate.decide.decision import (
     MAX_DESCRIPTION,
+    WITHOUT_REVIEW,
     Binding,
     Decision,
     State,
@@ -546,7 +547,12 @@ def _every_base(run: RunState, decision: Decision) -> Decision:
     if gh is None or config is None:
         return decision
     raw, path = run.inputs.raw, run.inputs.config_path
-    sibling = guards.siblings(run, gh, lambda base: apply_inputs(_base_config(gh, path, base), raw))
+    sibling = guards.siblings(
+        run,
+        gh,
+        lambda base: apply_inputs(_base_config(gh, path, base), raw),
+        same_coverage=decision.reason in WITHOUT_REVIEW,
+    )
     if sibling is None:
         return decision
     run.evidence.review_decision = decision

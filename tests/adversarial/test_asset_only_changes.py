@@ -77,7 +77,7 @@ def change(
     type, ``Binary files ... differ``); a file of ``before`` absent from ``files`` is
     deleted."""
     repo = root / "repo"
-    repo.mkdir()
+    repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
     for name, data in (before or {"README.md": b"hello\n"}).items():
         (repo / name).write_bytes(data)
@@ -351,3 +351,36 @@ def test_the_rule_itself() -> None:
     assert change_kind(Side("a.png", "100644", None), None) == ""  # bytes unknown
     assert change_kind(image, Side("a.py", "100644", SCRIPT)) == ""  # renamed from code
     assert change_kind(image, Side("a.png", "100755", SCRIPT)) == "image"  # same file changed
+
+
+def test_a_pass_with_nothing_in_scope_holds_for_a_sibling_only_with_the_same_files_left_out(
+    tmp_path, fake, sim_factory
+) -> None:
+    """The same head is also the head of a pull request into another base, whose diff
+    holds the same image and a plain binary: its selected bytes are empty too, so the
+    question key alone matched, but the success would pass a change with a gap. It is
+    withheld (``sibling_pull``); with the same files left out, it holds."""
+    other_base = "4" * 40
+    logo = {"logo.png": (png(), 0o644)}
+    both = {**logo, "tool.bin": (b"\x00\x01binary", 0o644)}
+    _on_github(fake, tmp_path / "a", logo)
+    fake.add_pull(
+        8, head_sha=HEAD, base_sha=other_base, base_ref="release",
+        diff=change(tmp_path / "b", both, binary=False),
+    )  # fmt: skip
+    fake.set_file(HEAD, "tool.bin", both["tool.bin"][0])
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 3, result.stdout
+    assert result.outputs["reason"] == "sibling_pull"
+    assert fake.status_list(HEAD)[-1]["state"] != "success"
+    # the sibling's diff is the same image alone: the pass holds for both
+    fake.add_pull(
+        8, head_sha=HEAD, base_sha=other_base, base_ref="release",
+        diff=change(tmp_path / "c", logo, binary=False),
+    )  # fmt: skip
+    (tmp_path / "d").mkdir()
+    again = run_gate(tmp_path / "d", fake, sim, pr_payload())
+    assert again.code == 0, again.stdout
+    assert fake.status_list(HEAD)[-1]["state"] == "success"
+    assert sim.requests == []
