@@ -2,11 +2,12 @@
 
 :mod:`gate.action.run` takes them in order (docs/design.md): draft, then a pending
 status, override, apply marker, credentials, then the diff, superseded (head or base
-moved while it was fetched), coverage, memory (an earlier decision of the same
-question), and only then the review. The first guard that returns a decision ends the
-run with it; None lets the run go on. Only the override can return a pass for a
-writer's label on this exact head, and memory only by repeating a success the gate's
-own identity posted on this head for the same question.
+moved while it was fetched), coverage (:func:`gate.review.scope.before_any_request`, the
+command line's too), memory (an earlier decision of the same question), and only then
+the review. The first guard that returns a decision ends the run with it; None lets the
+run go on. Only the override can return a pass for a writer's label on this exact head,
+memory only by repeating a success the gate's own identity posted on this head for the
+same question, and coverage only for a change with nothing in scope and no gap.
 """
 
 from __future__ import annotations
@@ -28,12 +29,7 @@ from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
 from gate.review.carry import Book, CarryError
-from gate.review.scope import (
-    coverage_before_call,
-    nothing_in_scope,
-    nothing_reviewed,
-    select_diff,
-)
+from gate.review.scope import select_diff
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -348,18 +344,6 @@ def _left_out(coverage: Coverage | None) -> list[tuple[str, str]]:
     if coverage is None:
         return [("", "unknown")]
     return [(item.path, str(item.why)) for item in coverage.skipped]
-
-
-def coverage(selected: Coverage, config: Config) -> Decision | None:
-    """Nothing left to review after the selection (never ask the model about nothing): a
-    pass when nothing left out blocks (binary assets, files the config excludes), else a
-    block; or files left out that block on coverage (never pay for a review that will
-    block)."""
-    return (
-        nothing_in_scope(selected, config)
-        or nothing_reviewed(selected)
-        or coverage_before_call(selected, allow_partial=config.allow_partial_coverage)
-    )
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:

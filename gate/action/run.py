@@ -209,7 +209,7 @@ def _review(
     selected = scope.select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    if (empty := guards.coverage(coverage, config)) is not None:
+    if (empty := scope.before_any_request(coverage, config)) is not None:
         if empty.status is Status.SUCCESS:  # assets or excluded files only: no call to make
             _question(run, selected.data, config)  # what another base's pull must answer
         return _post_final(run, empty)  # nothing to review, or partial: before any request

@@ -386,12 +386,7 @@ def _run(args: argparse.Namespace) -> int:
     from gate.errors import Interrupted
     from gate.review import cost
     from gate.review.pipeline import review_diff
-    from gate.review.scope import (
-        coverage_before_call,
-        nothing_in_scope,
-        nothing_reviewed,
-        select_diff,
-    )
+    from gate.review.scope import before_any_request, select_diff
     from gate.reviewers.transport import attempt_line
     from gate.safe import untrusted
 
@@ -403,13 +398,9 @@ def _run(args: argparse.Namespace) -> int:
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
-    # nothing to review (a pass when nothing left out blocks), or files left out that
-    # block: decided before any request
-    empty = (
-        nothing_in_scope(selected.coverage, config)
-        or nothing_reviewed(selected.coverage)
-        or coverage_before_call(selected.coverage, allow_partial=config.allow_partial_coverage)
-    )
+    # nothing in scope (a pass), nothing to review, or files left out that block:
+    # decided before any request
+    empty = before_any_request(selected.coverage, config)
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
     # max_cost: decided before any request

@@ -61,6 +61,18 @@ def _literal_asset(sec: FileSection) -> FileSection:
     return replace(sec, asset=literal_kind(sec.path, sec.old_path, sec.data))
 
 
+def before_any_request(coverage: Coverage, config: Config) -> Decision | None:
+    """What the selection alone decides, before any request (both front ends ask this):
+    a pass with nothing in scope (:func:`nothing_in_scope`), a block with nothing to review
+    (:func:`nothing_reviewed`: never ask the model about nothing), or a block on files left
+    out (:func:`coverage_before_call`: never pay for a review that will block); else None."""
+    return (
+        nothing_in_scope(coverage, config)
+        or nothing_reviewed(coverage)
+        or coverage_before_call(coverage, allow_partial=config.allow_partial_coverage)
+    )
+
+
 def nothing_in_scope(coverage: Coverage, config: Config) -> Decision | None:
     """A pass with no reviewer call when the change has files, none of them is left for
     the reviewer, and none left out blocks: each is a binary asset (``no_code_changed``:
