@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gate import REPOSITORY_URL
-from gate.action import carry, earlier
+from gate.action import carry, earlier, ledger
 from gate.action.earlier import Seen
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
@@ -421,12 +421,15 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
             "it is kept as it is. A writer can ask for a fresh review with the "
             f"{FRESH_LABEL} label, or restore the comment",
         )
-    channels = evidence(run, gh)
+    if (untrusted := ledger.consult(run, gh, key)) is not None:
+        return untrusted  # the memory of record: its entry of this question joins the history
     block, kept = decisive(run.history, key)
-    if block is None:
-        for seen in channels:
-            if (stood := standing_status(run, seen, key)) is not None:
-                return stood
+    if block is not None:  # a standing block of this question: found by its key, no scan
+        return recall(run.history, Question(key, run.head), status_confirmed=False)
+    channels = evidence(run, gh)
+    for seen in channels:
+        if (stood := standing_status(run, seen, key)) is not None:
+            return stood
     confirmed = (
         kept is not None
         and kept.head_sha == run.head

@@ -18,7 +18,7 @@ the gate's own ``failure`` on the commit then stands for the lost record
 
 from __future__ import annotations
 
-from gate.action import carry, earlier
+from gate.action import carry, earlier, ledger
 from gate.action.report import comment_marker
 from gate.action.state import Artifacts, RunState
 from gate.decide.decision import Decision
@@ -44,8 +44,10 @@ def load(run: RunState) -> None:
             f"the history in the review-gate comment could not be read ({err.message}); "
             "it is kept as it is and not trusted"
         )
-    if earlier.needed(run):
-        # no history to trust: the gate's own tagged failures on the earlier heads
+    if earlier.needed(run) and not ledger.present(run, run.gh):
+        # no history to trust and no question ledger (a deployment's first runs, or a
+        # writer deleted it): the gate's own tagged failures on the earlier heads. With
+        # a ledger, the memory guard reads them only when the ledger lacks the question
         run.history = [*earlier.recover(run, run.gh), *run.history]
 
 
