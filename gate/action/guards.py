@@ -437,9 +437,12 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
         and all(status_confirms_pass([state for state, _, _ in seen]) for seen in channels)
     )
     found = recall(run.history, Question(key, run.head), status_confirmed=confirmed)
-    if found is None and not run.earlier_read:
-        # about to ask the model: a block whose record was lost (the comment write failed)
-        # still stands on the commit it was posted on, which may be an earlier head
+    # with a question ledger and the comment's history, a block is in one of them unless
+    # GitHub refused both writes of one run (docs/security.md): no earlier head is read
+    covered = bool(run.ledger_present) and not earlier.needed(run)
+    if found is None and not run.earlier_read and not covered:
+        # about to ask the model: a block whose record was lost (the comment write failed,
+        # or the ledger's) still stands on the commit it was posted on, maybe an earlier head
         lost = earlier.unexplained(earlier.recover(run, gh), run.history)
         if lost:
             run.history = [*run.history, *lost]

@@ -32,7 +32,10 @@ def load(run: RunState) -> None:
     ``run.history_problem``; a GitHub error propagates (absence is never concluded)."""
     if run.history_loaded or run.pull is None or run.gh is None:
         return
-    body = run.gh.own_comment(run.pull.number, marker=comment_marker(run.context))
+    off = run.config is not None and not run.config.sticky_comment
+    # sticky_comment: false writes no comment, and the question ledger is the memory:
+    # the comments are not read (an author's thousands of them cost nothing)
+    body = None if off else run.gh.own_comment(run.pull.number, marker=comment_marker(run.context))
     run.history_loaded = True
     run.own_comment = body
     try:
