@@ -3,8 +3,9 @@
 - docs/action.md's inputs and outputs are what scripts/gen_action_docs.py renders from
   action.yml (run the script after changing action.yml);
 - the README's quick-start workflow is the same YAML as examples/review-gate.yml;
-- every relative link (and its #anchor) in the README, CONTRIBUTING.md and docs/ resolves;
-- docs/design.md's module map names every module of gate/;
+- every relative link (and its #anchor) in the README, CONTRIBUTING.md and docs/ (the
+  decision records included) resolves;
+- docs/design.md's module map (a folder tree) names every module of gate/, and only those;
 - the README's set-up commands are the ones .ci/run runs.
 """
 
@@ -19,7 +20,7 @@ import yaml
 from scripts.gen_action_docs import BEGIN, END, load_action, render, tables
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")])
+DOCS = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")])
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCED = re.compile(r"^ *(```|~~~).*?^ *\1", re.MULTILINE | re.DOTALL)
 
@@ -87,12 +88,49 @@ def test_relative_links_resolve(doc: Path) -> None:
             assert anchor in _anchors(path), f"{doc.name}: link to {target}: no such heading"
 
 
+TREE_LINE = re.compile(r"^( *)(\S+(?:, \S+)*)(?: {2,}\S.*)?$")
+
+
+def module_map(design: str) -> set[str]:
+    """The modules docs/design.md's module map names: the first fenced block after its
+    "## Module map" heading is the folder tree (``gate/`` at the top, two spaces a level;
+    a name ending in ``/`` is a folder, several modules may share a line, comma-separated,
+    and the rest of a line after two spaces is what the module owns)."""
+    section = design[design.index("## Module map") :]
+    block = section[section.index("```\n") + 4 :]
+    block = block[: block.index("```")]
+    folders: list[str] = []
+    named: set[str] = set()
+    for line in block.splitlines():
+        match = TREE_LINE.match(line)
+        assert match, f"docs/design.md's module map: cannot read {line!r}"
+        indent, names = len(match[1]), match[2].split(", ")
+        assert indent % 2 == 0, f"docs/design.md's module map: odd indent in {line!r}"
+        assert indent // 2 <= len(folders), f"docs/design.md's module map: no folder for {line!r}"
+        del folders[indent // 2 :]
+        if names[0].endswith("/"):
+            folders.append(names[0].rstrip("/"))
+        else:
+            named.update("/".join([*folders, name]) for name in names)
+    return named
+
+
+def test_module_map_reads_a_tree() -> None:
+    tree = (
+        "## Module map\n\n```\ngate/\n"
+        "  a.py  one\n  sub/  two\n    b.py, c.py  three\n  d.py\n```\n"
+    )
+    assert module_map(tree) == {"gate/a.py", "gate/sub/b.py", "gate/sub/c.py", "gate/d.py"}
+
+
 def test_design_names_every_module() -> None:
-    design = (ROOT / "docs" / "design.md").read_text("utf-8")
-    modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "gate").rglob("*.py"))
+    named = module_map((ROOT / "docs" / "design.md").read_text("utf-8"))
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gate").rglob("*.py")}
     assert modules
-    missing = [m for m in modules if f"`{m}`" not in design]
+    missing = sorted(modules - named)
     assert missing == [], f"docs/design.md's module map does not name {missing}"
+    stale = sorted(name for name in named - modules if name.endswith(".py"))
+    assert stale == [], f"docs/design.md's module map names modules that do not exist: {stale}"
 
 
 def test_readme_setup_commands_are_the_ci_commands() -> None:
