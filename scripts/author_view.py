@@ -13,7 +13,8 @@ checks list shows it (context, state, description), the sticky comment the gate 
 the job summary (the run's summary page, which the check run's details link opens). The
 Markdown is rendered by cmarkgfm (GitHub's own renderer) into one HTML page styled like a
 pull request page, written as ``docs/images/author-view-<case>.html``; ``--png`` also
-captures each page with headless Chromium (Debian's ``chromium``) as ``.png`` beside it.
+captures each page with headless Chromium (Debian's ``chromium``) beside it: ``.png``, the
+whole page, and ``-top.png``, the merge box and the sticky comment (what the README shows).
 
     python -m scripts.author_view [--out docs/images] [--png] [--chromium PATH]
 
@@ -278,7 +279,7 @@ def page(case: Case, seen: Seen) -> str:
 <span class="desc">— {e(seen.description)}</span><span class="badge">Required</span>
 <a href="#summary">Details</a></div>
 </section>
-<section class="box">
+<section class="box" id="comment">
 <header><b>github-actions</b> bot commented
 (the sticky comment, edited in place on each run)</header>
 <div class="body markdown">
@@ -317,9 +318,12 @@ CHROMIUM_FLAGS = (
     "--no-first-run",
     "--hide-scrollbars",
 )
+#: reports, in the page's title, its whole height and where the sticky comment ends
 _HEIGHT_PROBE = (
-    "<script>document.addEventListener('DOMContentLoaded', () => "
-    "{document.title = 'height=' + document.documentElement.scrollHeight;});</script>"
+    "<script>document.addEventListener('DOMContentLoaded', () => {"
+    "const c = document.getElementById('comment').getBoundingClientRect();"
+    "document.title = 'height=' + document.documentElement.scrollHeight"
+    " + ';top=' + Math.ceil(c.bottom + 16);});</script>"
 )
 
 
@@ -336,21 +340,22 @@ def _chromium(binary: str, args: list[str], profile: Path) -> str:
     return done.stdout
 
 
-def capture(binary: str, source: Path, target: Path) -> None:
-    """``source`` as a PNG of its whole height, ``WIDTH`` pixels wide."""
+def capture(binary: str, source: Path, whole: Path, top: Path) -> None:
+    """``source`` as two PNGs ``WIDTH`` pixels wide: ``whole`` (the page) and ``top`` (the
+    merge box and the sticky comment, what the author sees first)."""
     with tempfile.TemporaryDirectory(prefix="author-view-chromium-") as tmp:
         profile = Path(tmp) / "profile"
         probe = Path(tmp) / "probe.html"
         probe.write_text(source.read_text("utf-8").replace("</head>", _HEIGHT_PROBE + "</head>"))
         dom = _chromium(binary, ["--dump-dom", probe.as_uri()], profile)
-        found = re.search(r"<title>height=(\d+)</title>", dom)
+        found = re.search(r"<title>height=(\d+);top=(\d+)</title>", dom)
         if found is None:
             raise SystemExit(f"chromium did not report the height of {source}")
-        height = int(found.group(1))
-        shot = Path(tmp) / "shot.png"
-        size = f"--window-size={WIDTH},{height}"
-        _chromium(binary, [size, f"--screenshot={shot}", source.as_uri()], profile)
-        shutil.copyfile(shot, target)
+        for target, height in ((whole, found.group(1)), (top, found.group(2))):
+            shot = Path(tmp) / "shot.png"
+            size = f"--window-size={WIDTH},{height}"
+            _chromium(binary, [size, f"--screenshot={shot}", source.as_uri()], profile)
+            shutil.copyfile(shot, target)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -368,9 +373,10 @@ def main(argv: list[str] | None = None) -> int:
         target.write_text(text, "utf-8")
         print(f"wrote {target}")
         if binary is not None:
-            picture = target.with_suffix(".png")
-            capture(binary, target, picture)
-            print(f"wrote {picture}")
+            whole = target.with_suffix(".png")
+            top = target.with_name(target.stem + "-top.png")
+            capture(binary, target, whole, top)
+            print(f"wrote {whole} and {top}")
     return 0
 
 

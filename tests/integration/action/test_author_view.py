@@ -37,8 +37,9 @@ def test_the_committed_pages_are_what_the_action_writes_now(fresh: dict[str, str
 
 def test_each_page_has_its_picture() -> None:
     for case in CASES:
-        picture = OUT / f"author-view-{case.name}.png"
-        assert picture.read_bytes()[:8] == PNG_SIGNATURE, picture
+        for suffix in (".png", "-top.png"):  # the whole page; the merge box and comment
+            picture = OUT / f"author-view-{case.name}{suffix}"
+            assert picture.read_bytes()[:8] == PNG_SIGNATURE, picture
 
 
 def test_the_pages_show_each_surface_of_each_case(fresh: dict[str, str]) -> None:
@@ -69,3 +70,6 @@ def test_the_readme_and_the_action_page_show_the_pictures(doc: str) -> None:
     text = (ROOT / doc).read_text("utf-8")
     for case in CASES:
         assert f"images/author-view-{case.name}.png)" in text, (doc, case.name)
+    if doc == "README.md":  # the part the author sees first, inline
+        for case in CASES:
+            assert f"images/author-view-{case.name}-top.png)" in text, case.name
