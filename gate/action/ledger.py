@@ -209,7 +209,7 @@ def record(run: RunState, rec: Record, decision: Decision) -> Decision | None:
     if run.ledger_consulted and not supersedes(rec, run.ledger_entry):
         return None  # what the ledger already shows (a write re-reads before it swaps)
     try:
-        wrote = write(gh, key, check(rec), pause=gh.policy.pause)
+        write(gh, key, check(rec), pause=gh.policy.pause)  # a write is news to no one
     except GateError as err:  # the ledger's, GitHub's, or a record that would not read back
         why = f"the decision was not recorded in the question ledger {REF}: {err.message}"
         run.notes.append(why)
@@ -228,6 +228,4 @@ def record(run: RunState, rec: Record, decision: Decision) -> Decision | None:
         )
         lead = f"no ledger: needs {PERMISSION}" if permission else "ledger not written"
         return replace(blocked_pass, description=describe(lead, "the pass is not posted (docs)"))
-    if wrote:
-        run.notes.append(f"recorded in the question ledger {REF} ({key.id[:12]})")
     return None

@@ -75,7 +75,7 @@ class GitStore:
     def tree_json(self, sha: str) -> dict[str, Any]:
         listed = []
         for path, (mode, kind, oid) in sorted(self.trees[sha].items()):
-            entry = {"path": path, "mode": mode, "type": kind, "sha": oid,
+            entry: dict[str, Any] = {"path": path, "mode": mode, "type": kind, "sha": oid,
                      "url": self._url(f"{kind}s", oid)}  # fmt: skip
             if kind == "blob":
                 entry["size"] = len(self.blobs.get(oid, b""))
@@ -210,7 +210,7 @@ class GitStore:
 
     def descends(self, sha: str, ancestor: str) -> bool:
         """Whether ``ancestor`` is ``sha`` or one of its ancestors (bounded walk)."""
-        todo, seen = [sha], set()
+        todo, seen = [sha], set[str]()
         while todo and len(seen) < 100_000:
             here = todo.pop()
             if here == ancestor:
