@@ -217,8 +217,9 @@ def record(run: RunState, rec: Record, decision: Decision) -> Decision | None:
         if decision.status is not Status.SUCCESS:
             return None
         permission = err.reason == "config_ledger_permission"
-        state = State.NEEDS_HUMAN if permission else State.INCOMPLETE
         reason = err.reason if isinstance(err, LedgerError) else "ledger_unwritten"
+        # the deployment's or the ledger's state (config), or GitHub's refusal (re-run)
+        state = State.NEEDS_HUMAN if reason.startswith("config_") else State.INCOMPLETE
         blocked_pass = blocked(
             state,
             reason,
