@@ -395,8 +395,11 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
     """An earlier decision of the same question (:mod:`gate.memory`): a standing block
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
 
-    The records come only from the sticky comment the token itself wrote (the adoption
-    rule, read by :func:`gate.action.history.load` before the first guard); a pass is
+    The question ledger is looked up first, by the question's key
+    (:func:`gate.action.ledger.consult`: its entry joins the records as the newest; a
+    ledger the gate cannot trust blocks); the other records come only from the sticky
+    comment the token itself wrote (the adoption rule, read by
+    :func:`gate.action.history.load` before the first guard); a pass is
     kept only when the newest final status the gate's own identity posted on this head
     is a success, and the gate's own newest ``failure`` on the head stands when no
     record explains it; before the reviewer is asked, so does one on an earlier head of
