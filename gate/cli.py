@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
+import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -49,18 +49,9 @@ class Command(Protocol):
 
 
 def _module_names() -> list[str]:
-    """The modules of :mod:`gate.commands` (not ``_private`` ones), by listing its folder.
-
-    (``pkgutil.iter_modules`` would do the same and import :mod:`inspect`, a tenth of
-    the start-up.)
-    """
-    names: set[str] = set()
-    for folder in commands.__path__:
-        for entry in os.listdir(folder):
-            stem, _, suffix = entry.partition(".")
-            if suffix == "py" and stem.isidentifier() and not stem.startswith("_"):
-                names.add(stem)
-    return sorted(names)
+    """The modules of :mod:`gate.commands` (not ``_private`` ones)."""
+    found = pkgutil.iter_modules(commands.__path__)
+    return sorted(module.name for module in found if not module.name.startswith("_"))
 
 
 def _discover() -> list[Command]:
