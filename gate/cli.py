@@ -63,23 +63,6 @@ def _discover() -> list[Command]:
     return sorted(found, key=lambda cmd: (cmd.ORDER, cmd.NAME))
 
 
-def _named(name: str) -> Command | None:
-    """The command called ``name`` when its module is the one its name spells
-    (``fault-proxy`` in ``fault_proxy.py``), else None (then every command is discovered).
-
-    A command given on the command line needs no other command's module or parser: each
-    costs an import and an ``ArgumentParser`` (whose gettext look-ups stat the locale
-    folders), about a tenth of a review's start-up for the eleven others.
-    """
-    stem = name.replace("-", "_")
-    if stem not in _module_names():
-        return None
-    module = importlib.import_module(f"{commands.__name__}.{stem}")
-    if getattr(module, "NAME", None) != name or not hasattr(module, "run"):
-        return None
-    return cast(Command, module)
-
-
 #: ``build_parser(only=ALL)`` adds every command's arguments
 ALL = "*"
 
@@ -96,12 +79,9 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     """The parser; with ``only`` a command name (or None), only that command's arguments.
 
-    Every command is listed (its name and help line) unless ``only`` names one (then its
-    parser is the only one: what the command line asks is parsed, and reported, by it
-    alone, and a word that names no command is reported with every command's name);
-    the arguments, which may need the command's imports (defaults shown in its help),
-    are added for ``only`` (default :data:`ALL`: every command, as tests and
-    documentation want it).
+    Every command is listed (its name and help line); the arguments, which may need the
+    command's imports (defaults shown in its help), are added for ``only`` (default
+    :data:`ALL`: every command, as tests and documentation want it).
     """
     parser = argparse.ArgumentParser(
         prog="review-gate",
@@ -118,8 +98,7 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = _named(only) if only not in (ALL, None) else None
-    for cmd in [chosen] if chosen is not None else _discover():
+    for cmd in _discover():
         child = sub.add_parser(
             cmd.NAME,
             help=cmd.HELP,
