@@ -27,6 +27,7 @@ Exit codes (:class:`gate.errors.ExitCode`, shared by every command that decides)
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import pkgutil
 import sys
@@ -35,6 +36,9 @@ from types import ModuleType
 from typing import Protocol, cast
 
 from gate import __version__, commands
+from gate.commands._io import say
+from gate.errors import ExitCode, GateError, UsageError
+from gate.safe import redact
 
 
 class Command(Protocol):
@@ -166,17 +170,13 @@ def parse(parser: argparse.ArgumentParser, words: Sequence[str]) -> argparse.Nam
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=chosen_command(words))
-    args = parse(parser, words)  # --version and --help end here, having imported nothing
-    from gate.safe import redact
+    args = parse(parser, words)  # --version and --help end here
 
     with redact.scope():  # a command registers the secrets it reads (gate.safe.redact.remember)
         return _dispatch(parser, args)
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from gate.commands._io import say
-    from gate.errors import ExitCode, GateError, UsageError
-
     run = getattr(args, "_run", None)
     if run is None:
         parser.print_help(sys.stderr)
@@ -219,8 +219,6 @@ def entry() -> int:
     raised the peak RSS of a 20 MiB diff by ~25 MiB (164 to 189 MiB, bench/large_diff.py's
     workload), a cost that grows with the diff.
     """
-    import gc
-
     try:
         return main()
     finally:
