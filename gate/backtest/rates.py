@@ -59,7 +59,10 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the ends are exact at 0 and n (rounding would leave 1e-17 on the wrong side)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
 
 
 def mcnemar(b: int, c: int) -> float:
