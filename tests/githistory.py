@@ -25,8 +25,14 @@ class History:
         self.clock += 3600
         env = git_env(self.repo.parent)
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{self.clock} +0000"
-        done = subprocess.run(["git", "-C", str(self.repo), *args], capture_output=True,
-                              text=True, timeout=60, check=True, env=env)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(self.repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env=env,
+        )
         return done.stdout.strip()
 
     def head(self) -> str:

@@ -41,8 +41,13 @@ def coin(seed: int, diff_sha: str, n: int) -> str:
 
 
 def verdict(kind: str, diff_sha: str, policy: str, confidence: float = 0.9) -> str:
-    obj = {"verdict": kind, "reasons": [f"scripted {kind}"], "confidence": confidence,
-           "diff_sha": diff_sha, "policy_version": policy}  # fmt: skip
+    obj = {
+        "verdict": kind,
+        "reasons": [f"scripted {kind}"],
+        "confidence": confidence,
+        "diff_sha": diff_sha,
+        "policy_version": policy,
+    }
     return "```json\n" + json.dumps(obj) + "\n```\n"
 
 

@@ -57,8 +57,19 @@ def backtest(
 def backtest_err(
     capsys: pytest.CaptureFixture[str], sim: ReviewerSimulator, out: Path, *args: str
 ) -> tuple[int, dict[str, Any], str]:
-    argv = ["backtest", *args, "--provider", "openai", "--base-url", sim.base_url,
-            "--out", str(out), "--json", "--attempts", "2"]  # fmt: skip
+    argv = [
+        "backtest",
+        *args,
+        "--provider",
+        "openai",
+        "--base-url",
+        sim.base_url,
+        "--out",
+        str(out),
+        "--json",
+        "--attempts",
+        "2",
+    ]
     if "--model" not in args:
         argv += ["--model", MODEL]
     capsys.readouterr()
@@ -92,13 +103,15 @@ def standard(tmp_path: Path) -> tuple[History, dict[str, str]]:
 def test_every_rate_is_what_the_script_implies(tmp_path, sim, capsys) -> None:
     h, shas = standard(tmp_path)
     out = tmp_path / "out"
-    code, report = backtest(capsys, sim, out, "--repo", str(h.repo), "--last", "20",
-                            "--repeat", "2", "--jobs", "4")  # fmt: skip
+    code, report = backtest(
+        capsys, sim, out, "--repo", str(h.repo), "--last", "20", "--repeat", "2", "--jobs", "4"
+    )
     assert code == 0, report
     by_id = {c["id"]: c for c in report["cases"]}
     ids = {name: sha[:12] for name, sha in shas.items()}
     assert set(by_id) == set(ids.values())  # the direct push and the revert are no case
-    assert by_id[ids["b"]]["label"] == "block" and not by_id[ids["b"]]["presumed"]
+    assert by_id[ids["b"]]["label"] == "block"
+    assert not by_id[ids["b"]]["presumed"]
     assert "reverted" in by_id[ids["b"]]["source"]
     # the coin: the two asks of e's diff, whatever their order
     cert = json.loads((out / by_id[ids["e"]]["decisions"]["default"][0]["certificate"]).read_text())
@@ -116,7 +129,8 @@ def test_every_rate_is_what_the_script_implies(tmp_path, sim, capsys) -> None:
     [config] = report["configs"]
     presumed = 7  # a c e f g h i
     blocked = 3 + e_blocks  # c (malformed), g (cut), h (low confidence), and e when it fails
-    assert config["would_block"]["k"] == blocked and config["would_block"]["n"] == presumed
+    assert config["would_block"]["k"] == blocked
+    assert config["would_block"]["n"] == presumed
     assert config["would_block"]["about_the_code"]["k"] == 1 + e_blocks  # h, e
     assert config["would_block"]["not_about_the_code"]["k"] == 2  # c, g
     low, high = wilson(blocked, presumed) or (0, 0)
@@ -125,7 +139,8 @@ def test_every_rate_is_what_the_script_implies(tmp_path, sim, capsys) -> None:
     assert config["false_block_rate"]["n"] == 0
     stable = 7 + (tosses[0] == tosses[1])
     assert (config["stable_rate"]["k"], config["stable_rate"]["n"]) == (stable, 8)
-    assert config["answers"] == 16 and config["cases"] == 8
+    assert config["answers"] == 16
+    assert config["cases"] == 8
     assert config["cost"]["total"] is None  # the cut answers have no token counts
     # f's diff was answered 429 first, then retried: 16 answers, g's 2 retries, f's 429
     assert sim.count == 16 + 2 + 1
@@ -139,13 +154,16 @@ def test_resume_skips_the_answers_already_given(tmp_path, sim, capsys) -> None:
     asked = sim.count
     code, report = backtest(capsys, sim, out, "--repo", str(h.repo), "--last", "5")
     assert code == 0
-    assert report["status"]["skipped"] == 3 and report["status"]["asked"] == 2
+    assert report["status"]["skipped"] == 3
+    assert report["status"]["asked"] == 2
     assert sim.count == asked + 3  # e (coin) once, f (rate limited) twice
     assert report["configs"][0]["cases"] == 5
     # another question (the policy changed): every case is asked again
-    code, report = backtest(capsys, sim, out, "--repo", str(h.repo), "--last", "5",
-                            "--policy-version", "2")  # fmt: skip
-    assert report["status"]["skipped"] == 0 and report["status"]["asked"] == 5
+    code, report = backtest(
+        capsys, sim, out, "--repo", str(h.repo), "--last", "5", "--policy-version", "2"
+    )
+    assert report["status"]["skipped"] == 0
+    assert report["status"]["asked"] == 5
 
 
 def write_cases(folder: Path, modes: list[tuple[str, str]]) -> Path:
@@ -153,11 +171,21 @@ def write_cases(folder: Path, modes: list[tuple[str, str]]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     lines = []
     for number, (mode, label) in enumerate(modes):
-        diff = (f"diff --git a/f{number:03}.py b/f{number:03}.py\n--- a/f{number:03}.py\n"
-                f"+++ b/f{number:03}.py\n@@ -0,0 +1 @@\n+x = 1  # sim:{mode:<9}\n")  # fmt: skip
+        diff = (
+            f"diff --git a/f{number:03}.py b/f{number:03}.py\n--- a/f{number:03}.py\n"
+            f"+++ b/f{number:03}.py\n@@ -0,0 +1 @@\n+x = 1  # sim:{mode:<9}\n"
+        )
         (folder / f"c{number:03}.diff").write_text(diff)
-        lines.append(json.dumps({"id": f"case-{number:03}", "label": label,
-                                 "diff": f"c{number:03}.diff", "source": "generated"}))  # fmt: skip
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"case-{number:03}",
+                    "label": label,
+                    "diff": f"c{number:03}.diff",
+                    "source": "generated",
+                }
+            )
+        )
     path = folder / "cases.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -168,9 +196,8 @@ def test_max_cost_stops_before_the_review_that_would_cross_it(tmp_path, sim, cap
     config = tmp_path / "priced.yml"
     config.write_text(PRICED)
     first = (tmp_path / "cases" / "c000.diff").read_bytes()
-    from gate.config.load import load_config
-
     from gate.config.inputs import apply_inputs
+    from gate.config.load import load_config
 
     priced = apply_inputs(load_config(str(config)), {"attempts": "2"})  # as backtest() asks
     selected = select_diff(first, priced)
@@ -181,25 +208,47 @@ def test_max_cost_stops_before_the_review_that_would_cross_it(tmp_path, sim, cap
     # characters of the answer (input 1.0, output 2.0 per million)
     answer = (10 * 1.0 + len(verdict("pass", "0" * 64, "1")) // 4 * 2.0) / 1e6
     limit = bound + 2.5 * answer  # room for three answers' cost plus one review's bound
-    code, report = backtest(capsys, sim, out, "--cases", str(cases), "--config", str(config),
-                            "--max-cost", repr(limit), "--jobs", "1")  # fmt: skip
+    code, report = backtest(
+        capsys,
+        sim,
+        out,
+        "--cases",
+        str(cases),
+        "--config",
+        str(config),
+        "--max-cost",
+        repr(limit),
+        "--jobs",
+        "1",
+    )
     done = rows(out)
-    assert code == 3 and not report["status"]["complete"]
+    assert code == 3
+    assert not report["status"]["complete"]
     assert "--max-cost" in report["status"]["stopped"]
     spent = 0.0
     for row in done:  # each review was asked only with its bound under the limit
         assert spent + row["bound"] <= limit
         spent += row["cost"]
     assert spent + bound > limit  # and the next one would have crossed it
-    assert len(done) == 3 and sim.count == 3
+    assert len(done) == 3
+    assert sim.count == 3
 
 
 def test_two_configs_are_compared_on_the_same_cases(tmp_path, sim, capsys) -> None:
     modes = [("lowconf", "allow")] * 3 + [("pass", "allow")] * 2 + [("fail", "block")]
     cases = write_cases(tmp_path / "cases", modes)
     out = tmp_path / "out"
-    code, report = backtest(capsys, sim, out, "--cases", str(cases),
-                            "--min-confidence", "0.4", "--min-confidence", "0.8")  # fmt: skip
+    code, report = backtest(
+        capsys,
+        sim,
+        out,
+        "--cases",
+        str(cases),
+        "--min-confidence",
+        "0.4",
+        "--min-confidence",
+        "0.8",
+    )
     assert code == 0
     names = [c["name"] for c in report["configs"]]
     assert names == ["min-confidence=0.4", "min-confidence=0.8"]
@@ -232,13 +281,15 @@ def test_ctrl_c_leaves_a_valid_partial_report(tmp_path, sim, capsys, monkeypatch
     out = tmp_path / "out"
     code, report = backtest(capsys, sim, out, "--cases", str(cases), "--jobs", "1")
     assert code == 130
-    assert report["status"]["interrupted"] and not report["status"]["complete"]
+    assert report["status"]["interrupted"]
+    assert not report["status"]["complete"]
     saved = json.loads((out / "report.json").read_text())
     assert saved["status"]["complete"] is False
     assert 2 <= saved["configs"][0]["cases"] < 8
     monkeypatch.setattr(progress.Progress, "on_answer", real)
     code, report = backtest(capsys, sim, out, "--cases", str(cases), "--jobs", "1")
-    assert code == 0 and report["status"]["complete"]
+    assert code == 0
+    assert report["status"]["complete"]
     assert report["status"]["skipped"] == len(rows(out)) - report["status"]["asked"]
     assert report["configs"][0]["cases"] == 8
 
@@ -248,12 +299,30 @@ def test_resume_after_a_kill(tmp_path, capsys) -> None:
     cases = write_cases(tmp_path / "cases", [("slow", "allow")] * 10)
     out = tmp_path / "out"
     with ReviewerSimulator("openai", chooser=Scripted(slow_s=0.3)) as server:
-        argv = [sys.executable, "-m", "gate", "backtest", "--cases", str(cases), "--model",
-                MODEL, "--provider", "openai", "--base-url", server.base_url, "--out",
-                str(out), "--jobs", "2", "--attempts", "2"]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "gate",
+            "backtest",
+            "--cases",
+            str(cases),
+            "--model",
+            MODEL,
+            "--provider",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--attempts",
+            "2",
+        ]
         env = {**os.environ, "OPENAI_API_KEY": KEY, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, cwd=tmp_path)  # fmt: skip
+        proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path
+        )
         deadline = time.monotonic() + 60
         results = out / "results.jsonl"
         while time.monotonic() < deadline and proc.poll() is None:
@@ -314,7 +383,8 @@ def test_bad_repositories_and_ranges(tmp_path, sim, capsys) -> None:
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{h.repo}", str(shallow))
     err = failing(capsys, sim, out, "--repo", str(shallow), "--last", "3")
-    assert "shallow clone" in err and "--unshallow" in err
+    assert "shallow clone" in err
+    assert "--unshallow" in err
     err = failing(capsys, sim, out, "--repo", str(h.repo), "--range", "HEAD~1..HEAD")
     assert "no merge" in err
 
@@ -333,9 +403,14 @@ def test_a_malformed_cases_file_names_every_line(tmp_path, sim, capsys) -> None:
     ]
     good.write_text("\n".join(bad) + "\n")
     err = failing(capsys, sim, tmp_path / "out", "--cases", str(good))
-    for number, words in [(2, "not JSON"), (3, "label 'bloc' is not block or allow"),
-                          (4, "diff is missing"), (5, "diff file 'missing.diff' does not exist"),
-                          (6, "id 'case-000' is used twice"), (7, "unknown key 'extra'")]:  # fmt: skip
+    for number, words in [
+        (2, "not JSON"),
+        (3, "label 'bloc' is not block or allow"),
+        (4, "diff is missing"),
+        (5, "diff file 'missing.diff' does not exist"),
+        (6, "id 'case-000' is used twice"),
+        (7, "unknown key 'extra'"),
+    ]:
         assert f"cases.jsonl:{number}: {words}" in err, err
     assert "cases.jsonl:1:" not in err
 
@@ -345,7 +420,8 @@ def test_a_config_that_does_not_load_is_named(tmp_path, sim, capsys) -> None:
     wrong = tmp_path / "wrong.yml"
     wrong.write_text("reviewer:\n  modle: x\n")
     err = failing(capsys, sim, tmp_path / "out", "--cases", str(cases), "--config", str(wrong))
-    assert f"--config {wrong}" in err and "modle" in err
+    assert f"--config {wrong}" in err
+    assert "modle" in err
 
 
 def test_max_cost_without_a_price_is_refused_before_anything(tmp_path, sim, capsys) -> None:
@@ -371,6 +447,8 @@ def test_plan_labels_reverts_of_merges_and_of_commits_inside_a_pull_request(tmp_
     assert [c.id for c in span.cases] == [second[:12], kept[:12]]
     # the merge's diff is its pull request's: the second parent against the merge base
     diff = next(c for c in plan.cases if c.id == kept[:12]).load()
-    assert b"b/b.py" in diff and b"a.py" not in diff
+    assert b"b/b.py" in diff
+    assert b"a.py" not in diff
     # merges an hour apart: 3 merges over 3 + 2 hours... the rate is per 30 days
-    assert plan.merges_per_30_days is not None and plan.merges_per_30_days > 0
+    assert plan.merges_per_30_days is not None
+    assert plan.merges_per_30_days > 0

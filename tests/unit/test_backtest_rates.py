@@ -20,7 +20,7 @@ def test_wilson_matches_the_closed_form_at_known_points() -> None:
     assert wilson(0, 10) == pytest.approx((0.0, z2 / (10 + z2)))
     assert wilson(10, 10) == pytest.approx((10 / (10 + z2), 1.0))
     assert wilson(0, 0) is None
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="successes"):
         wilson(11, 10)
 
 
