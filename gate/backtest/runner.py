@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import re
 import threading
 import time
@@ -53,6 +54,9 @@ RESULTS = "results.jsonl"
 #: needs_human reasons that come from a complete, bound answer (the reviewer's judgement):
 #: with ``fail`` they are the blocks about the code; every other block is not
 ANSWER_REASONS = frozenset({"low_confidence", "no_reasons", "unstable"})
+#: seconds a stopped run waits for the reviews under way (a later answer is still written,
+#: after the report)
+GRACE_S = 5.0
 #: statuses whose wait before the retry is a pause for every job
 RATE_LIMITED = frozenset({429, 503})
 
@@ -99,12 +103,64 @@ class Results:
                 if isinstance(row, dict):
                     yield row
 
-    def append(self, row: Mapping[str, Any]) -> None:
-        line = (json.dumps(row, sort_keys=True, ensure_ascii=True) + "\n").encode()
+    def append(self, *rows: Mapping[str, Any]) -> None:
+        """Each row a whole line, then one sync for them all."""
+        lines = b"".join(
+            (json.dumps(row, sort_keys=True, ensure_ascii=True) + "\n").encode() for row in rows
+        )
         with self._lock, self.path.open("ab") as handle:
-            handle.write(line)
+            handle.write(lines)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+class Writer:
+    """One thread that writes each answer's certificate, then its row: the jobs hand an
+    answer over and ask the next case at once (on one disk the syncs of a verified write
+    queue up; eight jobs finishing together would each wait for the others' syncs). The
+    queue is bounded, so memory stays flat; an error in the writer (or Ctrl-C raised by
+    the progress line) is raised again in the run's loop (:meth:`check`)."""
+
+    def __init__(self, write: Callable[[list[tuple[Any, ...]]], None], depth: int) -> None:
+        self._write = write
+        self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=depth)
+        self._closed = False
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name="backtest-writer", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        """Take what is queued (at least one answer), write it together: one sync of the
+        results file for all of their rows."""
+        done = False
+        while not done:
+            jobs = [self._queue.get()]
+            while len(jobs) < self._queue.maxsize and not self._queue.empty():
+                jobs.append(self._queue.get_nowait())
+            done = None in jobs
+            batch = [job for job in jobs if job is not None]
+            if batch and self.error is None:
+                try:
+                    self._write(batch)
+                except BaseException as err:  # noqa: BLE001 (raised again in the run's loop)
+                    self.error = err
+
+    def put(self, job: tuple[Any, ...]) -> None:
+        if self._closed:  # an answer that ended after the run stopped: written here
+            self._write([job])
+        else:
+            self._queue.put(job)
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        """Write what is queued, then stop."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+            self._thread.join()
 
 
 class Budget:
@@ -224,6 +280,7 @@ class Runner:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._on_answer = on_answer
+        self._writer = Writer(self._write, 4 * self.jobs)
 
     @property
     def total(self) -> int:
@@ -240,27 +297,30 @@ class Runner:
         """Ask every task; Ctrl-C stops starting new ones and is raised again."""
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="backtest")
         running: set[Future[None]] = set()
+
+        def settle(limit: int) -> None:
+            nonlocal running
+            while len(running) > limit:
+                finished, running = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+                self._writer.check()
+                for future in finished:
+                    future.result()
+
         try:
             for task in self.tasks():
                 if self._stop.is_set():
                     break
-                while len(running) >= 2 * self.jobs:
-                    finished, running = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        future.result()
+                settle(2 * self.jobs - 1)
                 running.add(pool.submit(self._ask, *task))
-            while running:
-                finished, running = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    future.result()
-        except KeyboardInterrupt:
+            settle(0)
+            self._writer.close()
+            self._writer.check()
+        except BaseException as err:
             self._stop.set()
-            self.outcome.interrupted = True
+            self.outcome.interrupted = isinstance(err, KeyboardInterrupt)
             pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        except BaseException:
-            self._stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
+            wait(running, timeout=GRACE_S)  # answers about to end are kept, not paid twice
+            self._writer.close()
             raise
         pool.shutdown(wait=True)
         return self.outcome
@@ -378,11 +438,9 @@ class Runner:
         bound: float | None,
         latency: float,
     ) -> None:
-        folder = self.out / "certificates" / safe_name(variant.name)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{safe_name(case.id)}-{repeat + 1}.json"
+        path = self.out / "certificates" / safe_name(variant.name)
+        path = path / f"{safe_name(case.id)}-{repeat + 1}.json"
         secrets = [k for k in (variant.api_key, *(variant.fallback_keys or ())) if k]
-        certificate.write(path, cert, secrets=secrets)
         state, reason = str(decision.state), decision.reason
         row = {
             "config": variant.name,
@@ -401,11 +459,19 @@ class Runner:
             "latency_s": round(latency, 4),
             "certificate": str(path.relative_to(self.out)),
         }
-        self.results.append(row)
+        self._writer.put((path, cert, secrets, row))
+
+    def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        """Each certificate, then the rows that name them (a row never names a missing file)."""
+        for path, cert, secrets, _ in batch:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            certificate.write(path, cert, secrets=secrets)
+        self.results.append(*(row for *_, row in batch))
         with self._lock:
-            self.outcome.asked += 1
+            self.outcome.asked += len(batch)
         if self._on_answer is not None:
-            self._on_answer(row, self.budget)
+            for *_, row in batch:
+                self._on_answer(row, self.budget)
 
     def _stop_for(self, case: Case, variant: Variant, bound: float | None) -> None:
         with self._lock:
