@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,17 +51,46 @@ def cases_file(folder: Path, count: int) -> Path:
     return path
 
 
-def child(count: int, latency: float, jobs: int) -> None:
-    """One backtest of ``count`` cases in this process; prints wall time and peak RSS."""
-    from gate import cli
+def serve(latency: float) -> None:
+    """The scripted reviewer in a process of its own (it keeps every request it was sent, so
+    in the backtest's process it would be counted in the backtest's memory); prints its
+    base URL, serves until standard input closes."""
     from gate.lab.scripted import Scripted
-    from gate.lab.sim import MODEL, ReviewerSimulator
+    from gate.lab.sim import ReviewerSimulator
+
+    with ReviewerSimulator("openai", chooser=Scripted(latency=latency)) as sim:
+        print(sim.base_url, flush=True)
+        sys.stdin.read()
+
+
+@contextlib.contextmanager
+def reviewer(latency: float) -> Iterator[str]:
+    with subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--latency", str(latency)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None
+        assert proc.stdin is not None
+        try:
+            yield proc.stdout.readline().strip()
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=30)
+
+
+def child(count: int, latency: float, jobs: int, memory: bool) -> None:
+    """One backtest of ``count`` cases in this process: the wall time of the whole command,
+    or (``memory``) the peak of Python's allocations while the cases are asked (tracemalloc,
+    which slows the run, so it is measured apart) and after the report is built."""
+    import tracemalloc
+
+    from gate import cli
+    from gate.backtest.runner import Runner
+    from gate.commands import backtest
+    from gate.lab.sim import MODEL
 
     os.environ["OPENAI_API_KEY"] = KEY
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        ReviewerSimulator("openai", chooser=Scripted(latency=latency)) as sim,
-    ):
+    with tempfile.TemporaryDirectory() as tmp, reviewer(latency) as url:
         cases = cases_file(Path(tmp), count)
         argv = [
             "backtest",
@@ -71,13 +101,26 @@ def child(count: int, latency: float, jobs: int) -> None:
             "--model",
             MODEL,
             "--base-url",
-            sim.base_url,
+            url,
             "--out",
             f"{tmp}/out",
             "--jobs",
             str(jobs),
             "--json",
         ]
+        if memory:
+            args = cli.build_parser(only="backtest").parse_args(argv)
+            found, plan_ = backtest.variants(args), backtest.plan_of(args)
+            Path(args.out).mkdir()
+            runner = Runner(plan_, found, out=Path(args.out), jobs=jobs)
+            tracemalloc.start()
+            outcome = runner.run()
+            asking = tracemalloc.get_traced_memory()[1]
+            backtest.write_reports(Path(args.out), plan_, found, runner, outcome, 1)
+            reporting = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            print(json.dumps({"cases": count, "asking_peak": asking, "report_peak": reporting}))
+            return
         sink = io.StringIO()
         started = time.perf_counter()
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(io.StringIO()):
@@ -86,7 +129,6 @@ def child(count: int, latency: float, jobs: int) -> None:
         report = json.loads(sink.getvalue())
         assert code == 0, code
         assert report["configs"][0]["answers"] == count
-        assert sim.count == count
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"cases": count, "wall_s": wall, "peak_rss_kib": peak_kib}))
 
@@ -113,40 +155,45 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--child", type=int)
+    parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--serve", action="store_true")
     parser.add_argument("--plan", type=Path)
     parser.add_argument("--last", type=int, default=300)
     args = parser.parse_args()
     if args.plan is not None:
         plan(args.plan, args.last)
         return
+    if args.serve:
+        serve(args.latency)
+        return
     if args.child is not None:
-        child(args.child, args.latency, args.jobs)
+        child(args.child, args.latency, args.jobs, args.memory)
         return
     print(f"latency {args.latency:g}s per answer, --jobs {args.jobs}")
     for count in (int(n) for n in args.cases.split(",")):
-        done = subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--child",
-                str(count),
-                "--latency",
-                str(args.latency),
-                "--jobs",
-                str(args.jobs),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=3600,
-        )
-        result = json.loads(done.stdout.strip().splitlines()[-1])
+        timed = run_child(count, args.latency, args.jobs)
         floor = count * args.latency / args.jobs
         print(
-            f"{count} cases: wall {result['wall_s']:.2f}s, floor {floor:.2f}s, "
-            f"ratio {result['wall_s'] / floor:.3f}, peak RSS "
-            f"{result['peak_rss_kib'] / 1024:.1f} MiB"
+            f"{count} cases: wall {timed['wall_s']:.2f}s, floor {floor:.2f}s, "
+            f"ratio {timed['wall_s'] / floor:.3f}, peak RSS {timed['peak_rss_kib'] / 1024:.1f} MiB"
         )
+    for count in (int(n) for n in args.cases.split(",")):
+        traced = run_child(count, 0.0, args.jobs, "--memory")
+        print(
+            f"{count} cases: peak Python allocations while asking "
+            f"{traced['asking_peak'] / 2**20:.2f} MiB, with the report built "
+            f"{traced['report_peak'] / 2**20:.2f} MiB (the report has a row per case)"
+        )
+
+
+def run_child(count: int, latency: float, jobs: int, *more: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", str(count), "--latency", str(latency),
+         "--jobs", str(jobs), *more],
+        capture_output=True, text=True, check=True, timeout=3600,
+    )  # fmt: skip
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 if __name__ == "__main__":
