@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     from gate.backtest.progress import Progress
     from gate.backtest.runner import Runner
     from gate.commands._io import say
-    from gate.errors import ExitCode
+    from gate.errors import ExitCode, GateError
 
     _check_args(args)
     found = variants(args)
@@ -264,6 +264,11 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         outcome = runner.run()
+    except GateError as err:  # a case git cannot diff, a certificate not written: stop
+        progress.close()
+        runner.outcome.stopped = f"stopped by an error: {err.message}"
+        write_reports(out, plan, found, runner, runner.outcome, args.repeat)
+        raise
     except KeyboardInterrupt:
         progress.close()
         report = write_reports(out, plan, found, runner, runner.outcome, args.repeat)

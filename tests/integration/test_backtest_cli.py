@@ -452,3 +452,25 @@ def test_plan_labels_reverts_of_merges_and_of_commits_inside_a_pull_request(tmp_
     # merges an hour apart: 3 merges over 3 + 2 hours... the rate is per 30 days
     assert plan.merges_per_30_days is not None
     assert plan.merges_per_30_days > 0
+
+
+def test_an_error_mid_run_leaves_a_partial_report(tmp_path, sim, capsys, monkeypatch) -> None:
+    h, _ = standard(tmp_path)
+    real = cases_module.Case.load
+    calls: list[str] = []
+
+    def load(self: cases_module.Case) -> bytes:
+        calls.append(self.id)
+        if len(calls) == 3:
+            raise cases_module.UsageError(f"git diff failed for {self.id}")
+        return real(self)
+
+    monkeypatch.setattr(cases_module.Case, "load", load)
+    out = tmp_path / "out"
+    code, _, err = backtest_err(capsys, sim, out, "--repo", str(h.repo), "--jobs", "1")
+    assert code == 2
+    assert "git diff failed" in err
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["status"]["complete"] is False
+    assert "stopped by an error" in saved["status"]["stopped"]
+    assert saved["configs"][0]["cases"] == 2
