@@ -108,7 +108,7 @@ class Config:
     concurrency: int = 4
     run_deadline: float = 3600.0
     agreement: int = 1
-    #: incremental review (docs/design.md, "Incremental review"): ``auto`` carries bound
+    #: incremental review (docs/decisions/0009-carrying.md): ``auto`` carries bound
     #: chunk passes for a diff reviewed in chunks and reviews a diff that fits one request
     #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
     #: carries (every chunk is sent)

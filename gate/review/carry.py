@@ -1,6 +1,6 @@
 """Carried chunk answers: a chunk's earlier bound answer reused, never assumed.
 
-Incremental review (docs/design.md, "Incremental review"). On a new head the gate plans
+Incremental review (docs/decisions/0009-carrying.md). On a new head the gate plans
 the chunks of the final diff as always; a chunk whose exact bytes (its ``diff_sha``) and
 whose *question* (:meth:`gate.memory.question.QuestionKey.chunk_question`, derived from
 the one question key the caller passes in, :class:`Asked`: its policy, config digest and
