@@ -192,6 +192,14 @@ def from_history(repo: Path, *, last: int | None = None, revs: str | None = None
     is not a repository, a shallow clone, or a history with no merge to ask about."""
     check_repository(repo)
     span = revs or "HEAD"
+    if revs is not None:
+        try:
+            _git(repo, "rev-list", "-n", "1", revs, "--")
+        except UsageError as err:
+            raise UsageError(
+                f"--range {revs!r} is not a range of {repo}: {err.message}; pass e.g. "
+                "--range v1.0..main"
+            ) from err
     found: list[tuple[str, tuple[str, ...], int, str, bool]] = []
     for sha, parents, when, subject in _log(repo, span):
         if len(parents) >= 2:

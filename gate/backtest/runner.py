@@ -271,7 +271,9 @@ class Runner:
         self.done: set[tuple[str, str, int, str]] = set()
         spent = 0.0
         for row in self.results.rows():
-            self.done.add((row["config"], row["case"], row["repeat"], row["question"]))
+            key = (row.get("config"), row.get("case"), row.get("repeat"), row.get("question"))
+            if all(isinstance(part, str | int) for part in key):
+                self.done.add(key)  # type: ignore[arg-type]
             paid = row.get("cost") if row.get("cost") is not None else row.get("bound")
             spent += float(paid or 0.0)
         self.budget = Budget(max_cost, spent)

@@ -387,6 +387,8 @@ def test_bad_repositories_and_ranges(tmp_path, sim, capsys) -> None:
     assert "--unshallow" in err
     err = failing(capsys, sim, out, "--repo", str(h.repo), "--range", "HEAD~1..HEAD")
     assert "no merge" in err
+    err = failing(capsys, sim, out, "--repo", str(h.repo), "--range", "nosuch..HEAD")
+    assert "--range 'nosuch..HEAD' is not a range" in err
 
 
 def test_a_malformed_cases_file_names_every_line(tmp_path, sim, capsys) -> None:
