@@ -14,12 +14,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from gate.backtest.report import (
-    PRESUMPTION,
-    case_rows,
-    comparison_rows,
-    config_rows,
-)
+from gate.backtest.report import PRESUMPTION, comparison_rows, config_rows
 from gate.safe import untrusted
 
 WIDTH, HEIGHT = 760, 340
@@ -135,6 +130,28 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _cases(report: Mapping[str, Any]) -> str:
+    """One row per case; each answer links to its certificate (a path inside ``--out``,
+    beside this page)."""
+    names = [c["name"] for c in report["configs"]]
+    head = "".join(f"<th>{_text(c)}</th>" for c in ["case", "label", *names, "source"])
+    rows = []
+    for case in report["cases"]:
+        label = case["label"] + (" (presumed)" if case["presumed"] else "")
+        cells = [
+            ", ".join(
+                f'<a href="{escape(d["certificate"], quote=True)}">'
+                f"{_text(d['state'])} ({_text(d['reason'])})</a>"
+                for d in case["decisions"].get(name, [])
+            )
+            or "-"
+            for name in names
+        ]
+        row = [_text(case["id"]), _text(label), *cells, _text(case["source"])]
+        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
 STYLE = (
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111}"
     "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:3px 6px;"
@@ -171,7 +188,7 @@ def page(report: Mapping[str, Any]) -> str:
         "<h2>Paired comparison</h2>" + _table(comparison) if len(comparison) > 1 else "",
         f'<p class="note">{escape(PRESUMPTION)}</p>',
         "<h2>Cases</h2>",
-        _table(case_rows(report)),
+        _cases(report),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"

@@ -74,6 +74,7 @@ def test_the_html_report_renders_its_chart_in_chromium(tmp_path, monkeypatch, ca
     assert shot.stat().st_size > 5_000  # a page with a chart, not a blank one
     dom = browse(tmp_path, page, "--dump-dom").stdout.decode("utf-8")
     assert "<svg" in dom
+    assert 'href="certificates/min-confidence_0.8-' in dom  # each answer links its certificate
     for name in ("min-confidence=0.4", "min-confidence=0.8"):
         assert name in dom
     report = json.loads((out / "report.json").read_text())
