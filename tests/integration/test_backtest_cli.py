@@ -476,3 +476,31 @@ def test_an_error_mid_run_leaves_a_partial_report(tmp_path, sim, capsys, monkeyp
     assert saved["status"]["complete"] is False
     assert "stopped by an error" in saved["status"]["stopped"]
     assert saved["configs"][0]["cases"] == 2
+
+
+def test_a_large_change_is_reviewed_in_chunks_with_agreement(tmp_path, sim, capsys) -> None:
+    """The backtest's review is the action's: a diff over max_chunk_bytes is cut into
+    chunks, each asked `agreement` times; one failing file fails the whole case."""
+    h = new_history(tmp_path / "repo")
+    h.git("checkout", "-q", "-b", "pr-big")
+    for n in range(6):
+        mode = "fail" if n == 4 else "pass"
+        (h.repo / f"m{n}.py").write_text(f"# sim:{mode}\n" + f"x{n} = 1\n" * 120)
+    h.git("add", ".")
+    h.git("commit", "-q", "-m", "six files")
+    h.git("checkout", "-q", "main")
+    h.git("merge", "-q", "--no-ff", "pr-big", "-m", "Merge big")
+    big = h.head()
+    small = h.squash("s.py", "pass", 2)
+    config = tmp_path / "chunked.yml"
+    config.write_text("max_chunk_bytes: 2048\nagreement: 2\n")
+    out = tmp_path / "out"
+    code, report = backtest(capsys, sim, out, "--repo", str(h.repo), "--config", str(config))
+    assert code == 0
+    by_id = {c["id"]: c["decisions"]["chunked"][0] for c in report["cases"]}
+    assert by_id[small[:12]]["state"] == "pass"
+    assert by_id[big[:12]]["state"] == "fail"
+    cert = json.loads((out / by_id[big[:12]]["certificate"]).read_text())
+    chunks = len(cert["context"]["chunks"]["reviews"])
+    assert chunks >= 3
+    assert sim.count == 2 * chunks + 2  # every chunk and the small change, each twice
