@@ -98,6 +98,9 @@ class SimResponse:
     pause_from: int = 0  # no pause before sends that start below this wire offset
     cut_after: int | None = None  # close the connection after this many wire bytes
     stall_after: int | None = None  # stop sending after this many wire bytes and hold on
+    # while stalled, an SSE comment (": ping") every this many seconds, as llama.cpp's
+    # server sends; stall_after must then end on an HTTP chunk of a chunked answer
+    ping_every: float | None = None
     endless: bool = False  # after the headers, send events forever (bounded by the sim)
     usage: bool = True
 
@@ -832,7 +835,7 @@ class ReviewerSimulator:
             self._endless(conn)
             return
         if response.stall_after is not None and response.stall_after < len(wire):
-            self._hold(conn)
+            self._hold(conn, response.ping_every)
         if response.framing == "close" or response.cut_after is not None:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_WR)
@@ -854,13 +857,21 @@ class ReviewerSimulator:
             conn.sendall(chunk)
             sent += len(chunk)
 
-    def _hold(self, conn: socket.socket) -> None:
-        """Keep the connection open, sending nothing, until the client leaves."""
-        started = time.monotonic()
+    def _hold(self, conn: socket.socket, ping_every: float | None = None) -> None:
+        """Keep the connection open, sending nothing (or only keep-alive comments, one
+        HTTP chunk each, every ``ping_every`` seconds), until the client leaves."""
+        started = last_ping = time.monotonic()
+        ping = b": ping\n\n"
         while not self._stop.is_set() and time.monotonic() - started < MAX_HOLD_S:
             readable, _, _ = select.select([conn], [], [], 0.05)
             if readable and not conn.recv(4096):
                 return
+            if ping_every is not None and time.monotonic() - last_ping >= ping_every:
+                last_ping = time.monotonic()
+                try:
+                    conn.sendall(b"%x\r\n%s\r\n" % (len(ping), ping))
+                except OSError:
+                    return
 
     def _drain(self, conn: socket.socket) -> None:
         """Wait briefly for the client to close, so the close is seen as the body's end."""

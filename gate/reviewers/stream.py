@@ -201,6 +201,10 @@ class SSEStream:
         )
 
     # the machinery
+    def progress(self) -> int:
+        """Events read so far: what a heartbeat counts (a comment is no event)."""
+        return self.events
+
     def feed(self, chunk: bytes) -> None:
         if self.malformed is not None:
             return

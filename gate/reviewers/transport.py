@@ -50,7 +50,7 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
     with redact.scope(settings.api_key):
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
-        exchange = perform(settings, request, parser.feed)
+        exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
         return parser.conclude(exchange)
 
 
