@@ -103,6 +103,9 @@ class SimResponse:
     ping_every: float | None = None
     endless: bool = False  # after the headers, send events forever (bounded by the sim)
     usage: bool = True
+    # the prompt tokens the usage reports; None: the prompt's own (one per 4 bytes), as a
+    # server that read it whole would (a smaller count is a server that cut the prompt)
+    prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -817,7 +820,12 @@ class ReviewerSimulator:
     def _respond(
         self, conn: socket.socket, request: SimRequest, response: SimResponse, content: str
     ) -> None:
-        wire = wire_for(self.wire_dialect(request.path), content, response)
+        dialect = self.wire_dialect(request.path)
+        read = response.prompt_tokens
+        if read is None:
+            system, user = extract_prompt(dialect, request.body)
+            read = max(1, len((system + user).encode("utf-8", "surrogatepass")) // 4)
+        wire = wire_for(dialect, content, response, prompt_tokens=read)
         limit = len(wire)
         for bound in (response.cut_after, response.stall_after):
             if bound is not None:

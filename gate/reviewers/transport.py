@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.providers import PROVIDERS, Provider
+from gate.reviewers import prompt_read
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
 
@@ -51,7 +52,8 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
         exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
-        return parser.conclude(exchange)
+        prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
+        return prompt_read.checked(parser.conclude(exchange), prompt_bytes)
 
 
 def backoff_delay(
