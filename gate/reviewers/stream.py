@@ -357,6 +357,16 @@ class SSEStream:
                 EndReason.TRAILER,
                 retry=True,
             )
+        if self.events == 0:
+            return reply(
+                "empty_answer",
+                "the server ended its 200 answer whole (the HTTP framing complete) without a "
+                "single event; self-hosted servers (llama.cpp, Ollama) answer this way when "
+                "the prompt does not fit their context: raise the server's context "
+                "(llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len) or lower "
+                "max_chunk_bytes; not retryable",
+                EndReason.TRAILER,
+            )
         if not self.end_marker:
             hint = "" if "text/event-stream" in kind else f" (Content-Type was {kind or 'none'!r})"
             return reply(
