@@ -103,8 +103,8 @@ class SimResponse:
     ping_every: float | None = None
     endless: bool = False  # after the headers, send events forever (bounded by the sim)
     usage: bool = True
-    # the prompt tokens the usage reports; None: the prompt's own (one per 4 bytes), as a
-    # server that read it whole would (a smaller count is a server that cut the prompt)
+    # the prompt tokens the usage reports; None: the prompt's own (one per 4 bytes, at
+    # least 10), as a server that read it whole would (fewer: a server that cut it)
     prompt_tokens: int | None = None
 
 
@@ -824,7 +824,9 @@ class ReviewerSimulator:
         read = response.prompt_tokens
         if read is None:
             system, user = extract_prompt(dialect, request.body)
-            read = max(1, len((system + user).encode("utf-8", "surrogatepass")) // 4)
+            # one token per 4 bytes, and never under the 10 a scripted answer has always
+            # reported, so the wire of a tiny test prompt is what render_events() makes
+            read = max(10, len((system + user).encode("utf-8", "surrogatepass")) // 4)
         wire = wire_for(dialect, content, response, prompt_tokens=read)
         limit = len(wire)
         for bound in (response.cut_after, response.stall_after):
