@@ -72,7 +72,8 @@ def checked(reply: Reply, prompt_bytes: int) -> Reply:
             f"the server read {read:,} prompt tokens, fewer than the {need:,} a whole "
             f"prompt of {prompt_bytes:,} bytes needs (at least 1 token per "
             f"{MAX_BYTES_PER_TOKEN} bytes): it cut the prompt, so the answer is about part of "
-            "the change; raise the server's context (Ollama num_ctx, llama.cpp --ctx-size, "
-            "vLLM --max-model-len) or lower max_chunk_bytes; not retryable"
+            "the change; raise the server's context (Ollama num_ctx, llama.cpp --ctx-size or "
+            "llama-cpp-python --n_ctx, vLLM --max-model-len) or lower max_chunk_bytes; "
+            "not retryable"
         ),
     )

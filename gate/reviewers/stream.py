@@ -376,8 +376,8 @@ class SSEStream:
             "the server ended its 200 answer whole (the HTTP framing complete) without a "
             "single event; self-hosted servers (llama.cpp, Ollama) answer this way when "
             "the prompt does not fit their context: raise the server's context "
-            "(llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len) or lower "
-            "max_chunk_bytes; not retryable",
+            "(llama.cpp --ctx-size or llama-cpp-python --n_ctx, Ollama num_ctx, vLLM "
+            "--max-model-len) or lower max_chunk_bytes; not retryable",
             EndReason.TRAILER,
         )
 
