@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -472,8 +473,6 @@ WHY_MIN = 16
 
 def terminal_width() -> int:
     """The terminal's width (``COLUMNS`` when set, else the terminal's, else 160: a log)."""
-    import shutil
-
     return shutil.get_terminal_size(fallback=(160, 24)).columns
 
 
