@@ -230,9 +230,9 @@ class SelectedDiff:
 
 
 #: a SHA-256 in hex, as :func:`diff_sha` (and every digest the gate records) writes it
-SHA256_HEX = r"[0-9a-f]{64}"
-#: a full git object id: SHA-1 or SHA-256, lowercase hex (compiled on first use: re's cache)
-COMMIT_ID = r"[0-9a-f]{40}|[0-9a-f]{64}"
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+#: a full git object id: SHA-1 or SHA-256, lowercase hex
+COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @last_answer

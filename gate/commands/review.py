@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -663,7 +662,7 @@ def check_exports(args: argparse.Namespace) -> None:
             "SHA-256; pass --certificate PATH too",
             reason="statement_without_certificate",
         )
-    if args.commit is not None and not re.fullmatch(COMMIT_ID, args.commit):
+    if args.commit is not None and not COMMIT_ID.fullmatch(args.commit):
         raise UsageError(
             f"--commit {args.commit[:80]!r} is not a full commit id (40 or 64 lowercase hex "
             "digits); pass e.g. --commit $(git rev-parse HEAD)",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,7 +102,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
         inputs["diff"] = diff_sha
     else:
         diff_sha = args.diff_sha
-        if not re.fullmatch(SHA256_HEX, diff_sha or ""):
+        if not SHA256_HEX.fullmatch(diff_sha or ""):
             raise UsageError("--diff-sha must be 64 lowercase hex digits (a SHA-256)")
     if not args.policy_version:
         raise UsageError("--policy-version must not be empty")

@@ -60,8 +60,6 @@ CERTIFICATE_SUFFIX = ".certificate.json"
 MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
 MAX_STATEMENT_BYTES = 1024 * 1024
 
-_HEX64 = re.compile(SHA256_HEX)
-_GIT_SHA = re.compile(COMMIT_ID)
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 #: provider and model names, the policy version: the config's words, printable, bounded
 _MAX_NAME = 200
@@ -85,7 +83,7 @@ def _fail(field: str, why: str) -> StatementError:
 
 
 def _hex64(value: object, field: str) -> str:
-    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+    if not isinstance(value, str) or not SHA256_HEX.fullmatch(value):
         raise _fail(field, "is not a SHA-256 (64 lowercase hex digits)")
     return value
 
@@ -234,7 +232,7 @@ def commit_of(cert: Mapping[str, Any]) -> str | None:
     value = head if head not in (None, "") else commit
     if value in (None, ""):
         return None
-    if not isinstance(value, str) or not _GIT_SHA.fullmatch(value):
+    if not isinstance(value, str) or not COMMIT_ID.fullmatch(value):
         raise _fail("head commit", "is not a git commit id (40 or 64 lowercase hex digits)")
     return value
 

@@ -1,8 +1,8 @@
 """One review, end to end: diff bytes + config -> decision + certificate.
 
-:func:`review_diff` is the pipeline of docs/design.md between the diff and the
-status, shared by ``review-gate review`` and the GitHub action: it binds the
-review to ``sha256(diff)`` and the policy version, builds the prompt, calls
+:func:`review_diff` is step 5 of docs/design.md ("One review, from event to status"),
+between the diff and the status, shared by ``review-gate review`` and the GitHub
+action: it binds the review to ``sha256(diff)`` and the policy version, builds the prompt, calls
 the reviewer transport (which retries only bytes that did not arrive) and
 applies the decision table to the sealed envelope; the certificate is built from
 the result, once, by the caller that writes it. It touches no environment
@@ -171,9 +171,13 @@ def settings_chain(
 
 
 #: ``incomplete`` reasons the model chose, not an outage: a refusal or content filter, a
-#: tool call or an unknown finish reason instead of text, an answer run past max_tokens.
+#: tool call or an unknown finish reason instead of text, an answer run past max_tokens,
+#: a prompt the server cut to fit its context or an empty answer for one that did not
+#: fit (``prompt_cut``, ``empty_answer``: the diff's size chose them).
 #: The diff is the author's and can ask for any of them, so they decide the review.
-MODEL_ENDS = frozenset({"refusal", "unexpected_finish", "token_exhaustion"})
+MODEL_ENDS = frozenset(
+    {"refusal", "unexpected_finish", "token_exhaustion", "prompt_cut", "empty_answer"}
+)
 
 
 def could_not_answer(result: ReviewResult) -> bool:

@@ -25,6 +25,7 @@ from gate.providers import (
     Provider,
     cloud_base_url,
 )
+from gate.reviewers.sigv4 import ACCESS_KEY_ENV
 from gate.safe.redact import key_problem
 
 
@@ -178,15 +179,16 @@ def _cloud_settings(settings: ReviewerSettings) -> None:
             "reviewer.location is not set: vertex needs a location, e.g. us-east5 or global",
             reason="config_invalid",
         )
-    if settings.provider == Provider.BEDROCK and settings.api_key:
-        from gate.reviewers.sigv4 import ACCESS_KEY_ENV
-
-        if not os.environ.get(ACCESS_KEY_ENV, "").strip():
-            raise UsageError(
-                f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
-                "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
-                reason="missing_api_key",
-            )
+    if (
+        settings.provider == Provider.BEDROCK
+        and settings.api_key
+        and not os.environ.get(ACCESS_KEY_ENV, "").strip()
+    ):
+        raise UsageError(
+            f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
+            "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
+            reason="missing_api_key",
+        )
 
 
 def _positive(name: str, value: float) -> None:
@@ -194,6 +196,26 @@ def _positive(name: str, value: float) -> None:
         raise UsageError(f"reviewer setting {name} must be a number, got {type(value).__name__}")
     if not math.isfinite(value) or value <= 0:
         raise UsageError(f"reviewer setting {name} must be a positive number, got {value!r}")
+
+
+#: ``output_grammar`` values, each with the request member it fills (openai provider only)
+OUTPUT_GRAMMARS = ("none", "gbnf", "vllm")
+
+
+def _grammar_setting(settings: ReviewerSettings) -> None:
+    if settings.output_grammar not in OUTPUT_GRAMMARS:
+        raise UsageError(
+            f"reviewer output_grammar {settings.output_grammar!r} is not known; use one of "
+            + ", ".join(OUTPUT_GRAMMARS),
+            reason="bad_output_grammar",
+        )
+    if settings.output_grammar != "none" and settings.provider != Provider.OPENAI:
+        raise UsageError(
+            f"reviewer output_grammar {settings.output_grammar!r} is for a self-hosted server "
+            f"behind the openai provider (llama.cpp, vLLM), not {settings.provider}; "
+            "remove output_grammar or set provider: openai with the server's base_url",
+            reason="bad_output_grammar",
+        )
 
 
 def validate(settings: ReviewerSettings) -> None:
@@ -238,6 +260,7 @@ def validate(settings: ReviewerSettings) -> None:
                 reason="config_bad_secret",
             )
     _cloud_settings(settings)
+    _grammar_setting(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(

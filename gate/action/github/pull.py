@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -368,7 +367,7 @@ class PullReader(GitHubHttp):
         found: list[str] = []
         for commit in self._pages(what, path, limit=MAX_PULL_COMMITS):
             sha = commit.get("sha") if isinstance(commit, dict) else None
-            if not isinstance(sha, str) or not re.fullmatch(COMMIT_ID, sha):
+            if not isinstance(sha, str) or not COMMIT_ID.fullmatch(sha):
                 raise _bad_payload(what, "a commit has no 40 or 64 hex sha")
             found.append(sha)
         return found
@@ -386,7 +385,7 @@ class PullReader(GitHubHttp):
         found: list[str] = []
         for parent in parents:
             parent_sha = parent.get("sha") if isinstance(parent, dict) else None
-            if not isinstance(parent_sha, str) or not re.fullmatch(COMMIT_ID, parent_sha):
+            if not isinstance(parent_sha, str) or not COMMIT_ID.fullmatch(parent_sha):
                 raise _bad_payload(what, "a parent has no 40 or 64 hex sha")
             found.append(parent_sha)
         return found

@@ -161,9 +161,8 @@ class SeenStatus:
 #: run stands for and, on a ``failure``, the question it answered
 #: (``review-gate:failure:q:<16 hex>``, :func:`gate.memory.question.tag`). It is set by the
 #: app that created the check run only, and holds no reviewer text; the conclusion alone
-#: cannot tell a ``failure`` from an ``error`` (both conclude ``failure``). A pattern, compiled
-#: on first use (``re``'s cache): the action reads check runs only after its first request
-CHECK_EXTERNAL_ID = r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z"
+#: cannot tell a ``failure`` from an ``error`` (both conclude ``failure``)
+CHECK_EXTERNAL_ID = re.compile(r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z")
 
 
 def check_external_id(state: str, tag: str = "") -> str:
@@ -185,7 +184,7 @@ class SeenCheck:
     def of(cls, status: str, conclusion: str | None, external_id: str, title: str) -> SeenCheck:
         if status != "completed":
             return cls("pending", title, None)
-        found = re.fullmatch(CHECK_EXTERNAL_ID, external_id)
+        found = CHECK_EXTERNAL_ID.fullmatch(external_id)
         wanted = "success" if conclusion == "success" else "failure"
         if found is None or CONCLUSION[Status(found.group(1))] != wanted:
             return cls("error", title, None)
