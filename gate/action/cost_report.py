@@ -20,10 +20,10 @@ def _show(value: int | float | None, *, price: bool = False) -> str:
 def summary_lines(report: CostReport) -> list[str]:
     """``### Cost``: per attempt and in total; why a figure is unknown."""
     if not report.attempts:
-        if report.unanswered:
+        if report.unbilled:
             return [f"### Cost ({code(report.model or 'no model')})", "",
-                    f"Nothing to pay: no provider answered the {report.unanswered} "
-                    "request(s) made.", ""]  # fmt: skip
+                    f"Nothing to pay: none of the {report.unbilled} request(s) made could be "
+                    "billed (not sent, or refused with an error status).", ""]  # fmt: skip
         return []
     lines = [
         f"### Cost ({code(report.model or 'no model')})",

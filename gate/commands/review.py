@@ -484,17 +484,18 @@ def cost_line(spent: CostReport) -> str:
 
     paid = len(spent.attempts)
     if not paid:
-        asked = f"{spent.unanswered} request{'s' * (spent.unanswered != 1)}"
-        return f"cost: nothing to pay (no provider answered the {asked} made: none is billed)"
+        asked = f"{spent.unbilled} request{'s' * (spent.unbilled != 1)}"
+        return (
+            f"cost: nothing to pay (none of the {asked} made could be billed: not sent, or "
+            "refused with an error status)"
+        )
     if spent.price is None:
         total = "unknown (no price for the model: add it under pricing)"
     elif spent.cost is None:
         total = "unknown (an attempt reported no token counts)"
     else:
         total = amount(spent.cost)
-    unpaid = (
-        f" (and {spent.unanswered} no provider answered, not billed)" if spent.unanswered else ""
-    )
+    unpaid = f" (and {spent.unbilled} not billed: not sent, or refused)" if spent.unbilled else ""
     return (
         f"cost: {known(spent.input_tokens)} input + {known(spent.output_tokens)} output "
         f"tokens over {paid} paid request{'s' * (paid != 1)}{unpaid}, {total}"

@@ -8,7 +8,7 @@
 - :func:`cost_of` prices every paid request (each retry, each of the ``agreement``
   answers, each chunk and each half of a chunk that overflowed:
   :meth:`gate.review.pipeline.ReviewResult.paid_attempts`) that a provider answered (a
-  2xx status: :func:`answered`; a request that never connected, or that a provider
+  2xx status: :func:`billable`; a request that never connected, or that a provider
   refused with an error status, is not billed and not counted as paid) with the
   config's ``pricing`` for the reviewer's model, else the dated table in
   :mod:`gate.prices` (per million tokens). A total is given only when every attempt is
@@ -87,8 +87,8 @@ class CostReport:
     cost: float | None
     #: where the price came from: the config's ``pricing``, a dated row of the table, or ""
     price_source: str = ""
-    #: requests no provider answered (no connection, an error status): not billed
-    unanswered: int = 0
+    #: requests no provider could bill: never sent, or refused with an error status
+    unbilled: int = 0
 
     def to_json(self) -> dict[str, Any]:
         price = {"input": self.price.input, "output": self.price.output} if self.price else None
@@ -101,8 +101,8 @@ class CostReport:
             "output_tokens": self.output_tokens,
             "cost": self.cost,
         }
-        if self.unanswered:  # absent when none: a run every provider answered reads as before
-            out["unanswered"] = self.unanswered
+        if self.unbilled:  # absent when none: a run every provider answered reads as before
+            out["unbilled"] = self.unbilled
         return out
 
     def outputs(self) -> dict[str, str]:
@@ -124,7 +124,7 @@ def amount(value: float) -> str:
     return f"{money(value)} {CURRENCY}"
 
 
-def answered(attempt: Attempt) -> bool:
+def billable(attempt: Attempt) -> bool:
     """Whether a provider answered ``attempt``, so it may bill it: a 2xx status, or any
     end after the request was sent (a cut or a timeout while it answered: unsure is
     paid). A request that never reached a provider (no connection, no TLS session:
@@ -177,8 +177,8 @@ def cost_of(
     if len(each) != len(attempts):
         raise ValueError("cost_of needs one model per attempt")
     asked = " then ".join(dict.fromkeys(each))  # every reviewer asked, paid or not
-    paid = [(a, m) for a, m in zip(attempts, each, strict=True) if answered(a)]
-    unanswered = len(attempts) - len(paid)
+    paid = [(a, m) for a, m in zip(attempts, each, strict=True) if billable(a)]
+    unbilled = len(attempts) - len(paid)
     attempts, each = [a for a, _ in paid], [m for _, m in paid]
     rates = {
         m: price_for(replace(config, reviewer=replace(config.reviewer, model=m))) for m in each
@@ -211,7 +211,7 @@ def cost_of(
         if every and all(u.cost is not None for u in rows)
         else None,
         price_source=price_source(config),
-        unanswered=unanswered,
+        unbilled=unbilled,
     )
 
 

@@ -77,8 +77,8 @@ def test_requests_no_provider_answered_are_not_paid(tmp_path, fake, sim_factory)
     assert result.code == 3, result.stdout
     assert len(sim.requests) == 2
     recorded = result.certificate["context"]["cost"]
-    assert (recorded["attempts"], recorded["unanswered"]) == ([], 2)
-    assert "Nothing to pay: no provider answered the 2 request(s) made." in result.summary
+    assert (recorded["attempts"], recorded["unbilled"]) == ([], 2)
+    assert "Nothing to pay: none of the 2 request(s) made could be billed" in result.summary
     assert result.outputs["cost"] == ""
     # the estimate: at most ... USD, held to max_cost 5 USD (Markdown escapes removed)
     estimate = result.summary.split("### Cost estimate")[1].split("###")[0].replace("\\", "")
