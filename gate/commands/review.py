@@ -25,7 +25,9 @@ HELP = "review a diff file with a reviewer model, locally (no GitHub)"
 DESCRIPTION = """\
 Send a diff to the configured reviewer and decide exactly as the action does.
 The config's include/exclude and max_diff_bytes choose the files sent: with none
-left, the result is needs_human (nothing_reviewed) and the model is not called;
+left, the model is not called, and the result is a pass when every file is a binary
+asset or excluded by the config (no code changed, nothing in scope; nothing_in_scope:
+block makes the latter block), else needs_human (nothing_reviewed);
 with files left out for size or as binary, a pass becomes needs_human
 (partial_coverage) unless allow_partial_coverage. A diff larger than one request
 is reviewed in chunks (each bound to its own bytes; a pass needs every chunk to
