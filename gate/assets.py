@@ -142,8 +142,8 @@ def renames(old_path: str, path: str) -> bool:
     return bool(old_path) and old_path != path
 
 
-_INDEX = re.compile(rb"index ([0-9a-f]{7,64})\.\.([0-9a-f]{7,64})(?: ([0-7]{6}))?\r?\n")
-_MODE = re.compile(rb"(new file mode|deleted file mode|old mode|new mode) ([0-7]{6})\r?\n")
+_INDEX = re.compile(rb"index ([0-9a-f]{7,64})\.\.([0-9a-f]{7,64})(?: ([0-7]{6}))?\r?")
+_MODE = re.compile(rb"(new file mode|deleted file mode|old mode|new mode) ([0-7]{6})\r?")
 _MARKERS = (b"Binary files ", b"GIT binary patch", b"--- ", b"@@")
 
 
@@ -168,10 +168,12 @@ class Header:
 
 
 def read_header(data: bytes) -> Header | None:
-    """The :class:`Header` of a section's bytes, or None without an ``index`` line."""
+    """The :class:`Header` of a section's bytes, or None without an ``index`` line. Lines
+    end at ``\n`` only, as git's do (never ``bytes.splitlines``, which also breaks at
+    ``\r``, ``\v``, ``\f`` and more)."""
     ids: tuple[str, str] | None = None
     modes: dict[bytes, str] = {}
-    for line in data.splitlines(keepends=True)[1:]:
+    for line in data.split(b"\n")[1:]:
         if line.startswith(_MARKERS):
             break
         found = _INDEX.fullmatch(line)
