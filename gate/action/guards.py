@@ -23,12 +23,12 @@ from gate.action.github.records import PullInfo
 from gate.action.state import Override, RunState
 from gate.config.model import Config
 from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
-from gate.diff import Coverage
+from gate.diff import Coverage, SelectedDiff
 from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
 from gate.review.carry import Book, CarryError
-from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+from gate.review.scope import coverage_before_call, nothing_reviewed
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -259,16 +259,21 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
 
 
 def siblings(
-    run: RunState, gh: GitHubClient, load_config: Callable[[str], Config]
+    run: RunState,
+    gh: GitHubClient,
+    question_of: Callable[[PullInfo], tuple[Config, SelectedDiff]],
 ) -> Decision | None:
     """One head, every base: a ``success`` on a commit satisfies every open pull request
     whose head is that commit (``GET /repos/{owner}/{repo}/commits/{sha}/pulls``). Another
-    open pull request of this head holds only when its own question (its base's config,
-    its diff from its base) is exactly this run's; otherwise the success is withheld and
-    the block names it: "a pull request cannot lower its own bar" holds across pull
-    requests. Called only for a reviewed or kept pass (an override is a writer's exception
-    for exactly this head)."""
-    pull, key = run.pull, run.question
+    open pull request of this head holds only when its own whole question, asked from its
+    base (``question_of``: its base's config, the bytes selected from its diff, and its
+    coverage), is exactly this run's and passes the same guards: the same key, coverage
+    that does not block, and the same files reviewed and left out. Otherwise the success
+    is withheld and the block names it: "a pull request cannot lower its own bar" holds
+    across pull requests, and two bases whose diffs differ only by files the gate cannot
+    review ask two questions. Called only for a reviewed or kept pass (an override is a
+    writer's exception for exactly this head)."""
+    pull, key, mine = run.pull, run.question, run.evidence.coverage
     if pull is None or key is None:
         return None
     unmet: list[PullInfo] = []
@@ -276,10 +281,14 @@ def siblings(
         if other.number == pull.number:
             continue
         try:
-            config = load_config(other.base_sha)
-            fetch = gh.compare_diff(other.base_sha, run.head, pr_number=other.number)
-            data = select_diff(list(fetch.sections), config, source=fetch.source).data
-            same = question.key_for(data, config) == key
+            config, selected = question_of(other)
+            theirs = selected.coverage
+            same = (
+                question.key_for(selected.data, config) == key
+                and coverage(theirs, config) is None
+                and mine is not None
+                and (theirs.reviewed, theirs.skipped) == (mine.reviewed, mine.skipped)
+            )
         except (ConfigError, GateError):
             same = False
         if not same:
@@ -291,10 +300,10 @@ def siblings(
     return blocked(
         State.NEEDS_HUMAN,
         "sibling_pull",
-        f"this commit is also the head of {named}{more}, whose base config or diff this review "
-        "did not answer; a success here would satisfy that pull request's required check "
-        "too. Its own run decides it; close one of them, push to this branch, or a writer "
-        "can override",
+        f"this commit is also the head of {named}{more}, whose base config, diff or coverage "
+        "this review did not answer; a success here would satisfy that pull request's "
+        "required check too. Its own run decides it; close one of them, push to this branch, "
+        "or a writer can override",
     )
 
 

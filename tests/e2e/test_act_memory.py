@@ -30,9 +30,10 @@ from typing import Any
 import pytest
 import yaml
 
+from gate.action.github.mark import of_status, plain
 from gate.action.report import md
 from gate.lab.sim import ReviewerSimulator
-from gate.memory.question import key_of_record, tag_of
+from gate.memory.question import key_of_record
 from gate.memory.record import Record, parse_history
 from tests.e2e.test_act import (
     PR_NUMBER,
@@ -93,7 +94,7 @@ def _check_run(run: ActRun, world: World, sha: str, state: str) -> dict[str, Any
     final = _final(world, sha)
     assert final["state"] == "failure", run.explain()
     assert run.outputs["state"] == state, run.explain()
-    assert run.outputs["description"] == final["description"]
+    assert run.outputs["description"] == plain(final["description"])
     assert md(final["description"]) in run.summary
     assert run.exit_code == 1
     assert run.gate_result() == "failure"
@@ -130,7 +131,7 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         assert sim.count == 1, run.explain()
         final = _check_run(run, world, head, "fail")
         assert github.states(head) == ["pending", "failure"]
-        question = tag_of(final["description"])
+        question = of_status(final["description"]).tag
         assert question is not None, final["description"]
         [first] = _records(world)
         assert (first.head_sha, first.state, first.status) == (head, "fail", "failure")
@@ -147,7 +148,7 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         final = _check_run(run, world, head, "fail")
         assert github.states(head) == ["pending", "failure", "pending", "failure"]
         assert final["description"].startswith("rejected: fail stands: the same diff was rejected")
-        assert tag_of(final["description"]) == question
+        assert of_status(final["description"]).tag == question
         for text in (run.summary, _comment_body(world)):
             assert "no new call was made" in text
             assert "a writer can ask for a fresh review" in text
@@ -166,7 +167,7 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         assert sim.count == 1, run.explain()  # no model call
         final = _check_run(run, world, empty, "fail")
         assert github.states(empty) == ["pending", "failure"]
-        assert tag_of(final["description"]) == question
+        assert of_status(final["description"]).tag == question
         assert github.states(head) == ["pending", "failure", "pending", "failure"]
 
         # 4. a writer's comment command: a fresh review of the current head, one call
@@ -181,7 +182,7 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         _reviewer_requests(sim, world)
         final = _check_run(run, world, empty, "fail")
         assert github.states(empty) == ["pending", "failure", "pending", "failure"]
-        assert tag_of(final["description"]) == question
+        assert of_status(final["description"]).tag == question
         [fresh] = _records(world)  # the fresh review's record supersedes the older one
         assert (fresh.head_sha, fresh.source, fresh.fresh) == (empty, "model", True)
     cert = json.loads((run.workspace / run.outputs["certificate"]).read_text("utf-8"))
