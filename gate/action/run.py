@@ -284,7 +284,7 @@ def _start(run: RunState) -> None:
     mode = run.config.report if run.config is not None else "status"
     assert run.gh is not None
     wants = {"statuses": checks.wants_status(mode), "checks": checks.wants_check(mode)}
-    if shown.defer_pending(run.gh, _shown(run), run.head, **wants):
+    if shown.defer_pending(run.gh, _shown(run), **wants):
         run.pending_deferred = True  # the head shows the gate's decision: it stands meanwhile
     else:
         _post(run, Status.PENDING, describe("pending", "review in progress"))
@@ -470,7 +470,8 @@ def _post(
     mode = run.config.report if run.config is not None else "status"
     seen = _shown(run)
     marked = Mark(kind or kind_for(str(status), "", ""), tag or None)
-    if checks.wants_check(mode) and (always or not shown.shows(seen.check, str(status), marked)):
+    same_check = shown.shows(seen.check, str(status), marked) and shown.shows_check(run.gh, seen)
+    if checks.wants_check(mode) and (always or not same_check):
         run.check_run_id = checks.post(
             run.gh,
             check_id=run.check_run_id,
@@ -481,10 +482,9 @@ def _post(
             details_url=run.run_url,
             marked=marked,
         )
-        shown.wrote_check(seen, str(status), marked)
-    if not checks.wants_status(mode) or (
-        not always and shown.shows(seen.status, str(status), marked)
-    ):
+        shown.wrote_check(run.gh, seen, str(status), marked)
+    same = shown.shows(seen.status, str(status), marked) and shown.shows_status(run.gh, seen)
+    if not checks.wants_status(mode) or (not always and same):
         return
     counted = replace(marked, count=shown.next_count(seen))
     run.gh.create_status(
@@ -495,7 +495,7 @@ def _post(
         target_url=run.run_url,
         marked=counted,
     )
-    shown.wrote_status(seen, str(status), counted)
+    shown.wrote_status(run.gh, seen, str(status), counted)
 
 
 def _shown(run: RunState) -> Shown:
@@ -557,11 +557,10 @@ def _post_final(
     # status's mark and the check run's external_id (gate.action.github.mark)
     tag = run.question.tag_hex if run.question is not None and posted is not Status.PENDING else ""
     kind = kind_for(str(posted), state or str(decision.state), decision.reason)
-    if posted is Status.SUCCESS and checks.wants_status(
-        run.config.report if run.config else "status"
-    ):
+    wants_status = checks.wants_status(run.config.report if run.config else "status")
+    if posted is Status.SUCCESS and wants_status and run.gh is not None:
         seen = _shown(run)
-        if not shown.room_for_success(seen, Mark(kind, tag or None)):
+        if not shown.room_for_success(run.gh, seen, Mark(kind, tag or None)):
             run.evidence.review_decision = decision
             decision = blocked(State.NEEDS_HUMAN, "status_budget", shown.budget_spent(seen))
             posted, description, state = decision.status, status_description(decision), None

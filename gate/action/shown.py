@@ -46,8 +46,8 @@ class Shown:
     status: tuple[str, Mark] | None = None
     #: statuses the context holds on the head (None: more than the gate could count)
     count: int | None = 0
-    #: GitHub's id of the newest status (to learn the token's identity from its author)
-    status_id: int | None = None
+    #: who wrote the newest status (GitHub's ``creator``; None: not found on the newest page)
+    status_author: dict[str, object] | None = None
     #: the check-run channel: (state, mark) of the newest check run of the name
     check: tuple[str, Mark] | None = None
     #: the app that wrote that check run
@@ -61,7 +61,9 @@ def read(gh: GitHubClient, head: str, context: str, *, statuses: bool, checks: b
         found = gh.shown_status(head, context=context)
         if found is not None:
             marked = of_status(found.description)
-            shown.status, shown.status_id = (found.state, marked), found.id
+            shown.status = (found.state, marked)
+            if found.id is not None:
+                shown.status_author = gh.status_author(head, found.id)
             shown.count = (
                 marked.count
                 if marked.count is not None
@@ -79,27 +81,34 @@ def _mark_of_check(seen: SeenCheck) -> Mark:
     return Mark(seen.kind, seen.tag)
 
 
-def defer_pending(
-    gh: GitHubClient, shown: Shown, head: str, *, statuses: bool, checks: bool
-) -> bool:
+def defer_pending(gh: GitHubClient, shown: Shown, *, statuses: bool, checks: bool) -> bool:
     """Whether the run's opening ``pending`` can wait: every channel shows a decision the
-    gate marked, and the token's identity (which adopts the gate's own comment) is
-    learned from the author of what the head shows, to be confirmed by the run's first
-    write. Otherwise the run posts ``pending`` and learns it from that write."""
+    gate marked, written by the token's own account. The identity (which adopts the
+    gate's own comment) may be read from the author of the status the head shows, to be
+    confirmed by the run's first write; a check run's app is compared with an identity
+    known otherwise, never taken from it. Otherwise the run posts ``pending`` and learns
+    the identity from that write."""
     if statuses:
         if shown.status is None or shown.status[1].kind is None or shown.count is None:
             return False
-        if shown.status_id is None or not gh.learn_identity_from_shown(head, shown.status_id):
+        if shown.status_author is None or not gh.adopt_shown_identity(shown.status_author):
             return False
-    if checks:
-        if shown.check is None or shown.check[1].kind is None:
-            return False
-        known = gh.known_identity()
-        if known is None:
-            gh.learn_identity_from_shown_check(shown.check_app)
-        elif known.login.lower() != f"{shown.check_app}[bot]".lower():
-            return False
-    return statuses or checks
+    if checks and (shown.check is None or shown.check[1].kind is None):
+        return False
+    return (statuses or checks) and shows_status(gh, shown) and shows_check(gh, shown)
+
+
+def shows_status(gh: GitHubClient, shown: Shown) -> bool:
+    """Whether the status the head shows was written by the token's own account."""
+    known = gh.known_identity()
+    return shown.status is not None and known is not None and known.wrote(shown.status_author)
+
+
+def shows_check(gh: GitHubClient, shown: Shown) -> bool:
+    """Whether the check run the head shows was written by the token's own app."""
+    known = gh.known_identity()
+    own = known.login.lower() if known is not None and known.kind == "Bot" else ""
+    return shown.check is None or (bool(own) and own == f"{shown.check_app}[bot]".lower())
 
 
 def shows(channel: tuple[str, Mark] | None, state: str, marked: Mark) -> bool:
@@ -112,19 +121,22 @@ def next_count(shown: Shown) -> int:
     return MAX_STATUSES if shown.count is None else shown.count + 1
 
 
-def wrote_status(shown: Shown, state: str, marked: Mark) -> None:
-    shown.status = (state, marked)
-    shown.count = marked.count
+def wrote_status(gh: GitHubClient, shown: Shown, state: str, marked: Mark) -> None:
+    shown.status, shown.count = (state, marked), marked.count
+    known = gh.known_identity()
+    shown.status_author = {"login": known.login, "type": known.kind} if known else None
 
 
-def wrote_check(shown: Shown, state: str, marked: Mark) -> None:
+def wrote_check(gh: GitHubClient, shown: Shown, state: str, marked: Mark) -> None:
     shown.check = (state, replace(marked, count=None))
+    known = gh.known_identity()
+    shown.check_app = known.login.removesuffix("[bot]") if known is not None else ""
 
 
-def room_for_success(shown: Shown, marked: Mark) -> bool:
+def room_for_success(gh: GitHubClient, shown: Shown, marked: Mark) -> bool:
     """Whether a ``success`` with ``marked`` may be written on the status channel: it is
     shown already (nothing is written), or :data:`RESERVE` statuses remain after it."""
-    if shows(shown.status, "success", marked):
+    if shows(shown.status, "success", marked) and shows_status(gh, shown):
         return True
     return shown.count is not None and shown.count + 1 <= MAX_STATUSES - RESERVE
 

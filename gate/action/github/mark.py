@@ -1,6 +1,7 @@
 """The gate's mark on what it posts: its kind, its question and its count, by structure.
 
-Every commit status the gate posts ends with a mark, and every check run it completes
+Every commit status the gate posts ends with a mark (`` [rg:f3:<16 hex>]``: a one-letter
+kind, :data:`CODES`, the count, the question), and every check run it completes
 names one in its ``external_id``: what the status is (its :data:`KINDS`: a model's
 ``pass``, a writer's ``override``, a ``fail``, a ``needs_human`` or ``incomplete`` block, a
 ``pending``, a ``skipped`` draft), the question it answered when one was asked (16 hex,
@@ -22,9 +23,17 @@ from dataclasses import dataclass
 #: what a posted status or check run is; a ``success`` decides a question only as ``pass``
 KINDS = ("pass", "override", "fail", "needs_human", "incomplete", "pending", "skipped")
 
-#: the mark at the end of a status description: `` [rg:<kind>:<n>]`` or
-#: `` [rg:<kind>:<n>:q:<16 hex>]``; patterns compiled on first use (re's cache)
-_STATUS_MARK = r" \[rg:([a-z_]+):([0-9]{1,4})(?::q:([0-9a-f]{16}))?\]\Z"
+#: each kind's one letter in a status's mark (a description has 140 characters in all)
+CODES = {
+    "pass": "p", "override": "o", "fail": "f", "needs_human": "h", "incomplete": "i",
+    "pending": "w", "skipped": "s",
+}  # fmt: skip
+_KIND_OF = {code: kind for kind, code in CODES.items()}
+
+#: the mark at the end of a status description: `` [rg:<code><n>]`` or
+#: `` [rg:<code><n>:<16 hex>]`` (``[rg:f3:0123456789abcdef]``: the third status of the
+#: context, a ``fail`` of that question); patterns compiled on first use (re's cache)
+_STATUS_MARK = r" \[rg:([a-z])([0-9]{1,4})(?::([0-9a-f]{16}))?\]\Z"
 #: an older gate's question tag on a ``failure``: `` [q:<16 hex>]``
 _LEGACY_TAG = r" \[q:([0-9a-f]{16})\]\Z"
 #: a completed check run's ``external_id``: the status it stands for, its kind, its question
@@ -72,7 +81,7 @@ def stamp(description: str, mark: Mark, *, limit: int) -> str:
     """``description`` ending with ``mark``, cut so the whole fits ``limit`` characters."""
     if mark.kind is None or mark.count is None:
         raise ValueError("only a mark with a kind and a count is written on a status")
-    suffix = f" [rg:{mark.kind}:{mark.count}" + (f":q:{mark.tag}" if mark.tag else "") + "]"
+    suffix = f" [rg:{CODES[mark.kind]}{mark.count}" + (f":{mark.tag}" if mark.tag else "") + "]"
     room = max(0, limit - len(suffix))
     text = description if len(description) <= room else description[: max(0, room - 1)] + "…"
     return text.rstrip() + suffix
@@ -82,8 +91,8 @@ def of_status(description: str) -> Mark:
     """The mark a status description ends with (an unmarked one: no kind, and the older
     ``[q:…]`` tag if any)."""
     found = re.search(_STATUS_MARK, description)
-    if found is not None and found.group(1) in KINDS:
-        return Mark(found.group(1), found.group(3), int(found.group(2)))
+    if found is not None and found.group(1) in _KIND_OF:
+        return Mark(_KIND_OF[found.group(1)], found.group(3), int(found.group(2)))
     legacy = re.search(_LEGACY_TAG, description)
     return Mark(None, legacy.group(1) if legacy else None)
 

@@ -131,23 +131,28 @@ class StatusWriter(GitHubHttp):
             reason="github_evidence_cut",
         )
 
-    def learn_identity_from_shown(self, sha: str, status_id: int) -> bool:
-        """The token's identity from the author of the status the head shows in the gate's
-        context (its id, :meth:`shown_status`), found in the newest page of the commit's
-        statuses: whether it was learned. Read, not written: checked at the run's first
-        write (:meth:`_check_identity`). No write of the gate's own is read past that page."""
-        if self._identity is not None:
-            return True
+    def status_author(self, sha: str, status_id: int) -> dict[str, object] | None:
+        """Who wrote the status ``status_id`` the head shows (:meth:`shown_status`; the
+        combined status names no author), from the newest page of the commit's statuses:
+        its ``creator``, or None when it is not on that page (no longer list is read)."""
         what = f"GET statuses of {sha[:12]}"
         path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/statuses"
         page = self._rest("GET", what, path, params={"per_page": "100"})
         for status in page if isinstance(page, list) else ():
             if isinstance(status, dict) and status.get("id") == status_id:
-                before = self._identity
-                self._learn_identity(status)
-                self._identity_read = self._identity is not before
-                return self._identity is not None
-        return False
+                creator = status.get("creator")
+                return creator if isinstance(creator, dict) else None
+        return None
+
+    def adopt_shown_identity(self, author: dict[str, object]) -> bool:
+        """The token's identity read from the author of the status the head shows in the
+        gate's context (:meth:`status_author`), when none is known: whether one is known
+        now. Read, not written: the run's first write must confirm it
+        (:meth:`_check_identity`)."""
+        if self._identity is None:
+            self._learn_identity({"creator": author})
+            self._identity_read = self._identity is not None
+        return self._identity is not None
 
     def count_in_context(self, sha: str, *, context: str) -> int | None:
         """How many statuses ``context`` holds on ``sha`` (any author: GitHub's cap counts
@@ -192,13 +197,6 @@ class StatusWriter(GitHubHttp):
             title if isinstance(title, str) else "",
         )
         return seen, int(check["id"]), slug if isinstance(slug, str) else ""
-
-    def learn_identity_from_shown_check(self, slug: str) -> None:
-        """The token's identity from the app of the check run the head shows (checked at
-        the run's first write, as :meth:`learn_identity_from_shown`)."""
-        if self._identity is None and slug:
-            self._identity = Identity(login=f"{slug}[bot]", kind="Bot")
-            self._identity_read = True
 
     def _learn_identity(self, status: object) -> None:
         """The token's identity from a status it just wrote (its ``creator``): whoever the
