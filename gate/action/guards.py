@@ -1,6 +1,6 @@
 """The action's guards: each a small function returning a :class:`Decision` or None.
 
-:mod:`gate.action.run` takes them in order (docs/design.md): draft, then a pending
+:mod:`gate.action.run` takes them in order (docs/decisions/0022-guards.md): draft, then a pending
 status, override, apply marker, credentials, then the diff, superseded (head or base
 moved while it was fetched), coverage, memory (an earlier decision of the same
 question), and only then the review. The first guard that returns a decision ends the

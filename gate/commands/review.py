@@ -642,7 +642,7 @@ def _blocked_before_call(
     return exit_code(decision)
 
 
-_COMMIT = r"[0-9a-f]{40}|[0-9a-f]{64}"  # compiled on first use (re's cache)
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def check_exports(args: argparse.Namespace) -> None:
@@ -656,7 +656,7 @@ def check_exports(args: argparse.Namespace) -> None:
             "SHA-256; pass --certificate PATH too",
             reason="statement_without_certificate",
         )
-    if args.commit is not None and not re.fullmatch(_COMMIT, args.commit):
+    if args.commit is not None and not _COMMIT.fullmatch(args.commit):
         raise UsageError(
             f"--commit {args.commit[:80]!r} is not a full commit id (40 or 64 lowercase hex "
             "digits); pass e.g. --commit $(git rev-parse HEAD)",

@@ -14,6 +14,7 @@ from typing import Any
 
 from gate.errors import ConfigError
 from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.safe.redact import first_key
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 
@@ -108,7 +109,7 @@ class Config:
     concurrency: int = 4
     run_deadline: float = 3600.0
     agreement: int = 1
-    #: incremental review (docs/design.md, "Incremental review"): ``auto`` carries bound
+    #: incremental review (docs/decisions/0009-carrying.md): ``auto`` carries bound
     #: chunk passes for a diff reviewed in chunks and reviews a diff that fits one request
     #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
     #: carries (every chunk is sent)
@@ -158,8 +159,6 @@ def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]
     """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
     checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
     naming the setting and the fix, before any reviewer is asked."""
-    from gate.safe.redact import first_key
-
     keys = []
     for index, fallback in enumerate(config.fallbacks):
         env = fallback.key_env()

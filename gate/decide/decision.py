@@ -1,4 +1,4 @@
-"""The decision table of docs/design.md, as one pure function.
+"""The decision table of docs/decisions/0004-decision-table.md, as one pure function.
 
 :func:`decide` maps what arrived (a sealed MC1 envelope, or nothing, plus the
 attempts that produced it) to a :class:`Decision`. Only one row yields
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 # The envelope, verdict and repair modules are imported by the functions that use them:
 # the action imports this module for its types before its first request, and decides
-# only after the review (docs/design.md, start-up).
+# only after the review (docs/decisions/0034-start-up.md).
 
 MAX_DESCRIPTION = 140
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from gate.decide.envelope import SENTINEL, seal
 from gate.providers import PROVIDERS
+from gate.reviewers.eventstream import encode_frame
 from gate.reviewers.settings import ReviewerSettings
 
 #: Every dialect the simulator speaks: all of the gate's providers.
@@ -370,8 +371,6 @@ def _azure(
 
 
 def _frame_event(kind: str, payload: dict[str, Any]) -> bytes:
-    from gate.reviewers.eventstream import encode_frame
-
     headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
     body = json.dumps({**payload, "p": "abcdefghij"[: 1 + len(kind) % 10]}, separators=(",", ":"))
     return encode_frame(headers, body.encode())
@@ -381,8 +380,6 @@ def _bedrock(
     pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
 ) -> list[bytes]:
     """ConverseStream's event-stream frames, one element per frame."""
-    from gate.reviewers.eventstream import encode_frame
-
     out = [_frame_event("messageStart", {"role": "assistant"})]
     for index, piece in enumerate(pieces):
         delta = {"contentBlockIndex": 0, "delta": {"text": piece}}

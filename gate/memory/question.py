@@ -122,7 +122,7 @@ class QuestionKey:
 CHUNK_QUESTION_SCHEMA = "review-gate.chunk-question/2"
 
 #: the question's tag on the gate's own blocking statuses: `` [q:<16 hex>]``
-_TAG = r" \[q:([0-9a-f]{16})\]\Z"  # compiled on first use (re's cache)
+_TAG = re.compile(r" \[q:([0-9a-f]{16})\]\Z")
 
 
 def tag(description: str, key: QuestionKey, *, limit: int) -> str:
@@ -135,7 +135,7 @@ def tag(description: str, key: QuestionKey, *, limit: int) -> str:
 
 def tag_of(description: str) -> str | None:
     """The question tag of a status description (16 hex), or None."""
-    found = re.search(_TAG, description)
+    found = _TAG.search(description)
     return found.group(1) if found else None
 
 

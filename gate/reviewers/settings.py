@@ -25,6 +25,7 @@ from gate.providers import (
     Provider,
     cloud_base_url,
 )
+from gate.reviewers.sigv4 import ACCESS_KEY_ENV
 from gate.safe.redact import key_problem
 
 
@@ -175,15 +176,16 @@ def _cloud_settings(settings: ReviewerSettings) -> None:
             "reviewer.location is not set: vertex needs a location, e.g. us-east5 or global",
             reason="config_invalid",
         )
-    if settings.provider == Provider.BEDROCK and settings.api_key:
-        from gate.reviewers.sigv4 import ACCESS_KEY_ENV
-
-        if not os.environ.get(ACCESS_KEY_ENV, "").strip():
-            raise UsageError(
-                f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
-                "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
-                reason="missing_api_key",
-            )
+    if (
+        settings.provider == Provider.BEDROCK
+        and settings.api_key
+        and not os.environ.get(ACCESS_KEY_ENV, "").strip()
+    ):
+        raise UsageError(
+            f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
+            "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
+            reason="missing_api_key",
+        )
 
 
 def _positive(name: str, value: float) -> None:

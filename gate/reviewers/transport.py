@@ -1,6 +1,7 @@
 """The reviewer transport: one attempt per call, retries only for bytes that did not arrive.
 
-See the package docstring (:mod:`gate.reviewers`) and docs/design.md.
+See the package docstring (:mod:`gate.reviewers`) and
+docs/decisions/0003-retries-for-missing-bytes.md.
 """
 
 from __future__ import annotations

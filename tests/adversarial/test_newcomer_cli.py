@@ -675,7 +675,7 @@ def test_a_certificate_re_decides_with_the_recorded_reason(
     [
         ("healthy", 0, "pass: confidence 0.93"),
         ("cut", 3, "incomplete (connection_cut)"),
-        ("fail", 1, "fail: invoice_total drops the rounding"),
+        ("fail", 1, "fail: canned answer of the local reviewer"),
         ("echo", 3, "needs_human (multiple_fences)"),
         ("gpt-4o", 3, 'unknown model "gpt-4o": the demo reviewer serves healthy, cut, fail, echo'),
     ],

@@ -292,9 +292,12 @@ def run_act(
     workflow: Path = WORKFLOW,
     extra_env: dict[str, str] | None = None,
     job: str | None = None,
+    extra_secrets: dict[str, str] | None = None,
+    rebuild: bool = False,
 ) -> ActRun:
     """Run ``workflow`` for ``event_name`` with act (``event`` as its payload, if any);
-    with ``job``, only that job (act's ``-j``) and the gate is read from it."""
+    with ``job``, only that job (act's ``-j``) and the gate is read from it. ``rebuild``:
+    act builds the action's image itself, as a runner does for ``image: Dockerfile``."""
     home = ws.parent / "home"
     home.mkdir(exist_ok=True)
     argv = [tools["act"], event_name, "-W", str(ws / ".github" / "workflows" / workflow.name)]
@@ -308,7 +311,7 @@ def run_act(
         "-P",
         f"ubuntu-latest={BASE_IMAGE}",
         "--pull=false",
-        "--rebuild=false",
+        f"--rebuild={str(rebuild).lower()}",
         "--bind",
         "--rm",  # remove the job containers and volumes even when a job fails
         "--json",
@@ -328,6 +331,8 @@ def run_act(
     ]
     for name, value in (extra_env or {}).items():
         argv += ["--env", f"{name}={value}"]
+    for name, value in (extra_secrets or {}).items():
+        argv += ["-s", f"{name}={value}"]
     env = {
         key: value
         for key, value in os.environ.items()

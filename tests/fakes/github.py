@@ -589,7 +589,8 @@ class FakeGitHub:
             parents = self.parents.get(sha)
         if parents is None and chain is None:
             return _json(404, {"message": "Not Found"})
-        if parents is None and chain is not None:
+        if parents is None:
+            assert chain is not None  # both None answered 404 above
             at = chain.index(sha)
             parents = [chain[at - 1]] if at > 0 else []
         url = f"{self.api_url}/repos/{self.repository}/git/commits"
@@ -713,6 +714,7 @@ class FakeGitHub:
                 return _json(406, TOO_LARGE)
             return 200, {"Content-Type": f"{DIFF_TYPE}; charset=utf-8"}, diff
         base, head = basehead.split("...")
+        commit: dict[str, Any]
         commit = {"sha": head, "node_id": "C_1", "url": "", "html_url": "", "comments_url": "",
                   "commit": {"url": "", "author": None, "committer": None, "message": "merge",
                              "comment_count": 0, "tree": {"sha": head, "url": ""}},

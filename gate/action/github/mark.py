@@ -32,14 +32,14 @@ _KIND_OF = {code: kind for kind, code in CODES.items()}
 
 #: the mark at the end of a status description: `` [rg:<code><n>]`` or
 #: `` [rg:<code><n>:<16 hex>]`` (``[rg:f3:0123456789abcdef]``: the third status of the
-#: context, a ``fail`` of that question); patterns compiled on first use (re's cache)
-_STATUS_MARK = r" \[rg:([a-z])([0-9]{1,4})(?::([0-9a-f]{16}))?\]\Z"
+#: context, a ``fail`` of that question)
+_STATUS_MARK = re.compile(r" \[rg:([a-z])([0-9]{1,4})(?::([0-9a-f]{16}))?\]\Z")
 #: an older gate's question tag on a ``failure``: `` [q:<16 hex>]``
-_LEGACY_TAG = r" \[q:([0-9a-f]{16})\]\Z"
+_LEGACY_TAG = re.compile(r" \[q:([0-9a-f]{16})\]\Z")
 #: a completed check run's ``external_id``: the status it stands for, its kind, its question
-_CHECK_MARK = r"review-gate:(success|failure|error):([a-z_]+)(?::q:([0-9a-f]{16}))?\Z"
+_CHECK_MARK = re.compile(r"review-gate:(success|failure|error):([a-z_]+)(?::q:([0-9a-f]{16}))?\Z")
 #: an older gate's ``external_id`` (no kind)
-_LEGACY_CHECK = r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z"
+_LEGACY_CHECK = re.compile(r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z")
 
 
 @dataclass(frozen=True)
@@ -90,16 +90,16 @@ def stamp(description: str, mark: Mark, *, limit: int) -> str:
 def of_status(description: str) -> Mark:
     """The mark a status description ends with (an unmarked one: no kind, and the older
     ``[q:…]`` tag if any)."""
-    found = re.search(_STATUS_MARK, description)
+    found = _STATUS_MARK.search(description)
     if found is not None and found.group(1) in _KIND_OF:
         return Mark(_KIND_OF[found.group(1)], found.group(3), int(found.group(2)))
-    legacy = re.search(_LEGACY_TAG, description)
+    legacy = _LEGACY_TAG.search(description)
     return Mark(None, legacy.group(1) if legacy else None)
 
 
 def plain(description: str) -> str:
     """``description`` without its mark: the words the gate wrote for people."""
-    return re.sub(_STATUS_MARK, "", description)
+    return _STATUS_MARK.sub("", description)
 
 
 def check_external_id(status: str, mark: Mark) -> str:
@@ -110,10 +110,10 @@ def check_external_id(status: str, mark: Mark) -> str:
 def of_check(external_id: str) -> tuple[str, Mark] | None:
     """(the status a completed check run stands for, its mark) from its ``external_id``,
     or None when the gate did not write it."""
-    found = re.fullmatch(_CHECK_MARK, external_id)
+    found = _CHECK_MARK.fullmatch(external_id)
     if found is not None and found.group(2) in KINDS:
         return found.group(1), Mark(found.group(2), found.group(3))
-    legacy = re.fullmatch(_LEGACY_CHECK, external_id)
+    legacy = _LEGACY_CHECK.fullmatch(external_id)
     if legacy is not None:
         return legacy.group(1), Mark(
             None, legacy.group(2) if legacy.group(1) == "failure" else None

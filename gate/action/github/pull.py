@@ -48,7 +48,7 @@ MAX_PULLS_OF_COMMIT = 100
 MAX_PULL_COMMITS = 250
 
 
-_COMMIT_SHA = r"[0-9a-f]{40}|[0-9a-f]{64}"  # compiled on first use (re's cache)
+_COMMIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class PullReader(GitHubHttp):
@@ -371,7 +371,7 @@ class PullReader(GitHubHttp):
         found: list[str] = []
         for commit in self._pages(what, path, limit=MAX_PULL_COMMITS):
             sha = commit.get("sha") if isinstance(commit, dict) else None
-            if not isinstance(sha, str) or not re.fullmatch(_COMMIT_SHA, sha):
+            if not isinstance(sha, str) or not _COMMIT_SHA.fullmatch(sha):
                 raise _bad_payload(what, "a commit has no 40 or 64 hex sha")
             found.append(sha)
         return found
@@ -389,7 +389,7 @@ class PullReader(GitHubHttp):
         found: list[str] = []
         for parent in parents:
             parent_sha = parent.get("sha") if isinstance(parent, dict) else None
-            if not isinstance(parent_sha, str) or not re.fullmatch(_COMMIT_SHA, parent_sha):
+            if not isinstance(parent_sha, str) or not _COMMIT_SHA.fullmatch(parent_sha):
                 raise _bad_payload(what, "a parent has no 40 or 64 hex sha")
             found.append(parent_sha)
         return found
