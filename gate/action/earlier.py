@@ -32,6 +32,11 @@ on the head decides its question) reads the earlier heads too, once
 (:func:`unexplained`) are added as the newest, and so stand over any record of the same
 question, until a writer's fresh review; the comment then carries them.
 
+With a question ledger (:mod:`gate.action.ledger`), which finds a block by its key, this
+is the fallback: the earlier heads are read only while there is no ledger, or before a
+model call by a run with no comment history (a block whose ledger write GitHub refused
+then still stands on its commit).
+
 Beyond the bound (a pull request of more commits than :data:`MAX_EARLIER`), the older
 commits are not read and a note says how many; docs/security.md names the re-roll that
 leaves. A GitHub error propagates: absence is never concluded from a failed read.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from gate import REPOSITORY_URL
-from gate.action import carry, earlier
+from gate.action import carry, earlier, ledger
 from gate.action.earlier import Seen
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
@@ -404,8 +404,11 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
     """An earlier decision of the same question (:mod:`gate.memory`): a standing block
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
 
-    The records come only from the sticky comment the token itself wrote (the adoption
-    rule, read by :func:`gate.action.history.load` before the first guard); a pass is
+    The question ledger is looked up first, by the question's key
+    (:func:`gate.action.ledger.consult`: its entry joins the records as the newest; a
+    ledger the gate cannot trust blocks); the other records come only from the sticky
+    comment the token itself wrote (the adoption rule, read by
+    :func:`gate.action.history.load` before the first guard); a pass is
     kept only when the newest final status the gate's own identity posted on this head
     is a success, and the gate's own newest ``failure`` on the head stands when no
     record explains it; before the reviewer is asked, so does one on an earlier head of
@@ -430,12 +433,15 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
             "it is kept as it is. A writer can ask for a fresh review with the "
             f"{FRESH_LABEL} label, or restore the comment",
         )
-    channels = evidence(run, gh)
+    if (untrusted := ledger.consult(run, gh, key)) is not None:
+        return untrusted  # the memory of record: its entry of this question joins the history
     block, kept = decisive(run.history, key)
-    if block is None:
-        for seen in channels:
-            if (stood := standing_status(run, seen, key)) is not None:
-                return stood
+    if block is not None:  # a standing block of this question: found by its key, no scan
+        return recall(run.history, Question(key, run.head), status_confirmed=False)
+    channels = evidence(run, gh)
+    for seen in channels:
+        if (stood := standing_status(run, seen, key)) is not None:
+            return stood
     confirmed = (
         kept is not None
         and kept.head_sha == run.head
@@ -443,9 +449,12 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
         and all(status_confirms_pass([state for state, _, _ in seen]) for seen in channels)
     )
     found = recall(run.history, Question(key, run.head), status_confirmed=confirmed)
-    if found is None and not run.earlier_read:
-        # about to ask the model: a block whose record was lost (the comment write failed)
-        # still stands on the commit it was posted on, which may be an earlier head
+    # with a question ledger and the comment's history, a block is in one of them unless
+    # GitHub refused both writes of one run (docs/security.md): no earlier head is read
+    covered = bool(run.ledger_present) and not earlier.needed(run)
+    if found is None and not run.earlier_read and not covered:
+        # about to ask the model: a block whose record was lost (the comment write failed,
+        # or the ledger's) still stands on the commit it was posted on, maybe an earlier head
         lost = earlier.unexplained(earlier.recover(run, gh), run.history)
         if lost:
             run.history = [*run.history, *lost]

@@ -583,6 +583,9 @@ def _post_final(
         _post(run, Status.ERROR, status_description(failed))
         _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
+    if status is None and (unrecorded := _ledger(run, decision, state)) is not None:
+        run.evidence.review_decision = run.evidence.review_decision or decision
+        return _post_final(run, unrecorded)  # a pass the question ledger could not keep
     try:
         _post(run, posted, description, tag=tag, kind=kind)
     except Exception:
@@ -594,6 +597,15 @@ def _post_final(
         raise
     _record_posted(run, posted, description, state or str(decision.state))
     return decision
+
+
+def _ledger(run: RunState, decision: Decision, state: str | None) -> Decision | None:
+    """The decision in the question ledger, before its status (gate.action.ledger.record)."""
+    from gate.action import history, ledger
+
+    assert run.artifacts is not None
+    rec = history.record_for(run, decision, state or str(decision.state), run.artifacts)
+    return ledger.record(run, rec, decision)
 
 
 def _every_base(run: RunState, decision: Decision) -> Decision:

@@ -23,6 +23,7 @@ from gate.decide.decision import Decision
 from gate.diff import Coverage
 
 if TYPE_CHECKING:  # the review pipeline's types: a run holds them only after its first call
+    from gate.memory.ledger import Entry
     from gate.memory.question import QuestionKey
     from gate.memory.record import Record
     from gate.review.carry import Book
@@ -152,6 +153,11 @@ class RunState:
     #: whether the gate's own evidence on the PR's earlier heads was read this run
     #: (gate.action.earlier.recover: at most once)
     earlier_read: bool = False
+    #: whether there is a question ledger at its ref (gate.action.ledger; None: not read),
+    #: and the entry of this run's question the memory guard found there (when it looked)
+    ledger_present: bool | None = None
+    ledger_consulted: bool = False
+    ledger_entry: Entry | None = None
     #: the body of the gate's own sticky comment as read (None: there is none)
     own_comment: str | None = None
     fresh: bool = False

@@ -41,6 +41,8 @@ class ReviewerConfig:
     region: str | None = None  # bedrock: AWS region (else AWS_REGION / AWS_DEFAULT_REGION)
     project: str | None = None  # vertex: Google Cloud project id
     location: str | None = None  # vertex: region, e.g. us-east5, or "global"
+    # self-hosted servers (issue 33): ask the server to keep the answer in the contract's shape
+    output_grammar: str = "none"  # "none", "gbnf" (llama.cpp) or "vllm"
 
     def key_env(self) -> str:
         """The environment variable that holds the API key (explicit, or the provider's)."""

@@ -11,6 +11,8 @@ exception propagates (and the callers exit non-zero), it never passes.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -116,6 +118,40 @@ class Binding:
 
     diff_sha: str
     policy_version: str
+
+
+#: The binding as the prompt carries it: one line each, the value a JSON string.
+_DIFF_SHA_LINE = re.compile(r'^diff_sha: "([0-9a-f]{64})"$', re.MULTILINE)
+_POLICY_LINE = re.compile(r'^policy_version: ("(?:[^"\\\n]|\\.)*")$', re.MULTILINE)
+
+
+def binding_lines(binding: Binding) -> list[str]:
+    """The lines that carry ``binding`` in a prompt (read back by :func:`binding_in`)."""
+    return [
+        f"diff_sha: {json.dumps(binding.diff_sha)}",
+        f"policy_version: {json.dumps(binding.policy_version, ensure_ascii=False)}",
+    ]
+
+
+def binding_in(text: str) -> Binding | None:
+    """The binding a prompt from :func:`gate.review.prompt.build_prompt` carries, or None.
+
+    The inverse of the binding lines, for local reviewers that answer bound
+    verdicts (the demo, the reviewer simulator in tests) and for the output grammar
+    (:mod:`gate.decide.grammar`), which writes the values in. The first match wins:
+    the gate's lines come before the fenced diff.
+    """
+    sha = _DIFF_SHA_LINE.search(text)
+    policy = _POLICY_LINE.search(text)
+    if sha is None or policy is None:
+        return None
+    try:
+        version = json.loads(policy.group(1))
+    except ValueError:
+        return None
+    return (
+        Binding(diff_sha=sha.group(1), policy_version=version) if isinstance(version, str) else None
+    )
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,13 +42,12 @@ from gate.prices import listed_price
 from gate.review.budget import chunk_setup, request_size, too_many
 from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens
 from gate.review.prompt import build_prompt
+from gate.reviewers.prompt_read import count, prompt_tokens
 
 PER = 1_000_000
 #: tokens added per attempt to the byte count for the provider's message framing
 TOKEN_OVERHEAD = 64
 
-_INPUT_KEYS = ("prompt_tokens", "input_tokens", "promptTokenCount")
-_INPUT_EXTRA = ("cache_creation_input_tokens", "cache_read_input_tokens")
 _OUTPUT_KEYS = ("completion_tokens", "output_tokens", "candidatesTokenCount")
 _OUTPUT_EXTRA = ("thoughtsTokenCount",)
 
@@ -129,17 +128,10 @@ def price_source(config: Config) -> str:
     return "" if row is None else f"review-gate's price table: {row.source} as of {row.date}"
 
 
-def _count(usage: Mapping[str, int], keys: Sequence[str], extra: Sequence[str]) -> int | None:
-    found = [usage[k] for k in keys if isinstance(usage.get(k), int)]
-    if not found:
-        return None
-    return found[0] + sum(usage[k] for k in extra if isinstance(usage.get(k), int))
-
-
 def usage_of(attempt: Attempt) -> tuple[int | None, int | None]:
     """(input tokens, output tokens) the provider reported for ``attempt``."""
     usage = attempt.usage or {}
-    return _count(usage, _INPUT_KEYS, _INPUT_EXTRA), _count(usage, _OUTPUT_KEYS, _OUTPUT_EXTRA)
+    return prompt_tokens(usage), count(usage, _OUTPUT_KEYS, _OUTPUT_EXTRA)
 
 
 def price(tokens_in: int, tokens_out: int, rate: ModelPrice) -> float:

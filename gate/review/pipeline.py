@@ -171,9 +171,13 @@ def settings_chain(
 
 
 #: ``incomplete`` reasons the model chose, not an outage: a refusal or content filter, a
-#: tool call or an unknown finish reason instead of text, an answer run past max_tokens.
+#: tool call or an unknown finish reason instead of text, an answer run past max_tokens,
+#: a prompt the server cut to fit its context or an empty answer for one that did not
+#: fit (``prompt_cut``, ``empty_answer``: the diff's size chose them).
 #: The diff is the author's and can ask for any of them, so they decide the review.
-MODEL_ENDS = frozenset({"refusal", "unexpected_finish", "token_exhaustion"})
+MODEL_ENDS = frozenset(
+    {"refusal", "unexpected_finish", "token_exhaustion", "prompt_cut", "empty_answer"}
+)
 
 
 def could_not_answer(result: ReviewResult) -> bool:

@@ -417,6 +417,11 @@ class _Progress:
     problem: Problem | None = None
     sink_error: GateError | None = None
     timed_out: bool = False
+    #: the dialect's count of what it read as the answer (None: the bytes stand for it)
+    progress_of: Callable[[], int] | None = None
+
+    def answer_progress(self) -> int:
+        return self.progress_of() if self.progress_of is not None else len(self.raw)
 
     def expired(self) -> bool:
         return time.monotonic() > self.deadline_at
@@ -738,26 +743,35 @@ _OPEN: dict[int, _Progress] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_streams() -> list[tuple[int, float, int]]:
-    """Each open exchange as (its id, seconds since it started, bytes received so far):
-    what a heartbeat says while a stream is silent (gate/reviewers/heartbeat.py)."""
+def open_streams() -> list[tuple[int, float, int, int]]:
+    """Each open exchange as (its id, seconds since it started, bytes received so far,
+    answer progress): what a heartbeat says while a stream is silent
+    (gate/reviewers/heartbeat.py). The progress is the dialect's count of what it read
+    as the answer (events with data for the SSE dialects), so keep-alive comments
+    (``: ping``, which llama.cpp's server sends every 15 s) are bytes, not progress;
+    a dialect that counts nothing reports the bytes."""
     now = time.monotonic()
     with _OPEN_LOCK:
-        return [(key, now - p.start, len(p.raw)) for key, p in _OPEN.items()]
+        live = list(_OPEN.items())
+    return [(key, now - p.start, len(p.raw), p.answer_progress()) for key, p in live]
 
 
 def perform(
     settings: ReviewerSettings,
     request: HttpRequest,
     sink: Callable[[bytes], None],
+    progress_of: Callable[[], int] | None = None,
 ) -> Exchange:
     """Send ``request`` and stream a 2xx body to ``sink``; never raises for network trouble.
 
     ``sink`` may raise :class:`GateError` to refuse the bytes; reading stops
-    and the error is kept in :attr:`Exchange.sink_error`.
+    and the error is kept in :attr:`Exchange.sink_error`. ``progress_of`` counts what
+    the dialect read as the answer so far (for :func:`open_streams`).
     """
     start = time.monotonic()
-    progress = _Progress(start=start, deadline_at=start + settings.deadline)
+    progress = _Progress(
+        start=start, deadline_at=start + settings.deadline, progress_of=progress_of
+    )
     headers = {
         "user-agent": USER_AGENT,
         "accept-encoding": "identity",

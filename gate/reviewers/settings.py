@@ -195,6 +195,26 @@ def _positive(name: str, value: float) -> None:
         raise UsageError(f"reviewer setting {name} must be a positive number, got {value!r}")
 
 
+#: ``output_grammar`` values, each with the request member it fills (openai provider only)
+OUTPUT_GRAMMARS = ("none", "gbnf", "vllm")
+
+
+def _grammar_setting(settings: ReviewerSettings) -> None:
+    if settings.output_grammar not in OUTPUT_GRAMMARS:
+        raise UsageError(
+            f"reviewer output_grammar {settings.output_grammar!r} is not known; use one of "
+            + ", ".join(OUTPUT_GRAMMARS),
+            reason="bad_output_grammar",
+        )
+    if settings.output_grammar != "none" and settings.provider != Provider.OPENAI:
+        raise UsageError(
+            f"reviewer output_grammar {settings.output_grammar!r} is for a self-hosted server "
+            f"behind the openai provider (llama.cpp, vLLM), not {settings.provider}; "
+            "remove output_grammar or set provider: openai with the server's base_url",
+            reason="bad_output_grammar",
+        )
+
+
 def validate(settings: ReviewerSettings) -> None:
     """Raise :class:`UsageError` naming the first invalid setting and its fix."""
     if settings.provider not in PROVIDERS:
@@ -238,6 +258,7 @@ def validate(settings: ReviewerSettings) -> None:
                 reason="config_bad_secret",
             )
     _cloud_settings(settings)
+    _grammar_setting(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.providers import PROVIDERS, Provider
+from gate.reviewers import prompt_read
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
 
@@ -51,8 +52,9 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
     with redact.scope(settings.api_key):
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
-        exchange = perform(settings, request, parser.feed)
-        return parser.conclude(exchange)
+        exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
+        prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
+        return prompt_read.checked(parser.conclude(exchange), prompt_bytes)
 
 
 def backoff_delay(

@@ -49,6 +49,7 @@ VALUES: dict[str, str] = {
     "region": '"us-east-1"',
     "project": '"proj-123"',
     "location": '"us-east5"',
+    "output_grammar": '"gbnf"',
     "policy_version": '"7"',
     "min_confidence": "0.9",
     "include": '["src/**"]',

@@ -9,7 +9,10 @@ comments), writers (override, fresh label, comment command, deleting the gate's 
 not a fresh start) and GitHub (5xx on the next comment or status writes; a status list
 that lacks the newest one or two statuses, as a lagging read replica answers: GitHub
 answers a status POST with 201 once it is stored, so a write that is "lost" after a 201
-is not something GitHub does, but a read a moment later that does not list it yet is)
+is not something GitHub does, but a read a moment later that does not list it yet is),
+volume (dozens of rejected pushes, 100+ commits whose runs posted nothing, dozens of
+reopens) and the question ledger's writes (a writer first at every compare-and-swap, or
+once; 5xx on every ledger write; issue 31)
 against the action's entry point and the fake GitHub (every request checked against
 GitHub's OpenAPI description). Each head keeps its chain of commits, which the fake
 serves as the pull request's commits, and a push names the head it replaced
@@ -69,7 +72,9 @@ VARIANTS = ("good", "bad", "bad2")
 
 
 def diff_for(variant: str) -> bytes:
-    body = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}[variant]
+    """The diff of a variant; ``bad#<n>``: the n-th of many rejected diffs (volume rules)."""
+    fixed = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}
+    body = fixed.get(variant) or f"return eval(a) + {int(variant.removeprefix('bad#'))}"
     return (
         b"diff --git a/src/calc.py b/src/calc.py\n--- a/src/calc.py\n+++ b/src/calc.py\n"
         b"@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    " + body.encode() + b"\n"
@@ -108,7 +113,7 @@ def _sha(*parts: object) -> str:
 _FAKE_STATE = (
     "pulls", "diffs", "files", "refuse_diff", "refuse_compare", "contents", "compares",
     "truncated_trees", "modes", "merge_bases", "permissions", "statuses", "comments", "reviews",
-    "reactions", "check_runs", "issues", "faults", "requests", "commits",
+    "reactions", "check_runs", "issues", "faults", "requests", "commits", "git",
 )  # fmt: skip
 
 
@@ -136,6 +141,7 @@ class Gate(RuleBasedStateMachine):
         self.pulls: dict[int, str] = {}  # open pull number -> base sha
         self.overrides: dict[int, str] = {}  # pull -> the head a writer overrode
         self.pushes = 0
+        self.volume = 0  # the rejected diffs of many_rejected_pushes
         self.fake.permissions["maintainer"] = "write"
         for base, text in CONFIGS.items():
             self.fake.set_file(base, CONFIG_PATH, text)
@@ -343,6 +349,52 @@ class Gate(RuleBasedStateMachine):
         self._event(7, "reopened")
         with self.fake.lock:
             self.fake.status_lag = self.fake.status_lag_reads = 0
+
+    # -- volume and the question ledger (issue 31): what stands is found by its key ---
+
+    @rule(count=st.integers(8, 24))
+    def many_rejected_pushes(self, count: int) -> None:
+        # dozens of rejected pushes, each a new diff: the comment's history fills up and
+        # stops taking records; the ledger takes one entry per question whatever the count
+        for _ in range(count):
+            self.volume += 1
+            head = self._commit(f"bad#{self.volume}", self.fake.pulls[7]["head"]["sha"])
+            self.history.append(head)
+            self._move(head)
+
+    @rule(count=st.integers(100, 130), variant=st.sampled_from(VARIANTS))
+    def bury_under_commits(self, count: int, variant: str) -> None:
+        # 100+ commits whose runs were cancelled (nothing posted), then one that is run:
+        # the gate's own failures sink below the earlier heads it would read
+        for _ in range(count):
+            parent = self.fake.pulls[7]["head"]["sha"]
+            head = self._commit(self.heads[parent], parent)
+            self.fake.move_head(7, head, commits=list(self.chains[head]))
+        head = self._commit(variant, self.fake.pulls[7]["head"]["sha"])
+        self.history.append(head)
+        self._move(head)
+
+    @rule(count=st.integers(5, 40))
+    def many_reopens(self, count: int) -> None:
+        for _ in range(count):
+            self._event(7, "reopened")
+
+    @rule(
+        fault=st.sampled_from(["conflict", "conflict_once", 500, 502, 503]),
+        variant=st.sampled_from(VARIANTS),
+    )
+    def ledger_write_fault(self, fault: str | int, variant: str) -> None:
+        # every write of the ledger meets a writer first (the compare-and-swap loses each
+        # try, or once) or answers 5xx; a push is decided meanwhile
+        with self.fake.lock:
+            if isinstance(fault, int):
+                self.fake.inject(r"^(POST|PATCH) .*/git/", fault, count=60)
+            else:
+                self.fake.git.races = 100 if fault == "conflict" else 1
+        self.push(variant)
+        with self.fake.lock:
+            self.fake.faults.clear()
+            self.fake.git.races = 0
 
     # -- issue 31: writes bounded by decisions, the status cap, one head into many bases --
 

@@ -36,6 +36,7 @@ from gate.lab.sim import ReviewerSimulator
 from gate.memory.question import key_of_record
 from gate.memory.record import Record, parse_history
 from tests.e2e.test_act import (
+    CONFIG,
     PR_NUMBER,
     REPOSITORY,
     ActRun,
@@ -195,3 +196,58 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         assert (fresh.head_sha, fresh.source, fresh.fresh) == (empty, "model", True)
     cert = json.loads((run.workspace / run.outputs["certificate"]).read_text("utf-8"))
     assert cert["context"]["github"]["command"]["login"] == WRITER
+
+
+def test_a_block_recorded_nowhere_else_is_found_in_the_ledger(
+    tools: dict[str, str], image: str, tmp_path: Path, world: World
+) -> None:
+    """Issue 31 (finding 7) under act: ``sticky_comment: false`` and a malformed answer,
+    posted as ``error`` without the question's tag, so neither a comment nor the commit's
+    evidence holds it. The question ledger does: a reopen of the head, then an empty commit,
+    make no model call, and their status is ``failure`` (``block stands``)."""
+    github, head, base = world.github, world.head_sha, world.base_sha
+    github.set_file(base, ".github/review-gate.yml", CONFIG + "sticky_comment: false\n")
+    ws = build_workspace(tmp_path, example_under_act(tmp_path / "review-gate.yml"))
+    with ReviewerSimulator("openai", lambda _request: "I looked; no JSON today.") as sim:
+
+        def act(event: dict[str, Any]) -> ActRun:
+            return run_act(
+                tools,
+                ws,
+                event,
+                api_url=github.api_url,
+                reviewer_url=sim.base_url,
+                reviewer_key=world.key,
+                event_name="pull_request",
+                workflow=ws / ".github" / "workflows" / "review-gate.yml",
+                job=JOB,
+            )
+
+        def pr_event(action: str, sha: str) -> dict[str, Any]:
+            return pull_request_event(
+                action, repository=REPOSITORY, number=PR_NUMBER, head_sha=sha, base_sha=base
+            )
+
+        run = act(pr_event("opened", head))
+        assert sim.count == 1, run.explain()
+        assert_key_kept(run, world)
+        assert github.states(head) == ["pending", "error"], run.explain()
+        # the error carries its kind and question in its mark (issue 31, item 4), but an
+        # error decides nothing on the commit: only the ledger holds the block
+        assert of_status(github.status_list(head)[-1]["description"]).kind == "needs_human"
+        assert not github.comments.get(PR_NUMBER)
+        assert "refs/review-gate/ledger" in github.git.refs
+
+        run = act(pr_event("reopened", head))
+        assert sim.count == 1, run.explain()  # no model call: the ledger holds the block
+        assert_key_kept(run, world)
+        final = _final(world, head)
+        assert final["state"] == "failure", run.explain()
+        assert final["description"].startswith("needs_human: block stands"), final
+
+        empty = secrets.token_hex(20)
+        github.move_head(PR_NUMBER, empty)
+        github.add_compare(base, empty, github.diffs[PR_NUMBER])
+        run = act(pr_event("synchronize", empty))
+        assert sim.count == 1, run.explain()
+        assert github.states(empty) == ["pending", "failure"], run.explain()

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from tests.fakes.gitdata import GitStore
 from tests.fakes.openapi_contract import Contract, load_contract
 
 DIFF_TYPE = "application/vnd.github.diff"
@@ -169,6 +170,8 @@ class FakeGitHub:
         self.on_list_files: Callable[[int], None] | None = None
         self.check_runs: dict[int, dict[str, Any]] = {}  # id -> check run (+ "annotations")
         self.issues: dict[int, dict[str, Any]] = {}
+        #: the Git database (blobs, trees, commits, refs) the ledger is written to
+        self.git = GitStore(api_url="")
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
@@ -510,6 +513,13 @@ class FakeGitHub:
             (r"/git/trees/([^/]+)", "GET", self._get_tree),
             (r"/git/blobs/([^/]+)", "GET", self._get_blob),
             (r"/git/commits/([0-9a-fA-F]+)", "GET", self._get_git_commit),
+            (r"/git/ref/(.+)", "GET", self._git_get_ref),
+            (r"/git/refs", "POST", self._git_write),
+            (r"/git/refs/(.+)", "PATCH", self._git_write),
+            (r"/git/refs/(.+)", "DELETE", self._git_write),
+            (r"/git/blobs", "POST", self._git_write),
+            (r"/git/trees", "POST", self._git_write),
+            (r"/git/commits", "POST", self._git_write),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
@@ -585,6 +595,9 @@ class FakeGitHub:
         before it in a pull request's chain (none for the first)."""
         sha = m.group(1)
         with self.lock:
+            self._git_url()
+            if sha in self.git.commits:
+                return _json(200, self.git.commit_json(sha))
             chain = next((c for c in self.commits.values() if sha in c), None)
             parents = self.parents.get(sha)
         if parents is None and chain is None:
@@ -650,7 +663,9 @@ class FakeGitHub:
         """A blob by its git id, from the files set on any ref (``set_file``)."""
         sha = m.group(1)
         with self.lock:
-            found = [
+            stored = self.git.blobs.get(sha)
+            found = [] if stored is None else [stored]
+            found += [
                 data
                 for files in self.contents.values()
                 for data in files.values()
@@ -674,6 +689,9 @@ class FakeGitHub:
         Without ``recursive`` only top-level entries are listed, as GitHub does."""
         ref = m.group(1)
         with self.lock:
+            self._git_url()
+            if ref in self.git.trees:
+                return _json(200, self.git.tree_json(ref))
             files = dict(self.contents.get(ref, {}))
             truncated = ref in self.truncated_trees
         entries: dict[str, dict[str, Any]] = {}
@@ -699,6 +717,44 @@ class FakeGitHub:
             listed = listed[: len(listed) // 2]
         url = f"{self.api_url}/repos/{self.repository}/git/trees/{ref}"
         return _json(200, {"sha": ref, "url": url, "tree": listed, "truncated": truncated})
+
+    def _git_url(self) -> None:
+        self.git.api_url = f"{self.api_url}/repos/{self.repository}"
+
+    def _git_get_ref(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``GET /git/ref/{ref}`` (``ref`` without ``refs/``): the ref, or 404."""
+        name = f"refs/{m.group(1)}"
+        with self.lock:
+            self._git_url()
+            if name not in self.git.refs:
+                return _json(404, {"message": "Not Found"})
+            return _json(200, self.git.ref_json(name))
+
+    def _git_write(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The Git database's writes (tests/fakes/gitdata.py), under the fake's lock."""
+        body = rec.json_body() or {}
+        kind = rec.path.split("/git/", 1)[1].split("/", 1)[0]
+        with self.lock:
+            self._git_url()
+            if rec.method == "DELETE":
+                status, value = self.git.delete_ref(m.group(1))
+            elif rec.method == "PATCH":
+                status, value = self.git.update_ref(m.group(1), body)
+            else:
+                make = {
+                    "refs": self.git.create_ref,
+                    "blobs": self.git.create_blob,
+                    "trees": self.git.create_tree,
+                    "commits": self.git.create_commit,
+                }[kind]
+                status, value = make(body)
+        if status == 204:
+            return 204, {}, b""
+        return _json(status, value)
 
     def _get_compare(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded

@@ -87,7 +87,7 @@ def test_the_minimal_workflow_is_short_and_says_every_step() -> None:
     assert workflow["permissions"] == {}
     [job] = workflow["jobs"].values()
     assert job["permissions"] == {
-        "contents": "read",
+        "contents": "write",  # the config at the base commit; the question ledger (a ref)
         "pull-requests": "write",
         "statuses": "write",
     }
