@@ -284,7 +284,7 @@ def _start(run: RunState) -> None:
     mode = run.config.report if run.config is not None else "status"
     assert run.gh is not None
     wants = {"statuses": checks.wants_status(mode), "checks": checks.wants_check(mode)}
-    if shown.defer_pending(run.gh, _shown(run), **wants):
+    if shown.defer_pending(run.gh, _shown(run), run.head, **wants):
         run.pending_deferred = True  # the head shows the gate's decision: it stands meanwhile
     else:
         _post(run, Status.PENDING, describe("pending", "review in progress"))

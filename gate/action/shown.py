@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from gate.action.github.client import GitHubClient
 from gate.action.github.mark import Mark, of_status
 from gate.action.github.records import SeenCheck
+from gate.errors import GitHubError
 
 #: GitHub's cap: statuses per commit and context (the 1,001st is refused with 422)
 MAX_STATUSES = 1000
@@ -46,8 +47,8 @@ class Shown:
     status: tuple[str, Mark] | None = None
     #: statuses the context holds on the head (None: more than the gate could count)
     count: int | None = 0
-    #: who wrote the newest status (GitHub's ``creator``; None: not found on the newest page)
-    status_author: dict[str, object] | None = None
+    #: GitHub's id of the newest status (to read its author when the identity is unknown)
+    status_id: int | None = None
     #: the check-run channel: (state, mark) of the newest check run of the name
     check: tuple[str, Mark] | None = None
     #: the app that wrote that check run
@@ -61,9 +62,7 @@ def read(gh: GitHubClient, head: str, context: str, *, statuses: bool, checks: b
         found = gh.shown_status(head, context=context)
         if found is not None:
             marked = of_status(found.description)
-            shown.status = (found.state, marked)
-            if found.id is not None:
-                shown.status_author = gh.status_author(head, found.id)
+            shown.status, shown.status_id = (found.state, marked), found.id
             shown.count = (
                 marked.count
                 if marked.count is not None
@@ -81,27 +80,45 @@ def _mark_of_check(seen: SeenCheck) -> Mark:
     return Mark(seen.kind, seen.tag)
 
 
-def defer_pending(gh: GitHubClient, shown: Shown, *, statuses: bool, checks: bool) -> bool:
+def defer_pending(
+    gh: GitHubClient, shown: Shown, head: str, *, statuses: bool, checks: bool
+) -> bool:
     """Whether the run's opening ``pending`` can wait: every channel shows a decision the
-    gate marked, written by the token's own account. The identity (which adopts the
-    gate's own comment) may be read from the author of the status the head shows, to be
-    confirmed by the run's first write; a check run's app is compared with an identity
-    known otherwise, never taken from it. Otherwise the run posts ``pending`` and learns
-    the identity from that write."""
+    gate marked, and the token's identity (which adopts the gate's own comment) is known
+    without a write: named by the input ``identity``, answered by ``GET /user``, or read
+    from the author of the status the head shows when it is among the commit's newest 100
+    (then confirmed by the run's first write). A check run's app is compared with that
+    identity, never taken for it. Otherwise the run posts ``pending`` and learns the
+    identity from that write."""
     if statuses:
         if shown.status is None or shown.status[1].kind is None or shown.count is None:
             return False
-        if shown.status_author is None or not gh.adopt_shown_identity(shown.status_author):
+        if not _identity(gh, shown, head):
             return False
     if checks and (shown.check is None or shown.check[1].kind is None):
         return False
-    return (statuses or checks) and shows_status(gh, shown) and shows_check(gh, shown)
+    return (statuses or checks) and shows_check(gh, shown)
+
+
+def _identity(gh: GitHubClient, shown: Shown, head: str) -> bool:
+    """Whether the token's identity is known, or can be, without a write."""
+    if gh.known_identity() is not None:
+        return True
+    try:
+        gh.identity()
+        return True
+    except GitHubError as err:
+        if err.reason != "identity_unknown":
+            raise
+    author = gh.status_author(head, shown.status_id) if shown.status_id is not None else None
+    return author is not None and gh.adopt_shown_identity(author)
 
 
 def shows_status(gh: GitHubClient, shown: Shown) -> bool:
-    """Whether the status the head shows was written by the token's own account."""
-    known = gh.known_identity()
-    return shown.status is not None and known is not None and known.wrote(shown.status_author)
+    """Whether the status channel shows a status: what branch protection reads for the
+    context is its newest status, whoever wrote it (GitHub's combined status names no
+    author; docs/security.md says what an expected source changes)."""
+    return shown.status is not None
 
 
 def shows_check(gh: GitHubClient, shown: Shown) -> bool:
@@ -123,8 +140,6 @@ def next_count(shown: Shown) -> int:
 
 def wrote_status(gh: GitHubClient, shown: Shown, state: str, marked: Mark) -> None:
     shown.status, shown.count = (state, marked), marked.count
-    known = gh.known_identity()
-    shown.status_author = {"login": known.login, "type": known.kind} if known else None
 
 
 def wrote_check(gh: GitHubClient, shown: Shown, state: str, marked: Mark) -> None:
