@@ -33,7 +33,7 @@ MAX_CASE_DIFF_BYTES = 64 * 1024 * 1024
 #: seconds one git command may take
 GIT_TIMEOUT_S = 120.0
 LABELS = ("block", "allow")
-_SQUASH = re.compile(r"\(#\d+\)\s*$")
+_SQUASH = re.compile(r"\(#\d+\)\s*\Z")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
 _CASE_KEYS = frozenset({"id", "label", "diff", "source"})
 
@@ -284,7 +284,7 @@ def from_file(path: Path) -> Plan:
             f"--cases {path} has {len(problems)} malformed lines (each line is one JSON "
             'object: {"id": ..., "label": "block" or "allow", "diff": PATH or text, '
             '"source": ...}):\n' + "\n".join(problems),
-            reason="bad_cases",
+            reason="config_cases",
         )
     if not cases:
         raise UsageError(f"--cases {path} holds no case; add one JSON object a line")

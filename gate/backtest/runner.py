@@ -74,7 +74,7 @@ class Variant:
 
     name: str
     config: Config
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     fallback_keys: tuple[str | None, ...] | None = None
 
 

@@ -204,14 +204,14 @@ def _grammar_setting(settings: ReviewerSettings) -> None:
         raise UsageError(
             f"reviewer output_grammar {settings.output_grammar!r} is not known; use one of "
             + ", ".join(OUTPUT_GRAMMARS),
-            reason="bad_output_grammar",
+            reason="config_output_grammar",
         )
     if settings.output_grammar != "none" and settings.provider != Provider.OPENAI:
         raise UsageError(
             f"reviewer output_grammar {settings.output_grammar!r} is for a self-hosted server "
             f"behind the openai provider (llama.cpp, vLLM), not {settings.provider}; "
             "remove output_grammar or set provider: openai with the server's base_url",
-            reason="bad_output_grammar",
+            reason="config_output_grammar",
         )
 
 

@@ -204,9 +204,19 @@ def test_max_cost_stops_before_the_review_that_would_cross_it(tmp_path, sim, cap
     bound = cost.preflight(selected.data, priced, selected.coverage).bound
     assert bound is not None
     out = tmp_path / "out"
-    # what one answer costs: the simulator counts 10 prompt tokens and a token per 4
-    # characters of the answer (input 1.0, output 2.0 per million)
-    answer = (10 * 1.0 + len(verdict("pass", "0" * 64, "1")) // 4 * 2.0) / 1e6
+    # what one answer costs: the simulator counts a prompt token per 4 bytes of the prompt
+    # (at least 10) and a token per 4 characters of the answer (input 1.0, output 2.0 per
+    # million)
+    from gate.decide.decision import binding_for
+    from gate.review.prompt import build_prompt
+
+    prompt = build_prompt(
+        selected.data,
+        binding=binding_for(selected.data, priced),
+        instructions=priced.instructions,
+    )
+    read = max(10, len((prompt.system + prompt.user).encode()) // 4)
+    answer = (read * 1.0 + len(verdict("pass", "0" * 64, "1")) // 4 * 2.0) / 1e6
     limit = bound + 2.5 * answer  # room for three answers' cost plus one review's bound
     code, report = backtest(
         capsys,

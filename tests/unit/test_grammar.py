@@ -141,7 +141,7 @@ def test_the_request_carries_the_grammar_where_the_setting_asks(grammar: str) ->
 def test_a_grammar_for_a_provider_that_takes_none_is_refused(provider: str) -> None:
     with pytest.raises(UsageError, match="output_grammar") as err:
         validate(_settings("gbnf", provider))
-    assert err.value.reason == "bad_output_grammar"
+    assert err.value.reason == "config_output_grammar"
 
 
 def test_an_unknown_grammar_value_is_refused() -> None:
