@@ -24,12 +24,12 @@ from gate.action.github.records import PullInfo
 from gate.action.state import Override, RunState
 from gate.config.model import Config
 from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
-from gate.diff import Coverage
+from gate.diff import Coverage, SelectedDiff
 from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
 from gate.review.carry import Book, CarryError
-from gate.review.scope import select_diff
+from gate.review.scope import before_any_request
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -289,20 +289,19 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
 def siblings(
     run: RunState,
     gh: GitHubClient,
-    load_config: Callable[[str], Config],
-    *,
-    same_coverage: bool = False,
+    question_of: Callable[[PullInfo], tuple[Config, SelectedDiff]],
 ) -> Decision | None:
     """One head, every base: a ``success`` on a commit satisfies every open pull request
     whose head is that commit (``GET /repos/{owner}/{repo}/commits/{sha}/pulls``). Another
-    open pull request of this head holds only when its own question (its base's config,
-    its diff from its base) is exactly this run's; otherwise the success is withheld and
-    the block names it: "a pull request cannot lower its own bar" holds across pull
-    requests. Called only for a reviewed or kept pass, or one with nothing in scope (an
-    override is a writer's exception for exactly this head). ``same_coverage`` (a pass
-    with no reviewer call, whose selected bytes are empty): the other pull request's files
-    left out, and why, must be this run's too, assets marked as this run marked them."""
-    pull, key = run.pull, run.question
+    open pull request of this head holds only when its own whole question, asked from its
+    base (``question_of``: its base's config, the bytes selected from its diff, and its
+    coverage), is exactly this run's and passes the same guards: the same key, coverage
+    that does not block, and the same files reviewed and left out. Otherwise the success
+    is withheld and the block names it: "a pull request cannot lower its own bar" holds
+    across pull requests, and two bases whose diffs differ only by files the gate cannot
+    review ask two questions. Called only for a reviewed or kept pass, or one with nothing
+    in scope (an override is a writer's exception for exactly this head)."""
+    pull, key, mine = run.pull, run.question, run.evidence.coverage
     if pull is None or key is None:
         return None
     unmet: list[PullInfo] = []
@@ -310,17 +309,14 @@ def siblings(
         if other.number == pull.number:
             continue
         try:
-            config = load_config(other.base_sha)
-            fetch = gh.compare_diff(other.base_sha, run.head, pr_number=other.number)
-            sections = list(fetch.sections)
-            if same_coverage and config.binary_assets == "allow":
-                from gate.action.assets import mark_assets
-
-                sections = mark_assets(gh, sections, base=other.base_sha, head=run.head)
-            selected = select_diff(sections, config, source=fetch.source)
-            same = question.key_for(selected.data, config) == key
-            if same_coverage:  # nothing was reviewed: what was left out is the whole answer
-                same = same and _left_out(selected.coverage) == _left_out(run.evidence.coverage)
+            config, selected = question_of(other)
+            theirs = selected.coverage
+            same = (
+                question.key_for(selected.data, config) == key
+                and _coverage_holds(theirs, config)
+                and mine is not None
+                and (theirs.reviewed, theirs.skipped) == (mine.reviewed, mine.skipped)
+            )
         except (ConfigError, GateError):
             same = False
         if not same:
@@ -332,18 +328,18 @@ def siblings(
     return blocked(
         State.NEEDS_HUMAN,
         "sibling_pull",
-        f"this commit is also the head of {named}{more}, whose base config or diff this review "
-        "did not answer; a success here would satisfy that pull request's required check "
-        "too. Its own run decides it; close one of them, push to this branch, or a writer "
-        "can override",
+        f"this commit is also the head of {named}{more}, whose base config, diff or coverage "
+        "this review did not answer; a success here would satisfy that pull request's "
+        "required check too. Its own run decides it; close one of them, push to this branch, "
+        "or a writer can override",
     )
 
 
-def _left_out(coverage: Coverage | None) -> list[tuple[str, str]]:
-    """Every file a selection left out and why, in order (None: unknown, never equal)."""
-    if coverage is None:
-        return [("", "unknown")]
-    return [(item.path, str(item.why)) for item in coverage.skipped]
+def _coverage_holds(selected: Coverage, config: Config) -> bool:
+    """What the selection alone decides does not block: nothing is decided before a
+    request, or it is a pass with no reviewer call (nothing in scope, assets only)."""
+    early = before_any_request(selected, config)
+    return early is None or early.state is State.PASS
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:

@@ -17,6 +17,7 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import PullInfo
 from gate.action.inputs import ActionInputs
+from gate.action.shown import Shown
 from gate.config.model import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
@@ -136,6 +137,10 @@ class RunState:
     command: dict[str, Any] | None = None
     #: the check run of this run (report: check-run or both), once created
     check_run_id: int | None = None
+    #: what the head shows for the context on each channel (gate.action.shown), read once
+    shown: Shown | None = None
+    #: the opening pending was not posted: the head showed a decision of the gate's
+    pending_deferred: bool = False
     notes: list[str] = field(default_factory=list)
     evidence: Evidence = field(default_factory=Evidence)
     #: None until the certificate was written (or its writing failed) for the final decision

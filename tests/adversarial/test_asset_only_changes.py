@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from gate.action.blobdiff import section_from_blobs
+from gate.action.github.mark import plain
 from gate.cli import main
 from gate.lab.sim import ReviewerSimulator
 from tests.assetbytes import png, ttf
@@ -265,7 +266,7 @@ def test_assets_alone_pass_in_the_action_with_no_call(tmp_path, fake, sim_factor
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "success"]
     plural = "s" if count > 1 else ""
-    assert statuses[-1]["description"] == (
+    assert plain(statuses[-1]["description"]) == (
         f"no code changed: {count} binary asset{plural} not reviewable"
     )
     assert result.outputs["reason"] == "no_code_changed"
@@ -305,7 +306,7 @@ def test_excluded_files_alone_pass_in_the_action(tmp_path, fake, sim_factory) ->
     assert result.code == 0, result.stdout
     assert sim.requests == []
     status = fake.status_list(HEAD)[-1]
-    assert (status["state"], status["description"]) == (
+    assert (status["state"], plain(status["description"])) == (
         "success",
         "nothing in scope: 1 file excluded by config",
     )

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from gate.action.github.mark import plain
 from gate.assets import ASSET_TYPES, asset_kind, listed_type
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_fake_github import (
@@ -131,7 +132,7 @@ def test_a_real_png_is_named_and_does_not_block(tmp_path, fake, sim_factory) -> 
     assert len(sim.requests) == 1
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "success"]
-    assert statuses[-1]["description"].endswith("· 1 binary asset not reviewable")
+    assert plain(statuses[-1]["description"]).endswith("· 1 binary asset not reviewable")
     coverage = result.certificate["context"]["coverage"]
     assert coverage["complete"] is True
     assert coverage["skipped"][0]["why"] == "binary_asset"

@@ -37,6 +37,7 @@ import io
 import json
 import os
 import random
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ from gate.decide.envelope import seal
 from gate.review.prompt import binding_in
 from gate.reviewers import transport
 from tests.fakes.events import issue_comment_event, pull_request_edited_event, pull_request_event
-from tests.fakes.github import FakeGitHub
+from tests.fakes.github import MAX_STATUSES, FakeGitHub
 
 REPO = "octo-org/hello-world"
 CONFIG_PATH = ".github/review-gate.yml"
@@ -394,6 +395,53 @@ class Gate(RuleBasedStateMachine):
         with self.fake.lock:
             self.fake.faults.clear()
             self.fake.git.races = 0
+
+    # -- issue 31: writes bounded by decisions, the status cap, one head into many bases --
+
+    def _in_context(self, head: str) -> list[dict[str, Any]]:
+        return [s for s in self.fake.status_list(head) if s["context"] == "review-gate"]
+
+    @rule(count=st.integers(100, 300))
+    def hundreds_of_reopens(self, count: int) -> None:
+        # an author reopens PR 7 again and again: a reopen that decides what the head
+        # already shows writes nothing, so the storm ends once the head is stable (two
+        # reopens in a row that wrote no status); a gate that writes per event would go on
+        # writing until GitHub's cap
+        head, quiet = self.fake.pulls[7]["head"]["sha"], 0
+        for _ in range(count):
+            before = len(self._in_context(head))
+            self._event(7, "reopened")
+            quiet = quiet + 1 if len(self._in_context(head)) == before else 0
+            if quiet == 2:
+                break
+
+    @rule(left=st.integers(1, 30))
+    def status_cap(self, left: int) -> None:
+        # GitHub keeps 1,000 statuses per commit and context (the fake answers 422 past it):
+        # an older gate, or another writer, filled PR 7's head's context to ``left`` short
+        # of the cap, repeating what the head shows; then the head is decided again
+        head = self.fake.pulls[7]["head"]["sha"]
+        shown = self._in_context(head)
+        if not shown:
+            return
+        newest = shown[-1]
+        words = re.sub(r" \[rg:[^\]]*\]\Z", "", newest["description"] or "")
+        for _ in range(MAX_STATUSES - left - len(shown)):
+            self.fake.add_status(head, state=newest["state"], description=words)
+        self._event(7, "reopened")
+
+    @rule(bases=st.lists(st.sampled_from([MAIN, STAGING]), min_size=2, max_size=5))
+    def many_pulls_on_one_head(self, bases: list[str]) -> None:
+        # one head, many pull requests into different bases, each opened in turn: a success
+        # on the commit satisfies each of them, so each must have earned it under its base
+        head = self.fake.pulls[7]["head"]["sha"]
+        self.fake.faults.clear()
+        for i, base in enumerate(bases):
+            number = 20 + i
+            if number in self.pulls:
+                continue
+            self._open(number, head, base)
+            self._event(number, "opened")
 
     # -- the promise -----------------------------------------------------------------
 

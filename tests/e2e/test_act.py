@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from gate.action.github.mark import plain
 from gate.action.report import md
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.lab.sim import ReviewerSimulator, extract_prompt, wire_for
@@ -400,7 +401,7 @@ def _check_common(run: ActRun, world: World) -> list[dict[str, Any]]:
     for name in ("state", "verdict", "description", "certificate"):
         assert run.job_outputs.get(name, "") == run.outputs.get(name, ""), name
     final = statuses[-1]
-    assert run.outputs["description"] == final["description"]
+    assert run.outputs["description"] == plain(final["description"])
     assert md(final["description"]) in run.summary  # as rendered, Markdown made inert
     assert run.outputs["state"] in run.summary
     certificate = Path(run.outputs["certificate"])
@@ -540,7 +541,7 @@ def test_invalid_config_at_base_posts_error_naming_key_and_line(
     statuses = world.github.status_list(world.head_sha)
     assert [s["state"] for s in statuses][-1] == "error", run.explain()
     assert "success" not in [s["state"] for s in statuses]
-    description = statuses[-1]["description"]
+    description = plain(statuses[-1]["description"])
     assert "line 3" in description
     assert "reviewer.max_tokens" in description
     assert run.outputs["state"] == "needs_human"

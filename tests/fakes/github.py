@@ -52,6 +52,14 @@ TOO_LARGE = {
     "errors": [{"resource": "PullRequest", "field": "diff", "code": "too_large"}],
 }
 EPOCH = "2026-01-01T00:00:00Z"
+#: GitHub keeps at most this many statuses per commit and context (POST /statuses/{sha})
+MAX_STATUSES = 1000
+STATUS_CAP = {
+    "message": "Validation Failed",
+    "errors": [{"resource": "Status", "code": "custom",
+                "message": "This SHA and context has reached the maximum number of statuses."}],
+    "documentation_url": "https://docs.github.com/rest/commits/statuses#create-a-commit-status",
+}  # fmt: skip
 
 
 def _user(login: str, *, bot: bool = False, uid: int = 1) -> dict[str, Any]:
@@ -515,6 +523,7 @@ class FakeGitHub:
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
+            (r"/commits/([0-9a-fA-F]+)/status", "GET", self._combined_status),
             (r"/commits/([0-9a-fA-F]+)/pulls", "GET", self._commit_pulls),
             (r"/commits/([0-9a-fA-F]+)/check-runs", "GET", self._list_check_runs),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
@@ -813,8 +822,47 @@ class FakeGitHub:
             "creator": self._author(),
         }
         with self.lock:
-            self.statuses.setdefault(sha, []).append(entry)
+            stored = self.statuses.setdefault(sha, [])
+            if sum(1 for s in stored if s["context"] == entry["context"]) >= MAX_STATUSES:
+                # GitHub: "a limit of 1000 statuses per sha and context within a repository.
+                # Attempts to create more than 1000 statuses will result in a validation error"
+                return _json(422, STATUS_CAP)
+            stored.append(entry)
         return _json(201, entry)
+
+    def _combined_status(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``GET /repos/{owner}/{repo}/commits/{ref}/status``: the newest status of each
+        context (GitHub's ``simple-commit-status``: no creator), paged by context."""
+        sha = m.group(1)
+        with self.lock:
+            newest: dict[str, dict[str, Any]] = {}
+            for status in reversed(self.statuses.get(sha, [])):
+                newest.setdefault(status["context"], status)
+        items = [{k: v for k, v in s.items() if k != "creator"} for s in newest.values()]
+        per_page = min(100, int(query.get("per_page", "30")))
+        page = max(1, int(query.get("page", "1")))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        states = {s["state"] for s in items}
+        state = next((x for x in ("failure", "error", "pending") if x in states), "success")
+        if not items:
+            state = "pending"
+        headers: dict[str, str] = {}
+        if page * per_page < len(items):
+            path = f"/repos/{self.repository}/commits/{sha}/status"
+            headers["Link"] = (
+                f'<{self.api_url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
+            )
+        body = {
+            "state": "failure" if state == "error" else state, "sha": sha,
+            "total_count": len(items), "statuses": chunk,
+            "commit_url": f"{self.api_url}/repos/{self.repository}/commits/{sha}",
+            "url": f"{self.api_url}/repos/{self.repository}/commits/{sha}/status",
+            "repository": self.repo_json(),
+        }  # fmt: skip
+        status, base, data = _json(200, body)
+        return status, {**base, **headers}, data
 
     def _get_statuses(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
@@ -918,7 +966,10 @@ class FakeGitHub:
             "creator": self._author() if login is None else _user(login),
         }  # fmt: skip
         with self.lock:
-            self.statuses.setdefault(sha, []).append(entry)
+            stored = self.statuses.setdefault(sha, [])
+            if sum(1 for s in stored if s["context"] == context) >= MAX_STATUSES:
+                raise ValueError(f"GitHub keeps at most {MAX_STATUSES} statuses per context")
+            stored.append(entry)
 
     def _label_json(self, name: str) -> dict[str, Any]:
         return {"id": abs(hash(name)) % 10_000 + 1, "node_id": "L_1", "url": f"{self.api_url}/x",

@@ -98,8 +98,16 @@ def test_a_run_costs_the_same_whatever_the_author_piles_on(tmp_path: Path, stick
     }
     for name, counts in found.items():
         print(f"sticky={sticky} {name} {SCALES[name]}: {sum(counts.values())} {dict(counts)}")
-    assert found["large"] == found["small"]
-    assert sum(found["large"].values()) <= 25
+    large, small = found["large"], found["small"]
+    # writes bounded by decisions (decision 0042): the reopen writes nothing when the token's
+    # identity is read from the author of the status the head shows, among the commit's
+    # newest 100; past them (900 other statuses here) it posts its pending and decision
+    # once, which puts them on top again: two requests more, whatever the count
+    assert large["statuses"] <= small["statuses"] + 2
+    assert {k: v for k, v in large.items() if k != "statuses"} == {
+        k: v for k, v in small.items() if k != "statuses"
+    }
+    assert sum(large.values()) <= 25
 
 
 @pytest.mark.parametrize("sticky", [True, False])
