@@ -12,23 +12,36 @@ listed: executables, libraries, archives (a ``.zip``, ``.jar`` or ``.whl`` holds
 ``.svg`` (text that can carry script, and reviewable as text), ``.pdf`` (it can carry
 script), ``.pyc``, ``.wasm``, and anything else a build or an interpreter loads as code.
 
-A file is an asset only when its name has a listed extension AND its first bytes are
-that type's signature, read from the blob itself (:func:`asset_kind`), or on the command line from
-the diff's own ``GIT binary patch`` literal (:func:`literal_head`). A ``.png`` that is
-not a PNG (an executable renamed, a text file) is no asset and blocks as any other
-binary; so does one whose bytes could not be read (too large for the fetch budget, no
-blob to read). Pure: the caller reads the bytes.
+The one rule, used by every front end (the command line, the action's diff and its
+blob-built sections): a file is an asset only when its name has a listed extension AND
+its first bytes are that type's signature AND it is a regular, non-executable file (mode
+``100644``, :data:`ASSET_MODE`): :func:`asset_kind`. A change is an asset when the side
+it leaves is one (the new file; the old one for a deletion) and, for a rename or a copy,
+the old side is one too: :func:`change_kind`. The bytes are read from the blob itself by
+the action (:mod:`gate.action.assets`, :mod:`gate.action.blobdiff`), or on the command
+line from the diff's own ``GIT binary patch`` literals (:func:`literal_kind`). A ``.png``
+that is not a PNG (an executable renamed, a text file), an executable PNG, one whose
+bytes or mode could not be read (too large for the fetch budget, no blob to read, a
+``delta`` patch) is no asset and blocks as any other binary. Pure: the caller reads the
+bytes.
+
+Why the mode: ``\x89PNG\r\n\x1a\n`` has no NUL before its first line break, so a shell
+runs a ``.png`` of mode ``100755`` as a script (a hook or a run-parts directory would).
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 #: bytes of a file's start :func:`asset_kind` needs (the longest signature check)
 PROBE_BYTES = 16
+#: the one git mode an asset may have: a regular, non-executable file (a symlink, a
+#: submodule or an executable file is never an asset; module docstring)
+ASSET_MODE = "100644"
 
 
 def _starts(*magics: bytes) -> Callable[[bytes], bool]:
@@ -87,14 +100,112 @@ def listed_type(path: str) -> AssetType | None:
     return None
 
 
-def asset_kind(path: str, head: bytes | None) -> str:
-    """``image``/``font``/``audio``/``video`` when ``path`` has a listed extension and
-    ``head`` (the file's first bytes, None when they could not be read) is that type's
-    signature; "" otherwise (the file is no asset)."""
+def asset_kind(path: str, head: bytes | None, mode: str | None) -> str:
+    """``image``/``font``/``audio``/``video`` when ``path`` has a listed extension, ``head``
+    (the file's first bytes, None when they could not be read) is that type's signature
+    and ``mode`` (its git mode, None when unknown) is :data:`ASSET_MODE`; "" otherwise
+    (the file is no asset)."""
     kind = listed_type(path)
-    if kind is None or head is None or not kind.matches(head[:PROBE_BYTES]):
+    if kind is None or head is None or mode != ASSET_MODE:
         return ""
-    return kind.kind
+    return kind.kind if kind.matches(head[:PROBE_BYTES]) else ""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a binary change as its reader found it: the name, the git mode and
+    the first bytes (None: not known, and so no asset)."""
+
+    path: str
+    mode: str | None
+    head: bytes | None
+
+
+def change_kind(new: Side | None, old: Side | None) -> str:
+    """The asset kind of one binary change, "" when it is none: the rule every front end
+    applies. ``new`` is the file the change leaves (None for a deletion, where the old
+    file is judged), ``old`` the file it replaces (None for an added file). A rename or a
+    copy (``old`` under another name) is an asset only when the old side is one too: git
+    pairs a deleted script with an added PNG that holds its bytes in a text chunk, and the
+    section's one binary line hides the script's removal."""
+    if new is None:
+        return "" if old is None else asset_kind(old.path, old.head, old.mode)
+    kind = asset_kind(new.path, new.head, new.mode)
+    if kind and old is not None and old.path != new.path:
+        return kind if asset_kind(old.path, old.head, old.mode) else ""
+    return kind
+
+
+def renames(old_path: str, path: str) -> bool:
+    """Whether a section with these names pairs two files (a rename or a copy), so
+    :func:`change_kind` needs its old side's bytes too."""
+    return bool(old_path) and old_path != path
+
+
+_INDEX = re.compile(rb"index ([0-9a-f]{7,64})\.\.([0-9a-f]{7,64})(?: ([0-7]{6}))?\r?")
+_MODE = re.compile(rb"(new file mode|deleted file mode|old mode|new mode) ([0-7]{6})\r?")
+_MARKERS = (b"Binary files ", b"GIT binary patch", b"--- ", b"@@")
+
+
+@dataclass(frozen=True)
+class Header:
+    """What a section's header says of its two sides: the abbreviated blob ids of its
+    ``index`` line (all zeros: that side does not exist) and each side's mode (None:
+    not written)."""
+
+    old_id: str
+    new_id: str
+    old_mode: str | None
+    new_mode: str | None
+
+    @property
+    def added(self) -> bool:
+        return set(self.old_id) == {"0"}
+
+    @property
+    def deleted(self) -> bool:
+        return set(self.new_id) == {"0"}
+
+
+def read_header(data: bytes) -> Header | None:
+    """The :class:`Header` of a section's bytes, or None without an ``index`` line. Lines
+    end at ``\n`` only, as git's do (never ``bytes.splitlines``, which also breaks at
+    ``\r``, ``\v``, ``\f`` and more)."""
+    ids: tuple[str, str] | None = None
+    modes: dict[bytes, str] = {}
+    for line in data.split(b"\n")[1:]:
+        if line.startswith(_MARKERS):
+            break
+        found = _INDEX.fullmatch(line)
+        if found is not None:
+            ids = found.group(1).decode("ascii"), found.group(2).decode("ascii")
+            if found.group(3):
+                modes[b"index"] = found.group(3).decode("ascii")
+            continue
+        mode = _MODE.fullmatch(line)
+        if mode is not None:
+            modes[mode.group(1)] = mode.group(2).decode("ascii")
+    if ids is None:
+        return None
+    both = modes.get(b"index")
+    old = modes.get(b"deleted file mode") or modes.get(b"old mode") or both
+    new = modes.get(b"new file mode") or modes.get(b"new mode") or both
+    added, deleted = set(ids[0]) == {"0"}, set(ids[1]) == {"0"}
+    return Header(ids[0], ids[1], None if added else old, None if deleted else new)
+
+
+def literal_kind(path: str, old_path: str, data: bytes) -> str:
+    """The asset kind of a local diff's binary section (``git diff --binary``), from what
+    the section itself carries: the modes of its header and the bytes of its ``GIT binary
+    patch`` literals (the forward one writes the new file, the reverse one the old).
+    "" when any fact the rule needs is not there (:func:`change_kind`)."""
+    header = read_header(data)
+    if header is None:
+        return ""
+    forward, reverse = literal_heads(data)
+    new = None if header.deleted else Side(path, header.new_mode, forward)
+    old = None if header.added else Side(old_path or path, header.old_mode, reverse)
+    return change_kind(new, old)
 
 
 def extensions() -> list[str]:
@@ -102,35 +213,45 @@ def extensions() -> list[str]:
     return [ext for kind in ASSET_TYPES for ext in kind.extensions]
 
 
-def literal_head(section: bytes) -> bytes | None:
-    """The first bytes of the file a ``GIT binary patch`` section writes, when its forward
-    patch is a ``literal`` (the whole new content, deflated and base85-encoded, each line
-    led by its decoded length): what a local diff (``git diff --binary``) carries instead
-    of a blob. None for anything else (a ``delta`` needs the old file, ``Binary files ...
-    differ`` carries no bytes, a malformed patch proves nothing). Only the first
+def literal_heads(section: bytes) -> tuple[bytes | None, bytes | None]:
+    """The first bytes of the files a ``GIT binary patch`` section writes: its forward
+    patch (the new file) and its reverse one (the old file), each when it is a
+    ``literal`` (the whole content, deflated and base85-encoded, each line led by its
+    decoded length): what a local diff (``git diff --binary``) carries instead of a blob.
+    None for anything else (a ``delta`` needs the other file, ``Binary files ... differ``
+    carries no bytes, a malformed patch proves nothing). Only the first
     :data:`PROBE_BYTES` are inflated, so a deflate bomb costs nothing."""
     lines = section.split(b"\n")
     try:
         start = lines.index(b"GIT binary patch")
     except ValueError:
-        return None
-    header = lines[start + 1] if start + 1 < len(lines) else b""
+        return None, None
+    forward, end = _literal(lines, start + 1)
+    reverse, _ = _literal(lines, end + 1) if end < len(lines) else (None, end)
+    return forward, reverse
+
+
+def _literal(lines: list[bytes], at: int) -> tuple[bytes | None, int]:
+    """The first bytes one hunk of a binary patch writes (None unless a well-formed
+    ``literal``), and the index of the blank line that ends the hunk."""
+    end = at + 1
+    while end < len(lines) and lines[end]:
+        end += 1
+    header = lines[at] if at < len(lines) else b""
     if not header.startswith(b"literal "):
-        return None
+        return None, end
     packed = bytearray()
-    for line in lines[start + 2 :]:
-        if not line:
-            break
+    for line in lines[at + 1 : end]:
         size = line[0]
         length = size - 64 if 65 <= size <= 90 else size - 70 if 97 <= size <= 122 else -1
         try:
             chunk = base64.b85decode(line[1:])
         except ValueError:
-            return None
+            return None, end
         if length < 1 or length > len(chunk):
-            return None
+            return None, end
         packed += chunk[:length]
     try:
-        return zlib.decompressobj().decompress(bytes(packed), PROBE_BYTES)
+        return zlib.decompressobj().decompress(bytes(packed), PROBE_BYTES), end
     except zlib.error:
-        return None
+        return None, end

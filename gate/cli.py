@@ -27,14 +27,18 @@ Exit codes (:class:`gate.errors.ExitCode`, shared by every command that decides)
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
-import os
+import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Protocol, cast
 
 from gate import __version__, commands
+from gate.commands._io import say
+from gate.errors import ExitCode, GateError, UsageError
+from gate.safe import redact
 
 
 class Command(Protocol):
@@ -49,18 +53,9 @@ class Command(Protocol):
 
 
 def _module_names() -> list[str]:
-    """The modules of :mod:`gate.commands` (not ``_private`` ones), by listing its folder.
-
-    (``pkgutil.iter_modules`` would do the same and import :mod:`inspect`, a tenth of
-    the start-up.)
-    """
-    names: set[str] = set()
-    for folder in commands.__path__:
-        for entry in os.listdir(folder):
-            stem, _, suffix = entry.partition(".")
-            if suffix == "py" and stem.isidentifier() and not stem.startswith("_"):
-                names.add(stem)
-    return sorted(names)
+    """The modules of :mod:`gate.commands` (not ``_private`` ones)."""
+    found = pkgutil.iter_modules(commands.__path__)
+    return sorted(module.name for module in found if not module.name.startswith("_"))
 
 
 def _discover() -> list[Command]:
@@ -70,23 +65,6 @@ def _discover() -> list[Command]:
         if hasattr(module, "NAME") and hasattr(module, "run"):
             found.append(cast(Command, module))
     return sorted(found, key=lambda cmd: (cmd.ORDER, cmd.NAME))
-
-
-def _named(name: str) -> Command | None:
-    """The command called ``name`` when its module is the one its name spells
-    (``fault-proxy`` in ``fault_proxy.py``), else None (then every command is discovered).
-
-    A command given on the command line needs no other command's module or parser: each
-    costs an import and an ``ArgumentParser`` (whose gettext look-ups stat the locale
-    folders), about a tenth of a review's start-up for the eleven others.
-    """
-    stem = name.replace("-", "_")
-    if stem not in _module_names():
-        return None
-    module = importlib.import_module(f"{commands.__name__}.{stem}")
-    if getattr(module, "NAME", None) != name or not hasattr(module, "run"):
-        return None
-    return cast(Command, module)
 
 
 #: ``build_parser(only=ALL)`` adds every command's arguments
@@ -105,12 +83,9 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     """The parser; with ``only`` a command name (or None), only that command's arguments.
 
-    Every command is listed (its name and help line) unless ``only`` names one (then its
-    parser is the only one: what the command line asks is parsed, and reported, by it
-    alone, and a word that names no command is reported with every command's name);
-    the arguments, which may need the command's imports (defaults shown in its help),
-    are added for ``only`` (default :data:`ALL`: every command, as tests and
-    documentation want it).
+    Every command is listed (its name and help line); the arguments, which may need the
+    command's imports (defaults shown in its help), are added for ``only`` (default
+    :data:`ALL`: every command, as tests and documentation want it).
     """
     parser = argparse.ArgumentParser(
         prog="review-gate",
@@ -127,8 +102,7 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = _named(only) if only not in (ALL, None) else None
-    for cmd in [chosen] if chosen is not None else _discover():
+    for cmd in _discover():
         child = sub.add_parser(
             cmd.NAME,
             help=cmd.HELP,
@@ -196,17 +170,13 @@ def parse(parser: argparse.ArgumentParser, words: Sequence[str]) -> argparse.Nam
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=chosen_command(words))
-    args = parse(parser, words)  # --version and --help end here, having imported nothing
-    from gate.safe import redact
+    args = parse(parser, words)  # --version and --help end here
 
     with redact.scope():  # a command registers the secrets it reads (gate.safe.redact.remember)
         return _dispatch(parser, args)
 
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from gate.commands._io import say
-    from gate.errors import ExitCode, GateError, UsageError
-
     run = getattr(args, "_run", None)
     if run is None:
         parser.print_help(sys.stderr)
@@ -249,8 +219,6 @@ def entry() -> int:
     raised the peak RSS of a 20 MiB diff by ~25 MiB (164 to 189 MiB, bench/large_diff.py's
     workload), a cost that grows with the diff.
     """
-    import gc
-
     try:
         return main()
     finally:

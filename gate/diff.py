@@ -72,12 +72,23 @@ PARTIAL_REASONS = frozenset(
 )
 
 
-#: how a skip reason reads for people where the code alone would not say enough
-SKIP_WORDS = {SkipWhy.BINARY_ASSET: "not reviewable (binary asset)"}
+#: how each skip reason reads for people (its code, where that says enough)
+SKIP_WORDS: dict[SkipWhy, str] = {
+    SkipWhy.FILTERED: "filtered",
+    SkipWhy.BINARY: "binary",
+    SkipWhy.BINARY_ASSET: "not reviewable (binary asset)",
+    SkipWhy.NO_PATCH: "no_patch",
+    SkipWhy.OVER_BYTE_LIMIT: "over_byte_limit",
+    SkipWhy.UNPARSEABLE: "unparseable",
+    SkipWhy.UNDECODABLE: "undecodable",
+    SkipWhy.TOO_LARGE: "too_large",
+}
 
 
 #: what would cover a file skipped for each reason (the blocked author's next step)
-COVER_HINT = {
+COVER_HINT: dict[SkipWhy, str] = {
+    SkipWhy.FILTERED: "left out by include/exclude in the base config: not reviewed, and not "
+    "blocking",
     SkipWhy.BINARY: "a binary file no reviewer can read: review it by hand (an image, font, "
     "audio or video file whose first bytes match its name is a binary asset and does not block)",
     SkipWhy.BINARY_ASSET: "a binary asset: not reviewable, and not blocking",
@@ -114,6 +125,8 @@ class FileSection:
 SKIP_FIX: dict[SkipWhy, str] = {
     SkipWhy.FILTERED: "check include/exclude in the config",
     SkipWhy.BINARY: "a binary change is never sent to the reviewer; a person must review it",
+    SkipWhy.BINARY_ASSET: "an image, font, audio or video file is not reviewable and does not "
+    "block (binary_assets: block in the config makes it block)",
     SkipWhy.NO_PATCH: "GitHub sent no patch for it; a person must review it",
     SkipWhy.OVER_BYTE_LIMIT: "raise max_diff_bytes in the config, or split the change",
     SkipWhy.UNPARSEABLE: "a hunk header's line counts cannot be read; make the diff with git diff",
@@ -163,12 +176,20 @@ class Coverage:
         """One short phrase, e.g. ``3 of 5 files reviewed (1 binary, 1 no_patch)``."""
         counts: dict[str, int] = {}
         for item in self.skipped:
-            why = SKIP_WORDS.get(item.why, str(item.why))
+            why = SKIP_WORDS[item.why]
             counts[why] = counts.get(why, 0) + 1
         text = f"{len(self.reviewed)} of {self.total} files reviewed"
         if counts:
             text += " (" + ", ".join(f"{n} {why}" for why, n in sorted(counts.items())) + ")"
         return text
+
+    def asset_phrase(self) -> str:
+        """``2 binary assets not reviewable`` for the assets left out ("" for none): the
+        one wording of the status's count and of a pass on assets alone."""
+        count = sum(1 for item in self.skipped if item.why is SkipWhy.BINARY_ASSET)
+        if not count:
+            return ""
+        return f"{count} binary asset{'s' * (count != 1)} not reviewable"
 
     def advice(self) -> str:
         """What to do about the files left out, each kind named with the setting that
@@ -206,6 +227,12 @@ class SelectedDiff:
     @property
     def sha256(self) -> str:
         return self.coverage.diff_sha
+
+
+#: a SHA-256 in hex, as :func:`diff_sha` (and every digest the gate records) writes it
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+#: a full git object id: SHA-1 or SHA-256, lowercase hex
+COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @last_answer

@@ -28,6 +28,7 @@ cause and, where there is one, the fix::
     ├── TransportError             the reviewer's bytes did not all arrive
     │   └── ReviewerUnreachable    could not connect / HTTP error after budget
     ├── GitHubError                a GitHub API call failed
+    ├── LedgerError                the question ledger is not the gate's, or cannot be written
     ├── AtomicWriteError           a verified atomic write could not be proven
     ├── StatementError             an in-toto statement cannot be built, or is foreign
     │   └── StatementMismatch      a statement names another certificate, diff or decision
@@ -264,6 +265,15 @@ class GitHubError(GateError):
     """A GitHub API call failed."""
 
     reason = "github"
+
+
+class LedgerError(GateError):
+    """The question ledger (``refs/review-gate/ledger``) cannot be trusted or written:
+    an entry that does not parse, a foreign object at the ref, a tree not of the gate's
+    shape, a conflict that did not resolve, a token without ``contents: write``. The
+    ``reason`` says which (``config_ledger_*``, ``ledger_conflict``)."""
+
+    reason = "config_ledger_unreadable"
 
 
 class AtomicWriteError(GateError):

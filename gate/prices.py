@@ -18,6 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: the currency of every price and cost the gate reads or writes: this table's rows, the
+#: config's ``pricing`` and ``max_cost``, and every figure derived from them
+CURRENCY = "USD"
+
 
 @dataclass(frozen=True)
 class ListedPrice:

@@ -91,8 +91,14 @@ DEFAULT_BASE_URLS: Mapping[str, str] = {
     Provider.VERTEX: "",
 }
 
-#: How to give a provider without a public default its endpoint (the ConfigError's fix).
-BASE_URL_FIX: Mapping[str, str] = {
+#: How to give a provider without a public default its endpoint (the ConfigError's fix);
+#: None where the caller's own words say it (a public default, or MC1's own endpoint).
+BASE_URL_FIX: Mapping[str, str | None] = {
+    Provider.OPENAI: None,
+    Provider.ANTHROPIC: None,
+    Provider.GEMINI: None,
+    Provider.MC1: None,
+    Provider.OPENAI_RESPONSES: None,
     Provider.AZURE_OPENAI: (
         "set reviewer.base_url (the base-url input) to your resource's endpoint, "
         "e.g. https://my-resource.openai.azure.com"

@@ -1,4 +1,4 @@
 """The GitHub Action front end: event, inputs, GitHub API, reports, orchestration.
 
-See docs/design.md for the module map.
+See docs/design.md's module map.
 """

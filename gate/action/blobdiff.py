@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 
-from gate.assets import asset_kind
+from gate.assets import Side, change_kind
 from gate.diff import FileSection, git_label, git_quote
 
 #: git's binary test reads this many bytes for a NUL
@@ -334,9 +334,13 @@ def section_from_blobs(
     if (old is not None and looks_binary(old)) or (new is not None and looks_binary(new)):
         names = f"{src.rstrip(chr(9))} and {dst.rstrip(chr(9))}"
         data = (head + f"Binary files {names} differ\n").encode()
-        # an image, font, audio or video file by its name and its bytes (the head's, or
-        # the base's for a deletion): gate.assets; the bytes are the blobs' own, verified
-        asset = asset_kind(path, new if new is not None else old)
+        # an image, font, audio or video file by its name, mode and bytes (the head's, the
+        # base's for a deletion, both for a rename or copy): gate.assets' one rule; the
+        # bytes are the blobs' own, verified
+        asset = change_kind(
+            None if new is None else Side(path, new_mode, new),
+            None if old is None else Side(before, old_mode, old),
+        )
         return FileSection(path=path, data=data, binary=True, old_path=other, asset=asset)
     body = b"".join(_hunk_lines(old or b"", new or b""))
     if not body:  # an empty file added or deleted: git writes no ---/+++ lines

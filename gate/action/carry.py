@@ -32,7 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.decide.decision import State
-from gate.review.carry import Book, Carried, CarryError
+from gate.diff import SHA256_HEX
+from gate.review.carry import RUN_TEXT, Book, Carried, CarryError
 from gate.safe import strictjson, untrusted
 
 SCHEMA = "review-gate.carry/1"
@@ -45,8 +46,6 @@ MAX_RAW_BYTES = 1 << 20
 MAX_ENTRIES = 1000
 
 _BLOCK = re.compile(r"<!-- review-gate:carry ([A-Za-z0-9+/=]{0,60000}) -->")
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_TEXT = re.compile(r"[\x20-\x7e]{1,300}")
 
 
 def entries_of(result: Any, *, run_url: str | None, certificate_sha: str | None) -> list[Carried]:
@@ -55,10 +54,10 @@ def entries_of(result: Any, *, run_url: str | None, certificate_sha: str | None)
     UTF-8, fails first. A carried chunk keeps where it was first recorded."""
     chunks = result.extra.get("chunks") if result is not None else None
     question = chunks.get("question") if isinstance(chunks, dict) else None
-    if not isinstance(question, str) or not _HEX64.fullmatch(question):
+    if not isinstance(question, str) or not SHA256_HEX.fullmatch(question):
         return []
-    here = run_url if run_url and _TEXT.fullmatch(run_url) else "an earlier run"
-    sha = certificate_sha if certificate_sha and _HEX64.fullmatch(certificate_sha) else ""
+    here = run_url if run_url and RUN_TEXT.fullmatch(run_url) else "an earlier run"
+    sha = certificate_sha if certificate_sha and SHA256_HEX.fullmatch(certificate_sha) else ""
     fails: list[Carried] = []
     passes: list[Carried] = []
     for review in result.chunks:
@@ -150,17 +149,17 @@ def _entry(row: Any) -> Carried:
         raise CarryError("a carry entry does not have exactly the five fields")
     question, diff_sha, texts = row["question"], row["diff_sha"], row["envelopes"]
     run, sha = row["run"], row["certificate_sha"]
-    if not (isinstance(question, str) and _HEX64.fullmatch(question)):
+    if not (isinstance(question, str) and SHA256_HEX.fullmatch(question)):
         raise CarryError("a carry entry's question is not a SHA-256")
-    if not (isinstance(diff_sha, str) and _HEX64.fullmatch(diff_sha)):
+    if not (isinstance(diff_sha, str) and SHA256_HEX.fullmatch(diff_sha)):
         raise CarryError("a carry entry's diff_sha is not a SHA-256")
     if not isinstance(texts, list) or not 1 <= len(texts) <= 5:
         raise CarryError("a carry entry must hold 1 to 5 envelopes")
     if not all(isinstance(text, str) for text in texts):
         raise CarryError("a carry entry's envelopes must be text")
-    if not (isinstance(run, str) and _TEXT.fullmatch(run)):
+    if not (isinstance(run, str) and RUN_TEXT.fullmatch(run)):
         raise CarryError("a carry entry's run is not printable text of 1 to 300 characters")
-    if not (isinstance(sha, str) and (sha == "" or _HEX64.fullmatch(sha))):
+    if not (isinstance(sha, str) and (sha == "" or SHA256_HEX.fullmatch(sha))):
         raise CarryError("a carry entry's certificate_sha is not a SHA-256")
     envelopes = tuple(text.encode("utf-8") for text in texts)
     return Carried(question, diff_sha, envelopes, run=run, certificate_sha=sha)

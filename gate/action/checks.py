@@ -27,8 +27,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from gate.action.findings_report import annotatable
+from gate.action.github import mark
 from gate.action.github.client import GitHubClient
-from gate.action.github.records import check_external_id
+from gate.action.github.mark import Mark
+from gate.action.github.records import CONCLUSION
 from gate.action.report import md
 from gate.decide.decision import Status
 from gate.findings import Finding
@@ -45,7 +47,6 @@ MAX_SUMMARY_CHARS = 65_535
 MAX_TITLE_CHARS = 255
 #: an annotation's message, at most (GitHub's limit is 64 KB; a character may take 4 bytes)
 MAX_MESSAGE_CHARS = 16_000
-_CONCLUSION = {Status.SUCCESS: "success", Status.FAILURE: "failure", Status.ERROR: "failure"}
 
 
 def wants_status(mode: str) -> bool:
@@ -77,13 +78,13 @@ def post(
     status: Status,
     description: str,
     details_url: str | None,
-    tag: str = "",
+    marked: Mark,
 ) -> int:
     """Create (``check_id`` None) or update the check run; return its id. A completed run
-    names the status it stands for, and ``tag`` (a ``failure``'s question,
-    :func:`gate.memory.question.tag`), in its ``external_id``
-    (:data:`gate.action.github.records.CHECK_EXTERNAL_ID`): the commit-level evidence
-    :meth:`GitHubClient.own_check_runs` reads back."""
+    names the status it stands for, its kind and its question (``marked``,
+    :mod:`gate.action.github.mark`) in its ``external_id``: the commit-level evidence
+    :meth:`GitHubClient.own_check_runs` reads back. A run created completed (the head
+    showed the gate's decision, so no ``in_progress`` run was created first) is one write."""
     body: dict[str, Any] = {"name": name, "head_sha": head}
     if details_url:
         body["details_url"] = details_url
@@ -91,10 +92,8 @@ def post(
         body["status"] = "in_progress"
     else:
         body["status"] = "completed"
-        body["conclusion"] = _CONCLUSION[status]
-        body["external_id"] = check_external_id(
-            str(status), tag if status is Status.FAILURE else ""
-        )
+        body["conclusion"] = CONCLUSION[status]
+        body["external_id"] = mark.check_external_id(str(status), marked)
     title = _title(description)
     # the description holds the reviewer's words: inert Markdown, like every summary line
     body["output"] = {"title": title, "summary": _summary(md(description))}

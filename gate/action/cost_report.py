@@ -7,6 +7,7 @@ config's prices); this module only renders them. Unknown is shown as unknown, ne
 from __future__ import annotations
 
 from gate.action.report import code, md
+from gate.prices import CURRENCY
 from gate.review.cost import CostReport, Preflight, money
 
 
@@ -19,11 +20,15 @@ def _show(value: int | float | None, *, price: bool = False) -> str:
 def summary_lines(report: CostReport) -> list[str]:
     """``### Cost``: per attempt and in total; why a figure is unknown."""
     if not report.attempts:
+        if report.unbilled:
+            return [f"### Cost ({code(report.model or 'no model')})", "",
+                    f"Nothing to pay: none of the {report.unbilled} request(s) made could be "
+                    "billed (not sent, or refused with an error status).", ""]  # fmt: skip
         return []
     lines = [
         f"### Cost ({code(report.model or 'no model')})",
         "",
-        "| attempt | input tokens | output tokens | cost |",
+        f"| attempt | input tokens | output tokens | cost ({CURRENCY}) |",
         "|---|---|---|---|",
     ]
     for usage in report.attempts:

@@ -2,7 +2,7 @@
 
 The pull request's records live in the sticky comment, which any writer can delete (and
 with ``sticky_comment: false`` there is none). The gate's own ``failure`` statuses, tagged
-with their question (:func:`gate.memory.question.tag`), stay on the commits they were
+with their question (their mark, :mod:`gate.action.github.mark`), stay on the commits they were
 posted on, but a new head with the same diff (an empty commit, a rebase, a force-push to
 an equivalent commit) is another commit: rule 3 of docs/security.md reads only the head.
 
@@ -32,6 +32,11 @@ on the head decides its question) reads the earlier heads too, once
 (:func:`unexplained`) are added as the newest, and so stand over any record of the same
 question, until a writer's fresh review; the comment then carries them.
 
+With a question ledger (:mod:`gate.action.ledger`), which finds a block by its key, this
+is the fallback: the earlier heads are read only while there is no ledger, or before a
+model call by a run with no comment history (a block whose ledger write GitHub refused
+then still stands on its commit).
+
 Beyond the bound (a pull request of more commits than :data:`MAX_EARLIER`), the older
 commits are not read and a note says how many; docs/security.md names the re-roll that
 leaves. A GitHub error propagates: absence is never concluded from a failed read.
@@ -42,57 +47,59 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+from gate.action.github import mark
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import MAX_PULL_COMMITS
 from gate.action.state import RunState
-from gate.memory import question, record
+from gate.memory import record
 from gate.memory.record import Record
 
 #: earlier heads read at most, one call per channel each (the head and ``before`` included)
 MAX_EARLIER = 100
 
 
-#: what the gate posted on a commit, newest first: (state, description or title, the
-#: question's tag or None), from one channel (its statuses, or its check runs)
-Seen = list[tuple[str, str, str | None]]
+#: what the gate posted on a commit, newest first: (state, kind, the question's tag or
+#: None), from one channel (its statuses, or its check runs); the kind and the tag are
+#: read from the gate's mark (:mod:`gate.action.github.mark`), never from its words
+Seen = list[tuple[str, str | None, str | None]]
 
 
 def seen_on(run: RunState, gh: GitHubClient, sha: str) -> list[Seen]:
     """The gate's own statuses and check runs on ``sha``, one list per channel the
     config's ``report`` posts to (the token can read what it may write: ``statuses`` or
-    ``checks``): the commit statuses in the run's context, with the tag their description
-    ends with; the check runs of the gate's own app named like the context, with the tag
-    of their ``external_id`` (:meth:`GitHubClient.own_check_runs`). Both are on the
-    commit, where no PR author can edit or delete them."""
+    ``checks``): the commit statuses in the run's context, with the kind and tag of
+    their mark; the check runs of the gate's own app named like the context, with the
+    kind and tag of their ``external_id`` (:meth:`GitHubClient.own_check_runs`). Both are
+    on the commit, where no PR author can edit or delete them."""
     mode = run.config.report if run.config is not None else "status"
     found: list[Seen] = []
     if mode in ("status", "both"):
-        statuses = gh.own_statuses(sha, context=run.context, enough=decisive)
-        found.append([(state, text, question.tag_of(text)) for state, text in statuses])
+        statuses = gh.own_statuses(
+            sha, context=run.context, enough=lambda s, text: decisive(s, mark.of_status(text).kind)
+        )
+        marks = [(state, mark.of_status(text)) for state, text in statuses]
+        found.append([(state, m.kind, m.tag) for state, m in marks])
     if mode in ("check-run", "both"):
         checks = gh.own_check_runs(sha, name=run.context)
-        found.append([(c.state, c.title, c.tag) for c in checks])
+        found.append([(c.state, c.kind, c.tag) for c in checks])
     return found
 
 
-def overridden(description: str) -> bool:
-    """Whether a success description is a writer's override (:func:`guards.override`)."""
-    return description.startswith(("overridden by @", "overridden:"))
-
-
-def decisive(state: str, text: str) -> bool:
+def decisive(state: str, kind: str | None) -> bool:
     """Whether a status of the gate's decides the question: a ``failure``, or a
-    ``success`` that is not a writer's override (:func:`newest_decisive`)."""
-    return state == "failure" or (state == "success" and not overridden(text))
+    ``success`` whose mark says a model's pass (:func:`newest_decisive`). A writer's
+    override is marked ``override`` whatever its description says (``superseded by …``
+    included), and an unmarked success has no kind: neither decides anything."""
+    return state == "failure" or (state == "success" and kind == "pass")
 
 
-def newest_decisive(seen: Seen) -> tuple[str, str, str | None] | None:
+def newest_decisive(seen: Seen) -> tuple[str, str | None, str | None] | None:
     """The gate's newest decisive status among ``seen`` (newest first): a ``failure``, or
-    a ``success`` that is not a writer's override. A pending, an error (an outage, a guard
-    that stopped the run) and an override decide nothing about the question, so they
-    cannot hide an earlier failure."""
+    a model's ``success``. A pending, an error (an outage, a guard that stopped the run)
+    and an override decide nothing about the question, so they cannot hide an earlier
+    failure."""
     return next(
-        ((state, text, tagged) for state, text, tagged in seen if decisive(state, text)),
+        ((state, kind, tagged) for state, kind, tagged in seen if decisive(state, kind)),
         None,
     )
 
@@ -138,9 +145,10 @@ def newest_ancestors(run: RunState, gh: GitHubClient, listed: set[str]) -> list[
     return found[:MAX_EARLIER]
 
 
-def row(run: RunState, sha: str, tag: str, description: str) -> Record:
-    """The standing-block row of the question ``tag`` found on ``sha`` (module docstring)."""
-    rejected = description.startswith("rejected")
+def row(run: RunState, sha: str, tag: str, kind: str | None) -> Record:
+    """The standing-block row of the question ``tag`` found on ``sha`` (module docstring):
+    a ``fail`` where its mark says so, else ``needs_human``."""
+    rejected = kind == "fail"
     return record.check(
         Record(
             time=record.now(),

@@ -8,13 +8,13 @@ an event the gate does not review is a clear :class:`~gate.errors.UsageError`, a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gate.action.github.records import PullInfo
+from gate.diff import COMMIT_ID
 from gate.errors import UsageError
 from gate.safe import strictjson
 
@@ -28,7 +28,6 @@ SUPPORTED_EVENTS = (
     "workflow_dispatch",
     "issue_comment",
 )
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: the comment command that asks for a fresh review of the pull request's current head
 REVIEW_COMMAND = "/review-gate review"
 
@@ -109,7 +108,7 @@ def _base_changed(payload: Mapping[str, Any]) -> bool:
 def _sha_or_empty(value: object) -> str:
     """A commit SHA (40 or 64 lowercase hex), else "" (anything else names no commit)."""
     text = value if isinstance(value, str) else ""
-    return text if _COMMIT.fullmatch(text) else ""
+    return text if COMMIT_ID.fullmatch(text) else ""
 
 
 def target_from_event(name: str, payload: Mapping[str, Any], *, pr_number: str = "") -> Target:

@@ -1,12 +1,13 @@
 """The action's guards: each a small function returning a :class:`Decision` or None.
 
-:mod:`gate.action.run` takes them in order (docs/design.md): draft, then a pending
+:mod:`gate.action.run` takes them in order (docs/decisions/0022-guards.md): draft, then a pending
 status, override, apply marker, credentials, then the diff, superseded (head or base
-moved while it was fetched), coverage, memory (an earlier decision of the same
-question), and only then the review. The first guard that returns a decision ends the
-run with it; None lets the run go on. Only the override can return a pass for a
-writer's label on this exact head, and memory only by repeating a success the gate's
-own identity posted on this head for the same question.
+moved while it was fetched), coverage (:func:`gate.review.scope.before_any_request`, the
+command line's too), memory (an earlier decision of the same question), and only then
+the review. The first guard that returns a decision ends the run with it; None lets the
+run go on. Only the override can return a pass for a writer's label on this exact head,
+memory only by repeating a success the gate's own identity posted on this head for the
+same question, and coverage only for a change with nothing in scope and no gap.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from gate import REPOSITORY_URL
-from gate.action import carry, earlier
+from gate import FILES_URL
+from gate.action import carry, earlier, ledger
 from gate.action.earlier import Seen
 from gate.action.github.client import GitHubClient
 from gate.action.github.pull import OVERRIDE_PERMISSIONS
@@ -23,12 +24,12 @@ from gate.action.github.records import PullInfo
 from gate.action.state import Override, RunState
 from gate.config.model import Config
 from gate.decide.decision import MAX_DESCRIPTION, Decision, State, Status, blocked, describe
-from gate.diff import Coverage
+from gate.diff import Coverage, SelectedDiff
 from gate.errors import ConfigError, GateError
 from gate.memory import Question, decisive, question, recall, status_confirms_pass
 from gate.memory.question import QuestionKey
 from gate.review.carry import Book, CarryError
-from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+from gate.review.scope import before_any_request
 from gate.reviewers.settings import ReviewerSettings, needs_api_key
 
 APPLY_MARKER = ".apply/incomplete"
@@ -176,7 +177,7 @@ def apply_marker(gh: GitHubClient, head: str) -> Decision | None:
 
 
 #: the workflow for pull requests from forks, as an absolute link
-FORKS_EXAMPLE_URL = f"{REPOSITORY_URL}/blob/main/examples/review-gate-forks.yml"
+FORKS_EXAMPLE_URL = f"{FILES_URL}/examples/review-gate-forks.yml"
 
 
 def fork_on_pull_request(event: str, pull: PullInfo | None) -> str | None:
@@ -194,8 +195,19 @@ def fork_on_pull_request(event: str, pull: PullInfo | None) -> str | None:
     )
 
 
-def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> Decision | None:
-    """No reviewer key where one is needed: name the variable (and why a fork has none)."""
+#: the actor of the runs Dependabot starts (``GITHUB_ACTOR``): they read Dependabot
+#: secrets, never Actions secrets
+DEPENDABOT = "dependabot[bot]"
+#: the recipe for bots' runs (docs/action.md)
+BOTS_DOC_URL = f"{FILES_URL}/docs/action.md#dependabot-and-other-bots"
+
+
+def credentials(
+    pull: PullInfo | None, config: Config, api_key: str | None, *, actor: str = ""
+) -> Decision | None:
+    """No reviewer key where one is needed: name the variable, and why this run has none
+    (a fork's run gets no secrets; a run Dependabot started reads Dependabot secrets, not
+    Actions secrets; another bot's run reads Actions secrets as a person's would)."""
     if api_key:
         return None
     try:
@@ -214,11 +226,27 @@ def credentials(pull: PullInfo | None, config: Config, api_key: str | None) -> D
             f"from forks; use pull_request_target ({FORKS_EXAMPLE_URL}: it never checks "
             "out fork code) or review by hand",
         )
+    if actor == DEPENDABOT:
+        return blocked(
+            State.NEEDS_HUMAN,
+            "missing_api_key",
+            f"no reviewer API key in this run: {DEPENDABOT} started it, and a run Dependabot "
+            f"starts reads Dependabot secrets, not Actions secrets, so {key_env} is empty here "
+            f"even when it is set for Actions; add it as a Dependabot secret of the same name "
+            f"(Settings > Secrets and variables > Dependabot, or gh secret set {key_env} "
+            f"--app dependabot), see {BOTS_DOC_URL}",
+        )
+    who = f" (started by {actor}, a bot: its runs read Actions secrets)" if _bot(actor) else ""
     return blocked(
         State.NEEDS_HUMAN,
         "missing_api_key",
-        f"no reviewer API key: set the secret in {key_env} or the action input api-key",
+        f"no reviewer API key{who}: set the secret in {key_env} or the action input api-key",
     )
+
+
+def _bot(login: str) -> bool:
+    """A GitHub App's account (``renovate[bot]``), as ``GITHUB_ACTOR`` names it."""
+    return login.endswith("[bot]")
 
 
 def base_moved(first: PullInfo | None, base: str, now: PullInfo) -> str:
@@ -259,16 +287,21 @@ def superseded(run: RunState, gh: GitHubClient) -> Decision | None:
 
 
 def siblings(
-    run: RunState, gh: GitHubClient, load_config: Callable[[str], Config]
+    run: RunState,
+    gh: GitHubClient,
+    question_of: Callable[[PullInfo], tuple[Config, SelectedDiff]],
 ) -> Decision | None:
     """One head, every base: a ``success`` on a commit satisfies every open pull request
     whose head is that commit (``GET /repos/{owner}/{repo}/commits/{sha}/pulls``). Another
-    open pull request of this head holds only when its own question (its base's config,
-    its diff from its base) is exactly this run's; otherwise the success is withheld and
-    the block names it: "a pull request cannot lower its own bar" holds across pull
-    requests. Called only for a reviewed or kept pass (an override is a writer's exception
-    for exactly this head)."""
-    pull, key = run.pull, run.question
+    open pull request of this head holds only when its own whole question, asked from its
+    base (``question_of``: its base's config, the bytes selected from its diff, and its
+    coverage), is exactly this run's and passes the same guards: the same key, coverage
+    that does not block, and the same files reviewed and left out. Otherwise the success
+    is withheld and the block names it: "a pull request cannot lower its own bar" holds
+    across pull requests, and two bases whose diffs differ only by files the gate cannot
+    review ask two questions. Called only for a reviewed or kept pass, or one with nothing
+    in scope (an override is a writer's exception for exactly this head)."""
+    pull, key, mine = run.pull, run.question, run.evidence.coverage
     if pull is None or key is None:
         return None
     unmet: list[PullInfo] = []
@@ -276,10 +309,14 @@ def siblings(
         if other.number == pull.number:
             continue
         try:
-            config = load_config(other.base_sha)
-            fetch = gh.compare_diff(other.base_sha, run.head, pr_number=other.number)
-            data = select_diff(list(fetch.sections), config, source=fetch.source).data
-            same = question.key_for(data, config) == key
+            config, selected = question_of(other)
+            theirs = selected.coverage
+            same = (
+                question.key_for(selected.data, config) == key
+                and _coverage_holds(theirs, config)
+                and mine is not None
+                and (theirs.reviewed, theirs.skipped) == (mine.reviewed, mine.skipped)
+            )
         except (ConfigError, GateError):
             same = False
         if not same:
@@ -291,19 +328,18 @@ def siblings(
     return blocked(
         State.NEEDS_HUMAN,
         "sibling_pull",
-        f"this commit is also the head of {named}{more}, whose base config or diff this review "
-        "did not answer; a success here would satisfy that pull request's required check "
-        "too. Its own run decides it; close one of them, push to this branch, or a writer "
-        "can override",
+        f"this commit is also the head of {named}{more}, whose base config, diff or coverage "
+        "this review did not answer; a success here would satisfy that pull request's "
+        "required check too. Its own run decides it; close one of them, push to this branch, "
+        "or a writer can override",
     )
 
 
-def coverage(selected: Coverage, config: Config) -> Decision | None:
-    """Nothing left to review after the selection (never ask the model about nothing), or
-    files left out that block on coverage (never pay for a review that will block)."""
-    return nothing_reviewed(selected) or coverage_before_call(
-        selected, allow_partial=config.allow_partial_coverage
-    )
+def _coverage_holds(selected: Coverage, config: Config) -> bool:
+    """What the selection alone decides does not block: nothing is decided before a
+    request, or it is a pass with no reviewer call (nothing in scope, assets only)."""
+    early = before_any_request(selected, config)
+    return early is None or early.state is State.PASS
 
 
 def fresh_requested(run: RunState, gh: GitHubClient) -> bool:
@@ -395,8 +431,11 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
     """An earlier decision of the same question (:mod:`gate.memory`): a standing block
     stands, a pass on this head is kept, with no model call; None asks the reviewer.
 
-    The records come only from the sticky comment the token itself wrote (the adoption
-    rule, read by :func:`gate.action.history.load` before the first guard); a pass is
+    The question ledger is looked up first, by the question's key
+    (:func:`gate.action.ledger.consult`: its entry joins the records as the newest; a
+    ledger the gate cannot trust blocks); the other records come only from the sticky
+    comment the token itself wrote (the adoption rule, read by
+    :func:`gate.action.history.load` before the first guard); a pass is
     kept only when the newest final status the gate's own identity posted on this head
     is a success, and the gate's own newest ``failure`` on the head stands when no
     record explains it; before the reviewer is asked, so does one on an earlier head of
@@ -421,12 +460,15 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
             "it is kept as it is. A writer can ask for a fresh review with the "
             f"{FRESH_LABEL} label, or restore the comment",
         )
-    channels = evidence(run, gh)
+    if (untrusted := ledger.consult(run, gh, key)) is not None:
+        return untrusted  # the memory of record: its entry of this question joins the history
     block, kept = decisive(run.history, key)
-    if block is None:
-        for seen in channels:
-            if (stood := standing_status(run, seen, key)) is not None:
-                return stood
+    if block is not None:  # a standing block of this question: found by its key, no scan
+        return recall(run.history, Question(key, run.head), status_confirmed=False)
+    channels = evidence(run, gh)
+    for seen in channels:
+        if (stood := standing_status(run, seen, key)) is not None:
+            return stood
     confirmed = (
         kept is not None
         and kept.head_sha == run.head
@@ -434,9 +476,12 @@ def memory(run: RunState, gh: GitHubClient, key: QuestionKey) -> Decision | None
         and all(status_confirms_pass([state for state, _, _ in seen]) for seen in channels)
     )
     found = recall(run.history, Question(key, run.head), status_confirmed=confirmed)
-    if found is None and not run.earlier_read:
-        # about to ask the model: a block whose record was lost (the comment write failed)
-        # still stands on the commit it was posted on, which may be an earlier head
+    # with a question ledger and the comment's history, a block is in one of them unless
+    # GitHub refused both writes of one run (docs/security.md): no earlier head is read
+    covered = bool(run.ledger_present) and not earlier.needed(run)
+    if found is None and not run.earlier_read and not covered:
+        # about to ask the model: a block whose record was lost (the comment write failed,
+        # or the ledger's) still stands on the commit it was posted on, maybe an earlier head
         lost = earlier.unexplained(earlier.recover(run, gh), run.history)
         if lost:
             run.history = [*run.history, *lost]

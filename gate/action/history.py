@@ -18,7 +18,7 @@ the gate's own ``failure`` on the commit then stands for the lost record
 
 from __future__ import annotations
 
-from gate.action import carry, earlier
+from gate.action import carry, earlier, ledger
 from gate.action.report import comment_marker
 from gate.action.state import Artifacts, RunState
 from gate.decide.decision import Decision
@@ -32,7 +32,10 @@ def load(run: RunState) -> None:
     ``run.history_problem``; a GitHub error propagates (absence is never concluded)."""
     if run.history_loaded or run.pull is None or run.gh is None:
         return
-    body = run.gh.own_comment(run.pull.number, marker=comment_marker(run.context))
+    off = run.config is not None and not run.config.sticky_comment
+    # sticky_comment: false writes no comment, and the question ledger is the memory:
+    # the comments are not read (an author's thousands of them cost nothing)
+    body = None if off else run.gh.own_comment(run.pull.number, marker=comment_marker(run.context))
     run.history_loaded = True
     run.own_comment = body
     try:
@@ -44,8 +47,10 @@ def load(run: RunState) -> None:
             f"the history in the review-gate comment could not be read ({err.message}); "
             "it is kept as it is and not trusted"
         )
-    if earlier.needed(run):
-        # no history to trust: the gate's own tagged failures on the earlier heads
+    if earlier.needed(run) and not ledger.present(run, run.gh):
+        # no history to trust and no question ledger (a deployment's first runs, or a
+        # writer deleted it): the gate's own tagged failures on the earlier heads. With
+        # a ledger, the memory guard reads them only when the ledger lacks the question
         run.history = [*earlier.recover(run, run.gh), *run.history]
 
 

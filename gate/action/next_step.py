@@ -15,15 +15,16 @@ step says what does change the answer: a changed diff, or a writer's fresh revie
 
 from __future__ import annotations
 
-from gate import REPOSITORY_URL
+from gate import FILES_URL
 from gate.action.event import REVIEW_COMMAND
 from gate.action.report import code
 from gate.decide.decision import Family
 
-TROUBLESHOOTING_URL = f"{REPOSITORY_URL}/blob/main/docs/troubleshooting.md"
+TROUBLESHOOTING_URL = f"{FILES_URL}/docs/troubleshooting.md"
 
 #: the section of docs/troubleshooting.md each family links to (its heading's anchor)
-ANCHORS: dict[Family, str] = {
+ANCHORS: dict[Family, str | None] = {
+    Family.PASS: None,  # nothing to troubleshoot: the page itself
     Family.REJECTED: "rejected",
     Family.NEEDS_HUMAN: "needs_human",
     Family.COVERAGE: "coverage",
@@ -54,6 +55,7 @@ def next_step(
         )
         return f"**Next step**: {step} [What this means]({link(family)})"
     steps = {
+        Family.PASS: "none: the review passed.",  # returned above; named so no family is missing
         Family.REJECTED: "fix what the reasons above say and push; the new head is reviewed again.",
         Family.NEEDS_HUMAN: f"a maintainer can override with the label {override_label}, or "
         f"ask for a fresh review with the label {fresh_label}.",
@@ -70,4 +72,5 @@ def next_step(
 
 def link(family: Family) -> str:
     """The absolute URL of ``family``'s section of docs/troubleshooting.md."""
-    return f"{TROUBLESHOOTING_URL}#{ANCHORS[family]}"
+    anchor = ANCHORS[family]
+    return f"{TROUBLESHOOTING_URL}#{anchor}" if anchor else TROUBLESHOOTING_URL

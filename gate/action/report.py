@@ -407,13 +407,12 @@ MAX_NAMED_ASSETS = 10
 def with_assets(description: str, coverage: Coverage | None) -> str:
     """The status description with the binary assets left unreviewed counted at its end
     (``· 2 binary assets not reviewable``), within GitHub's 140 characters: a pass that
-    did not look at an image says so where branch protection shows it."""
-    count = (
-        0 if coverage is None else sum(1 for s in coverage.skipped if s.why is SkipWhy.BINARY_ASSET)
-    )
-    if not count:
+    did not look at an image says so where branch protection shows it. A description
+    that already counts them (a pass on assets alone) is kept as it is."""
+    phrase = "" if coverage is None else coverage.asset_phrase()
+    if not phrase or description.endswith(phrase):
         return description
-    tail = f" · {count} binary asset{'s' if count > 1 else ''} not reviewable"
+    tail = f" · {phrase}"
     room = MAX_DESCRIPTION - len(tail)
     head = description if len(description) <= room else description[: room - 3].rstrip() + "..."
     return head + tail

@@ -20,7 +20,8 @@ function of :mod:`gate.action.guards`, every GitHub call is in
 :mod:`gate.action.github`, every rendering in :mod:`gate.action.report`, every
 decision in :mod:`gate.decide.decision`/:mod:`gate.review.pipeline`. Nothing here turns an error
 into a pass: the only ``success`` statuses come from :func:`gate.decide.decision.decide`
-(through :func:`gate.review.pipeline.review_diff`) or from a verified human override.
+(through :func:`gate.review.pipeline.review_diff`), from a verified human override, or
+from a change with nothing in scope and no gap (:func:`gate.review.scope.nothing_in_scope`).
 """
 
 from __future__ import annotations
@@ -39,14 +40,13 @@ from gate.action.blobfetch import FetchBudget
 from gate.action.event import Target, read_event, target_from_event
 from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
-from gate.action.github.records import DiffFetch
+from gate.action.github.records import DiffFetch, PullInfo
 from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config.inputs import apply_inputs
 from gate.config.load import parse_config
 from gate.config.model import DEFAULT_CONFIG_PATH, Config, default_config, fallback_keys
 from gate.decide.decision import (
-    MAX_DESCRIPTION,
     Binding,
     Decision,
     State,
@@ -61,8 +61,9 @@ from gate.errors import ConfigError, ExitCode, GateError, GitHubError, UsageErro
 from gate.safe import redact, untrusted
 
 if TYPE_CHECKING:
+    from gate.action.shown import Shown
     from gate.decide.attempt import Attempt
-    from gate.diff import Coverage
+    from gate.diff import Coverage, SelectedDiff
     from gate.findings import Finding
     from gate.memory.question import QuestionKey
     from gate.review.result import ChunkReview, ReviewResult
@@ -129,7 +130,10 @@ def _run_action(
     except GateError as err:
         decision = blocked(State.INCOMPLETE, err.reason, err.message)
         _best_effort_error(run, decision)
-        return _finish_safely(run, decision, fail_job, posted=False)
+        # a status GitHub refused (its cap, a 5xx after retries): the block goes on every
+        # channel still open, the comment included
+        refused = err.reason == "github_status_refused" or err.reason.startswith("github_http_5")
+        return _finish_safely(run, decision, fail_job, posted=refused and run.config is not None)
     except Exception as err:  # noqa: BLE001 - the action must exit non-zero with a message, not a traceback
         detail = f"internal error {type(err).__name__}: {err}; please report this bug"
         decision = blocked(State.INCOMPLETE, "internal_error", detail)
@@ -193,7 +197,9 @@ def _review(
     before_diff: tuple[Callable[[], Decision | None], ...] = (
         lambda: guards.override(run, config),
         lambda: guards.apply_marker(gh, run.head),
-        lambda: guards.credentials(run.pull, config, api_key),
+        lambda: guards.credentials(
+            run.pull, config, api_key, actor=run.env.get("GITHUB_ACTOR", "")
+        ),
     )
     for guard in before_diff:
         if (decision := guard()) is not None:
@@ -205,7 +211,9 @@ def _review(
     selected = scope.select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    if (empty := guards.coverage(coverage, config)) is not None:
+    if (empty := scope.before_any_request(coverage, config)) is not None:
+        if empty.status is Status.SUCCESS:  # assets or excluded files only: no call to make
+            _question(run, selected.data, config)  # what another base's pull must answer
         return _post_final(run, empty)  # nothing to review, or partial: before any request
     run.estimate = cost.preflight(selected.data, config, coverage)
     report.emit([untrusted.line(run.estimate.line())], run.out)
@@ -242,11 +250,14 @@ def _ask(
     from gate.reviewers.heartbeat import Heartbeat
     from gate.reviewers.transport import attempt_line
 
+    if run.pending_deferred:  # a model is asked: the head's earlier decision is withdrawn
+        run.pending_deferred = False
+        _post(run, Status.PENDING, describe("pending", "review in progress"))
     keys = fallback_keys(config, run.env)
     _mask(run, keys)
     log = progress.LogLines(run.out)
     chunks = progress.ChunkProgress(
-        lambda text: _post(run, Status.PENDING, text), clock=run.clock, notes=run.notes
+        lambda text: _post(run, Status.PENDING, text, always=True), clock=run.clock, notes=run.notes
     )
 
     def on_attempt(attempt: Attempt) -> None:  # live, as each attempt ends
@@ -270,10 +281,18 @@ def _ask(
 def _start(run: RunState) -> None:
     """The pending status, then the PR's records: read before any guard, once the token's
     identity is known from what it just posted, so every path carries them forward
-    (:mod:`gate.action.history`)."""
-    from gate.action import history
+    (:mod:`gate.action.history`). When the head shows a decision of the gate's already,
+    the pending waits until a model is asked (:func:`_ask`), and the identity is read from
+    the author of what the head shows (gate.action.shown)."""
+    from gate.action import checks, history, shown
 
-    _post(run, Status.PENDING, describe("pending", "review in progress"))
+    mode = run.config.report if run.config is not None else "status"
+    assert run.gh is not None
+    wants = {"statuses": checks.wants_status(mode), "checks": checks.wants_check(mode)}
+    if shown.defer_pending(run.gh, _shown(run), run.head, **wants):
+        run.pending_deferred = True  # the head shows the gate's decision: it stands meanwhile
+    else:
+        _post(run, Status.PENDING, describe("pending", "review in progress"))
     history.load(run)
 
 
@@ -315,16 +334,23 @@ def _fetch(run: RunState, gh: GitHubClient, config: Config) -> DiffFetch:
 
 
 def _sections(
-    run: RunState, gh: GitHubClient, config: Config, fetch: DiffFetch
+    run: RunState,
+    gh: GitHubClient,
+    config: Config,
+    fetch: DiffFetch,
+    *,
+    pull: PullInfo | None = None,
 ) -> list[FileSection]:
     """The fetched sections, binary assets marked (``binary_assets: allow``), and a
-    section for every file GitHub did not list, so coverage can never read complete."""
+    section for every file GitHub did not list, so coverage can never read complete
+    (``pull``: another pull request of the head, from its own base; else the run's)."""
     from gate.action.assets import mark_assets
 
     sections = list(fetch.sections)
+    base, pull = (pull.base_sha, pull) if pull is not None else (run.base, run.pull)
     if config.binary_assets == "allow":  # images, fonts, audio, video: by name and bytes
-        sections = mark_assets(gh, sections, base=run.base, head=run.head)
-    expected = run.pull.changed_files if run.pull is not None else None
+        sections = mark_assets(gh, sections, base=base, head=run.head)
+    expected = pull.changed_files if pull is not None else None
     if expected is not None and file_count(sections) < expected:
         # GitHub lists at most 3000 files; whatever it did not list was not reviewed
         sections.append(unlisted(expected - file_count(sections)))
@@ -429,13 +455,28 @@ def _mask(run: RunState, keys: Sequence[str | None]) -> None:
 # --- statuses, certificate, report ----------------------------------------------------
 
 
-def _post(run: RunState, status: Status, description: str, *, tag: str = "") -> None:
-    """Post ``status`` where the config's ``report`` says (``tag``: a failure's question)."""
-    from gate.action import checks
+def _post(
+    run: RunState,
+    status: Status,
+    description: str,
+    *,
+    tag: str = "",
+    kind: str = "",
+    always: bool = False,
+) -> None:
+    """Post ``status`` where the config's ``report`` says, marked with its ``kind`` and
+    question ``tag`` (gate.action.github.mark), on each channel whose head does not show
+    it already (gate.action.shown: a decision the head shows is never written again;
+    ``always``: a review's progress, written while a model is asked)."""
+    from gate.action import checks, shown
+    from gate.action.github.mark import Mark, kind_for
 
     assert run.gh is not None
     mode = run.config.report if run.config is not None else "status"
-    if checks.wants_check(mode):
+    seen = _shown(run)
+    marked = Mark(kind or kind_for(str(status), "", ""), tag or None)
+    same_check = shown.shows(seen.check, str(status), marked) and shown.shows_check(run.gh, seen)
+    if checks.wants_check(mode) and (always or not same_check):
         run.check_run_id = checks.post(
             run.gh,
             check_id=run.check_run_id,
@@ -444,25 +485,47 @@ def _post(run: RunState, status: Status, description: str, *, tag: str = "") -> 
             status=status,
             description=description,
             details_url=run.run_url,
-            tag=tag,
+            marked=marked,
         )
-    if not checks.wants_status(mode):
+        shown.wrote_check(run.gh, seen, str(status), marked)
+    same = shown.shows(seen.status, str(status), marked) and shown.shows_status(run.gh, seen)
+    if not checks.wants_status(mode) or (not always and same):
         return
+    counted = replace(marked, count=shown.next_count(seen))
     run.gh.create_status(
         run.head,
         state=str(status),
         description=description,
         context=run.context,
         target_url=run.run_url,
+        marked=counted,
     )
+    shown.wrote_status(run.gh, seen, str(status), counted)
+
+
+def _shown(run: RunState) -> Shown:
+    """What the head shows on the run's channels, read once by key (gate.action.shown)."""
+    from gate.action import checks, shown
+
+    if run.shown is None:
+        assert run.gh is not None
+        mode = run.config.report if run.config is not None else "status"
+        run.shown = shown.read(
+            run.gh,
+            run.head,
+            run.context,
+            statuses=checks.wants_status(mode),
+            checks=checks.wants_check(mode),
+        )
+    return run.shown
 
 
 def _post_final(
     run: RunState, decision: Decision, *, status: Status | None = None, state: str | None = None
 ) -> Decision:
     """Post the final status on the reviewed SHA (re-reading the head first)."""
-    from gate.action import guards
-    from gate.memory import question
+    from gate.action import checks, guards, shown
+    from gate.action.github.mark import Mark, kind_for
 
     if status is None and decision.status is Status.SUCCESS and decision.reason != "override":
         decision = _every_base(run, decision)
@@ -495,13 +558,19 @@ def _post_final(
                 f"the head moved to {now.head_sha[:12]} during the review; this status is on "
                 f"the reviewed commit {run.head[:12]}, the run for the new head decides"
             )
+    # which question this decision answered, on the commit itself, and its kind: in the
+    # status's mark and the check run's external_id (gate.action.github.mark)
+    tag = run.question.tag_hex if run.question is not None and posted is not Status.PENDING else ""
+    kind = kind_for(str(posted), state or str(decision.state), decision.reason)
+    wants_status = checks.wants_status(run.config.report if run.config else "status")
+    if posted is Status.SUCCESS and wants_status and run.gh is not None:
+        seen = _shown(run)
+        if not shown.room_for_success(run.gh, seen, Mark(kind, tag or None)):
+            run.evidence.review_decision = decision
+            decision = blocked(State.NEEDS_HUMAN, "status_budget", shown.budget_spent(seen))
+            posted, description, state = decision.status, status_description(decision), None
+            tag, kind = "", kind_for(str(posted), str(decision.state), decision.reason)
     description = report.with_assets(description, run.evidence.coverage)
-    tag = ""
-    if posted is Status.FAILURE and run.question is not None:
-        # which question this block answered, on the commit itself (gate.memory.question):
-        # in the status's description, and in the check run's external_id
-        description = question.tag(description, run.question, limit=MAX_DESCRIPTION)
-        tag = run.question.tag_hex
     run.evidence.status_to_post = StatusRecord(str(posted), description, run.head)
     # the evidence first: a status is posted only once its certificate is on disk
     try:
@@ -519,8 +588,11 @@ def _post_final(
         _post(run, Status.ERROR, status_description(failed))
         _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
+    if status is None and (unrecorded := _ledger(run, decision, state)) is not None:
+        run.evidence.review_decision = run.evidence.review_decision or decision
+        return _post_final(run, unrecorded)  # a pass the question ledger could not keep
     try:
-        _post(run, posted, description, tag=tag)
+        _post(run, posted, description, tag=tag, kind=kind)
     except Exception:
         # GitHub did not take the status: the certificate must not claim this decision;
         # run_action reports the error and _finish rewrites the certificate with it
@@ -532,6 +604,15 @@ def _post_final(
     return decision
 
 
+def _ledger(run: RunState, decision: Decision, state: str | None) -> Decision | None:
+    """The decision in the question ledger, before its status (gate.action.ledger.record)."""
+    from gate.action import history, ledger
+
+    assert run.artifacts is not None
+    rec = history.record_for(run, decision, state or str(decision.state), run.artifacts)
+    return ledger.record(run, rec, decision)
+
+
 def _every_base(run: RunState, decision: Decision) -> Decision:
     """``decision`` (a pass), or the block that withholds it while another open pull
     request of the same head is not answered by it (:func:`gate.action.guards.siblings`)."""
@@ -541,7 +622,19 @@ def _every_base(run: RunState, decision: Decision) -> Decision:
     if gh is None or config is None:
         return decision
     raw, path = run.inputs.raw, run.inputs.config_path
-    sibling = guards.siblings(run, gh, lambda base: apply_inputs(_base_config(gh, path, base), raw))
+
+    def question_of(other: PullInfo) -> tuple[Config, SelectedDiff]:
+        """The question ``other`` asks from its own base: its config, bytes and coverage."""
+        from gate.review import scope
+
+        config = apply_inputs(_base_config(gh, path, other.base_sha), raw)
+        fetch = gh.compare_diff(
+            other.base_sha, run.head, pr_number=other.number, budget=FetchBudget.from_config(config)
+        )
+        sections = _sections(run, gh, config, fetch, pull=other)
+        return config, scope.select_diff(sections, config, source=fetch.source)
+
+    sibling = guards.siblings(run, gh, question_of)
     if sibling is None:
         return decision
     run.evidence.review_decision = decision
@@ -598,7 +691,8 @@ def _best_effort_error(run: RunState, decision: Decision) -> None:
         return
     try:
         description = status_description(decision)
-        _post(run, Status.ERROR, description)
+        tag = run.question.tag_hex if run.question is not None else ""
+        _post(run, Status.ERROR, description, tag=tag)
         run.evidence.posted = StatusRecord("error", description, run.head)
     except GitHubError as err:
         run.notes.append(f"could not post the error status: {err.message}")

@@ -17,11 +17,13 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import PullInfo
 from gate.action.inputs import ActionInputs
+from gate.action.shown import Shown
 from gate.config.model import Config
 from gate.decide.decision import Decision
 from gate.diff import Coverage
 
 if TYPE_CHECKING:  # the review pipeline's types: a run holds them only after its first call
+    from gate.memory.ledger import Entry
     from gate.memory.question import QuestionKey
     from gate.memory.record import Record
     from gate.review.carry import Book
@@ -135,6 +137,10 @@ class RunState:
     command: dict[str, Any] | None = None
     #: the check run of this run (report: check-run or both), once created
     check_run_id: int | None = None
+    #: what the head shows for the context on each channel (gate.action.shown), read once
+    shown: Shown | None = None
+    #: the opening pending was not posted: the head showed a decision of the gate's
+    pending_deferred: bool = False
     notes: list[str] = field(default_factory=list)
     evidence: Evidence = field(default_factory=Evidence)
     #: None until the certificate was written (or its writing failed) for the final decision
@@ -147,6 +153,11 @@ class RunState:
     #: whether the gate's own evidence on the PR's earlier heads was read this run
     #: (gate.action.earlier.recover: at most once)
     earlier_read: bool = False
+    #: whether there is a question ledger at its ref (gate.action.ledger; None: not read),
+    #: and the entry of this run's question the memory guard found there (when it looked)
+    ledger_present: bool | None = None
+    ledger_consulted: bool = False
+    ledger_entry: Entry | None = None
     #: the body of the gate's own sticky comment as read (None: there is none)
     own_comment: str | None = None
     fresh: bool = False

@@ -38,6 +38,7 @@ from gate.action.github.client import GitHubClient
 from gate.action.github.http import GitHubSettings
 from gate.action.github.records import OpenPull, SeenStatus
 from gate.action.guards import FRESH_LABEL
+from gate.action.replay import since
 from gate.action.state import RunState
 from gate.config.inputs import apply_inputs
 from gate.config.load import parse_config
@@ -198,8 +199,6 @@ def _checked(call: Callable[[], T], need: str) -> T:
 
 
 def window(raw: Mapping[str, str]) -> timedelta:
-    from gate.action.replay import since
-
     return since({"since": raw.get("since", "").strip() or DEFAULT_WINDOW})
 
 

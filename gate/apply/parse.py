@@ -8,12 +8,12 @@ parse, duplicate keys, unknown or missing fields, wrong types, bad values.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate.decide.attempt import EndReason
+from gate.diff import SHA256_HEX
 from gate.errors import ApplyError
 from gate.safe import strictjson
 from gate.safe.atomic import sha256_hex
@@ -21,7 +21,6 @@ from gate.safe.atomic import sha256_hex
 MAX_APPLY_ID = 200
 END_REASONS = frozenset(str(reason) for reason in EndReason)
 
-_SHA_RE = re.compile(r"[0-9a-f]{64}\Z")
 _WRITE_KEYS = frozenset(
     {"tool", "path", "content_length", "sha256", "encoding", "content"}
     | {"stream_end_reason", "apply_id"}
@@ -130,7 +129,7 @@ def parse_tool_result(raw: bytes) -> WriteFile | DeletePath:
     if length < 0:
         raise refuse("bad_value", f"content_length is {length}; it must be >= 0")
     digest = _field(doc, "sha256", str)
-    if not _SHA_RE.match(digest):
+    if not SHA256_HEX.fullmatch(digest):
         raise refuse("bad_value", "sha256 must be 64 lowercase hex digits of the decoded bytes")
     encoding = _field(doc, "encoding", str)
     if encoding not in ("utf-8", "base64"):

@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the command imports what it uses when it runs (docs/design.md)
+if TYPE_CHECKING:  # the command imports what it uses when it runs (docs/extending.md)
     from gate.config.model import Config
 
 NAME = "replay"

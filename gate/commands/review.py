@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +25,9 @@ HELP = "review a diff file with a reviewer model, locally (no GitHub)"
 DESCRIPTION = """\
 Send a diff to the configured reviewer and decide exactly as the action does.
 The config's include/exclude and max_diff_bytes choose the files sent: with none
-left, the result is needs_human (nothing_reviewed) and the model is not called;
+left, the model is not called, and the result is a pass when every file is a binary
+asset or excluded by the config (no code changed, nothing in scope; nothing_in_scope:
+block makes the latter block), else needs_human (nothing_reviewed);
 with files left out for size or as binary, a pass becomes needs_human
 (partial_coverage) unless allow_partial_coverage. A diff larger than one request
 is reviewed in chunks (each bound to its own bytes; a pass needs every chunk to
@@ -386,7 +387,7 @@ def _run(args: argparse.Namespace) -> int:
     from gate.errors import Interrupted
     from gate.review import cost
     from gate.review.pipeline import review_diff
-    from gate.review.scope import coverage_before_call, nothing_reviewed, select_diff
+    from gate.review.scope import before_any_request, select_diff
     from gate.reviewers.transport import attempt_line
     from gate.safe import untrusted
 
@@ -398,10 +399,9 @@ def _run(args: argparse.Namespace) -> int:
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
-    # nothing to review, or files left out that block: decided before any request
-    empty = nothing_reviewed(selected.coverage) or coverage_before_call(
-        selected.coverage, allow_partial=config.allow_partial_coverage
-    )
+    # nothing in scope (a pass), nothing to review, or files left out that block:
+    # decided before any request
+    empty = before_any_request(selected.coverage, config)
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
     # max_cost: decided before any request
@@ -477,19 +477,30 @@ def write_files(args: argparse.Namespace, result: ReviewResult, api_key: str | N
 
 
 def cost_line(spent: CostReport) -> str:
-    """``cost: 1234 input + 210 output tokens, 0.004200`` (``unknown`` where it is)."""
+    """``cost: 1234 input + 210 output tokens over 1 paid request, 0.004200 USD``
+    (``unknown`` where it is); requests no provider answered are named apart, unpaid."""
+    from gate.review.cost import amount
 
     def known(value: object) -> str:
         return "unknown" if value is None else str(value)
 
-    total = (
-        "unknown (no price for the model: add it under pricing)" if spent.price is None else None
-    )
-    if total is None:
-        total = "unknown (an attempt reported no token counts)" if spent.cost is None else None
+    paid = len(spent.attempts)
+    if not paid:
+        asked = f"{spent.unbilled} request{'s' * (spent.unbilled != 1)}"
+        return (
+            f"cost: nothing to pay (none of the {asked} made could be billed: not sent, or "
+            "refused with an error status)"
+        )
+    if spent.price is None:
+        total = "unknown (no price for the model: add it under pricing)"
+    elif spent.cost is None:
+        total = "unknown (an attempt reported no token counts)"
+    else:
+        total = amount(spent.cost)
+    unpaid = f" (and {spent.unbilled} not billed: not sent, or refused)" if spent.unbilled else ""
     return (
         f"cost: {known(spent.input_tokens)} input + {known(spent.output_tokens)} output "
-        f"tokens over {len(spent.attempts)} paid requests, {total or f'{spent.cost:.6f}'}"
+        f"tokens over {paid} paid request{'s' * (paid != 1)}{unpaid}, {total}"
     )
 
 
@@ -642,12 +653,10 @@ def _blocked_before_call(
     return exit_code(decision)
 
 
-_COMMIT = r"[0-9a-f]{40}|[0-9a-f]{64}"  # compiled on first use (re's cache)
-
-
 def check_exports(args: argparse.Namespace) -> None:
     """--statement, --sarif and --commit: refused before any token is spent."""
     from gate.commands._io import check_output_path
+    from gate.diff import COMMIT_ID
     from gate.errors import UsageError
 
     if args.statement is not None and not args.certificate:
@@ -656,7 +665,7 @@ def check_exports(args: argparse.Namespace) -> None:
             "SHA-256; pass --certificate PATH too",
             reason="statement_without_certificate",
         )
-    if args.commit is not None and not re.fullmatch(_COMMIT, args.commit):
+    if args.commit is not None and not COMMIT_ID.fullmatch(args.commit):
         raise UsageError(
             f"--commit {args.commit[:80]!r} is not a full commit id (40 or 64 lowercase hex "
             "digits); pass e.g. --commit $(git rev-parse HEAD)",

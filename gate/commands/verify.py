@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -14,7 +13,9 @@ ORDER = 20
 HELP = "decide on a saved MC1 response (pass/fail/needs_human/incomplete)"
 DESCRIPTION = """\
 Verify a reviewer response sealed as an MC1 envelope and apply the decision
-table, exactly as the action does, with no network:
+table, exactly as the action does, with no network. A run's certificate holds
+its envelope: --from-certificate CERT re-decides from it (the raw stream that
+review --save-response writes is the provider's own bytes, not an envelope).
 
   1. completeness: header, declared length, SHA-256, END sentinel, UTF-8;
   2. form: exactly one ```json fence holding one strict JSON object with the
@@ -27,12 +28,10 @@ exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
 examples:
   review-gate verify response.mc1 --diff change.diff --policy-version 1
   curl -s $URL | review-gate verify - --diff-sha $SHA --policy-version 1 --json
-  review-gate verify --from-certificate cert.json --diff change.diff --policy-version 1
+  review-gate verify --from-certificate cert.json --diff change.diff
   review-gate verify --statement review-gate.statement.json --from-certificate cert.json \\
       --diff change.diff
 """
-
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,8 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy-version",
         metavar="V",
-        help="expected policy_version (required, except with --statement: then the "
-        "certificate's, which the statement must name)",
+        help="expected policy_version (required with RESPONSE; with --from-certificate, "
+        "the certificate's own unless given)",
     )
     parser.add_argument(
         "--statement",
@@ -93,6 +92,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
 
     from gate.commands._io import read_input
     from gate.decide.decision import Binding
+    from gate.diff import SHA256_HEX
     from gate.errors import UsageError
 
     inputs: dict[str, str] = {}
@@ -102,7 +102,7 @@ def binding_from(args: argparse.Namespace) -> tuple[Binding, dict[str, str]]:
         inputs["diff"] = diff_sha
     else:
         diff_sha = args.diff_sha
-        if not _HEX64.fullmatch(diff_sha or ""):
+        if not SHA256_HEX.fullmatch(diff_sha or ""):
             raise UsageError("--diff-sha must be 64 lowercase hex digits (a SHA-256)")
     if not args.policy_version:
         raise UsageError("--policy-version must not be empty")
@@ -147,6 +147,24 @@ def no_higher_than_recorded(decision: Decision, cert: dict[str, Any]) -> Decisio
         f"the envelope alone passes, but the run recorded {recorded.get('state')} "
         f"({reason}); a re-verification never rises above the recorded decision",
         status=status,
+    )
+
+
+def without_answer(cert: dict[str, Any]) -> Decision | None:
+    """A certificate of a pass made with no reviewer call (an override, or a change with
+    nothing in scope) holds no answer: re-verifying it cannot pass, and says why."""
+    from gate.decide.decision import State, blocked
+
+    recorded = cert.get("decision")
+    if not recorded_pass(cert) or not isinstance(recorded, dict):
+        return None
+    reason = str(recorded.get("reason"))[:80]
+    return blocked(
+        State.NEEDS_HUMAN,
+        "nothing_to_verify",
+        f"the run passed with no reviewer call ({reason}), so the certificate holds no answer "
+        "to re-decide; its coverage (context.coverage) names every file and why it was not "
+        "sent",
     )
 
 
@@ -227,6 +245,49 @@ def refuse_certificate_as_response(name: str, raw: bytes) -> None:
         )
 
 
+def refuse_raw_stream(name: str, raw: bytes) -> None:
+    """A provider's raw stream given as RESPONSE (what ``review --save-response`` writes:
+    Server-Sent Events, or an AWS event stream) is a usage error naming the command that
+    verifies the run, not an ``incomplete`` "missing MC1 header": the envelope the gate
+    sealed from that stream is in the run's certificate."""
+    import zlib
+
+    from gate.errors import UsageError
+
+    first = raw.lstrip(b"\r\n").split(b"\n", 1)[0]
+    if raw.startswith(b"MC1 "):
+        return
+    if first.startswith((b"data:", b"event:", b"id:", b"retry:", b":")):
+        what = "Server-Sent Events"
+    elif len(raw) >= 12 and zlib.crc32(raw[:8]) == int.from_bytes(raw[8:12], "big"):
+        what = "an AWS event stream"
+    else:
+        return
+    shown = "standard input" if name == "-" else repr(name)
+    raise UsageError(
+        f"RESPONSE {shown} is a reviewer's raw stream ({what}), as review --save-response "
+        "saves it, not an MC1 envelope; verify the run from its certificate, which holds the "
+        "envelope the gate sealed from that stream: review-gate verify --from-certificate "
+        "CERT --diff DIFF",
+        reason="raw_stream_as_response",
+    )
+
+
+def policy_from_certificate(cert: dict[str, Any]) -> str:
+    """The policy version the certificate's binding records (``--from-certificate``
+    without ``--policy-version``); a certificate that records none is a usage error."""
+    from gate.errors import UsageError
+
+    binding = cert.get("binding")
+    recorded = binding.get("policy_version") if isinstance(binding, dict) else None
+    if not isinstance(recorded, str) or not recorded:
+        raise UsageError(
+            "the certificate records no binding.policy_version; pass --policy-version",
+            reason="certificate_invalid",
+        )
+    return recorded
+
+
 def run(args: argparse.Namespace) -> int:
     import hashlib
 
@@ -246,6 +307,8 @@ def run(args: argparse.Namespace) -> int:
         )
         if not isinstance(cert, dict):
             raise UsageError(f"{args.from_certificate} is not a certificate object")
+        if args.statement is None and args.policy_version is None:
+            args.policy_version = policy_from_certificate(cert)
     if args.statement is not None:
         mismatch = statement_check(args, cert_bytes, cert)
         if mismatch is not None:
@@ -263,6 +326,7 @@ def run(args: argparse.Namespace) -> int:
             args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
         )
         refuse_certificate_as_response(args.response, raw)
+        refuse_raw_stream(args.response, raw)
     if raw is not None:
         inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(
@@ -289,6 +353,8 @@ def run(args: argparse.Namespace) -> int:
             coverage=recorded_coverage(cert),
             allow_gaps=recorded_pass(cert),
         )
+    if args.from_certificate is not None and raw is None and chunked is None:
+        decision = without_answer(cert) or decision
     if args.from_certificate is not None:
         decision = names_these_bytes(cert, binding, chunked=chunked is not None) or decision
         decision = no_higher_than_recorded(decision, cert)
@@ -325,7 +391,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
             "--statement reads --diff twice (for the statement, then the re-decision): "
             "give the diff as a file, not standard input"
         )
-    if args.statement is None and args.policy_version is None:
+    if args.from_certificate is None and args.policy_version is None:
         raise UsageError("--policy-version is required (e.g. --policy-version 1)")
 
 

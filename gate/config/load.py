@@ -21,7 +21,7 @@ from gate.config.model import Config, Escalation, ModelPrice, ReviewerConfig, de
 from gate.config.schema import schema_errors
 from gate.config.wording import all_problems, describe, dotted, in_line_order
 from gate.errors import ConfigError
-from gate.prices import listed_price
+from gate.prices import CURRENCY, listed_price
 
 if TYPE_CHECKING:
     import yaml
@@ -122,8 +122,8 @@ def require_price(
         return config
     model = unpriced[0]
     raise ConfigError(
-        f"max_cost is {config.max_cost:g} but nothing gives a price for the model {model} "
-        "(neither pricing in the config nor review-gate's price table), so no review's "
+        f"max_cost is {config.max_cost:g} {CURRENCY} but nothing gives a price for the model "
+        f"{model} (neither pricing in the config nor review-gate's price table), so no review's "
         "cost could be held to it",
         source=source,
         line=(lines or {}).get(("max_cost",), 0),

@@ -14,6 +14,7 @@ from typing import Any
 
 from gate.errors import ConfigError
 from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
+from gate.safe.redact import first_key
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 
@@ -40,6 +41,8 @@ class ReviewerConfig:
     region: str | None = None  # bedrock: AWS region (else AWS_REGION / AWS_DEFAULT_REGION)
     project: str | None = None  # vertex: Google Cloud project id
     location: str | None = None  # vertex: region, e.g. us-east5, or "global"
+    # self-hosted servers (issue 33): ask the server to keep the answer in the contract's shape
+    output_grammar: str = "none"  # "none", "gbnf" (llama.cpp) or "vllm"
 
     def key_env(self) -> str:
         """The environment variable that holds the API key (explicit, or the provider's)."""
@@ -52,7 +55,8 @@ class ReviewerConfig:
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """A model's price in the config's currency per million input and output tokens."""
+    """A model's price in US dollars (:data:`gate.prices.CURRENCY`) per million input and
+    output tokens."""
 
     model: str
     input: float
@@ -83,6 +87,9 @@ class Config:
     #: images, fonts, audio, video known by name and first bytes (gate/assets.py): "allow"
     #: records them as not reviewable without blocking; "block" makes them partial coverage
     binary_assets: str = "allow"
+    #: a change whose every file include/exclude leaves out: "pass" passes it with no
+    #: reviewer call, "block" makes it needs_human (gate.review.scope.nothing_in_scope)
+    nothing_in_scope: str = "pass"
     #: action inputs a pull request's own workflow may use to lower the bar below this
     #: config (gate/action/bar.py); none by default
     inputs_may_lower: tuple[str, ...] = ()
@@ -108,7 +115,7 @@ class Config:
     concurrency: int = 4
     run_deadline: float = 3600.0
     agreement: int = 1
-    #: incremental review (docs/design.md, "Incremental review"): ``auto`` carries bound
+    #: incremental review (docs/decisions/0009-carrying.md): ``auto`` carries bound
     #: chunk passes for a diff reviewed in chunks and reviews a diff that fits one request
     #: whole; ``always`` reviews in chunks of ``max_chunk_bytes`` even then; ``off`` never
     #: carries (every chunk is sent)
@@ -133,7 +140,7 @@ class Config:
             value = getattr(self, f.name)
             if f.name == "pricing":
                 out[f.name] = {p.model: {"input": p.input, "output": p.output} for p in value}
-            elif f.name in ("escalation", "needs_human_label"):
+            elif f.name in ABSENT_AT_DEFAULT:
                 if value != f.default and value != Escalation():  # absent at the default
                     out[f.name] = (
                         {"after_hours": value.after_hours, "mention": list(value.mention)}
@@ -154,12 +161,15 @@ class Config:
         return out
 
 
+#: keys :meth:`Config.to_json` leaves out at their default, so the digest of every config
+#: written before they existed (and of every certificate naming it) stays the same
+ABSENT_AT_DEFAULT = frozenset({"escalation", "needs_human_label", "nothing_in_scope"})
+
+
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
     """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
     checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
     naming the setting and the fix, before any reviewer is asked."""
-    from gate.safe.redact import first_key
-
     keys = []
     for index, fallback in enumerate(config.fallbacks):
         env = fallback.key_env()

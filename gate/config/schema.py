@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterator
 from functools import cache
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from gate.config.check import conforms
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
 @cache
 def schema() -> dict[str, Any]:
     """The config JSON Schema shipped with the package."""
-    from importlib import resources  # first use: the action's first request does not wait
-
     text = resources.files("gate").joinpath("schemas/config.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded

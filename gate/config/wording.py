@@ -81,13 +81,17 @@ def describe(
     if err.validator == "additionalProperties" and _extra_keys(err):
         allowed = _allowed_keys(err)
         under = f" under {dotted(path)}" if path else ""
+        reviewer = _misplaced_reviewer_keys(path, err.instance)
         return [
             ConfigError(
-                f"unknown key {dotted((*path, key))}{did_you_mean(key, allowed)}",
+                f"unknown key {dotted((*path, key))}"
+                + (" (a reviewer setting)" if key in reviewer else did_you_mean(key, allowed)),
                 source=source,
                 line=lines.get((*path, key, "<key>"), line),
                 key=dotted((*path, key)),
-                fix=f"rename or remove it (known keys{under}: {', '.join(allowed)}); unknown "
+                fix=_under_reviewer(reviewer)
+                if key in reviewer
+                else f"rename or remove it (known keys{under}: {', '.join(allowed)}); unknown "
                 "keys are rejected so a typo cannot weaken the gate",
                 setting=setting,
             )
@@ -102,6 +106,8 @@ def describe(
         got = "a value that is not shown (it may be the key itself: name its variable here)"
     example = _input_text(default) if input_name and default not in ("", None) else ""
     fix = "" if input_name else _fix(path, leaf)
+    if fix and "array" in str(leaf.get("type")) and isinstance(err.instance, str):
+        fix = f"wrap it in a list: `{path[-1]}: {json.dumps([redact(err.instance)[:60]])}`"
     meant = _meant_provider(path, err.instance)
     if meant is not None:  # e.g. claude: anthropic, not the default
         got += f" (did you mean {meant[0]}?)"
@@ -119,6 +125,28 @@ def describe(
             example=example,
         )
     ]
+
+
+def _misplaced_reviewer_keys(path: tuple[str | int, ...], instance: object) -> dict[str, Any]:
+    """The reviewer's settings written at the top level (``provider:``, ``model:``), with
+    their values: they belong under ``reviewer:``."""
+    if path or not isinstance(instance, dict):
+        return {}
+    known = schema_at(("reviewer",)).get("properties", {})
+    return {k: v for k, v in instance.items() if k in known and k not in ("reviewer",)}
+
+
+def _under_reviewer(found: Mapping[str, Any]) -> str:
+    """The fix for reviewer settings at the top level: the same values under ``reviewer:``,
+    provider and model always named (each value shown as written, secrets redacted; the
+    default provider, or a placeholder model, where one was not written)."""
+    shown = {"provider": "openai", "model": "your-model", **found}
+    order = ["provider", "model", *(k for k in found if k not in ("provider", "model"))]
+    pairs = ", ".join(f"{k}: {redact(str(shown[k]))[:60]}" for k in order)
+    return (
+        f"move it under reviewer: `reviewer: {{{pairs}}}` (the reviewer's settings, provider "
+        "and model among them, live there)"
+    )
 
 
 def _meant_provider(path: tuple[str | int, ...], value: object) -> tuple[str, str, str] | None:

@@ -1,4 +1,4 @@
-"""The decision table of docs/design.md, as one pure function.
+"""The decision table of docs/decisions/0004-decision-table.md, as one pure function.
 
 :func:`decide` maps what arrived (a sealed MC1 envelope, or nothing, plus the
 attempts that produced it) to a :class:`Decision`. Only one row yields
@@ -11,6 +11,8 @@ exception propagates (and the callers exit non-zero), it never passes.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 
 # The envelope, verdict and repair modules are imported by the functions that use them:
 # the action imports this module for its types before its first request, and decides
-# only after the review (docs/design.md, start-up).
+# only after the review (docs/decisions/0034-start-up.md).
 
 MAX_DESCRIPTION = 140
 
@@ -118,6 +120,40 @@ class Binding:
     policy_version: str
 
 
+#: The binding as the prompt carries it: one line each, the value a JSON string.
+_DIFF_SHA_LINE = re.compile(r'^diff_sha: "([0-9a-f]{64})"$', re.MULTILINE)
+_POLICY_LINE = re.compile(r'^policy_version: ("(?:[^"\\\n]|\\.)*")$', re.MULTILINE)
+
+
+def binding_lines(binding: Binding) -> list[str]:
+    """The lines that carry ``binding`` in a prompt (read back by :func:`binding_in`)."""
+    return [
+        f"diff_sha: {json.dumps(binding.diff_sha)}",
+        f"policy_version: {json.dumps(binding.policy_version, ensure_ascii=False)}",
+    ]
+
+
+def binding_in(text: str) -> Binding | None:
+    """The binding a prompt from :func:`gate.review.prompt.build_prompt` carries, or None.
+
+    The inverse of the binding lines, for local reviewers that answer bound
+    verdicts (the demo, the reviewer simulator in tests) and for the output grammar
+    (:mod:`gate.decide.grammar`), which writes the values in. The first match wins:
+    the gate's lines come before the fenced diff.
+    """
+    sha = _DIFF_SHA_LINE.search(text)
+    policy = _POLICY_LINE.search(text)
+    if sha is None or policy is None:
+        return None
+    try:
+        version = json.loads(policy.group(1))
+    except ValueError:
+        return None
+    return (
+        Binding(diff_sha=sha.group(1), policy_version=version) if isinstance(version, str) else None
+    )
+
+
 @dataclass(frozen=True)
 class Decision:
     state: State
@@ -186,6 +222,28 @@ def blocked(state: State, reason: str, detail: str, *, status: Status = Status.E
         description=describe(str(state), detail),
         detail=detail,
     )
+
+
+def passed_without_review(reason: str, cause: str, detail: str) -> Decision:
+    """The pass of a change that leaves the reviewer nothing to be asked about and nothing
+    unreviewed that blocks, made with no reviewer call: every changed file a binary asset
+    (``no_code_changed``) or left out by the base config's include/exclude
+    (``nothing_in_scope``, under ``nothing_in_scope: pass``).
+    :func:`gate.review.scope.nothing_in_scope` alone decides when; the coverage manifest
+    names every file."""
+    if reason not in WITHOUT_REVIEW:
+        raise ValueError(f"{reason!r} is no pass without review")
+    return Decision(
+        state=State.PASS,
+        status=Status.SUCCESS,
+        reason=reason,
+        description=describe(reason.replace("_", " "), cause),
+        detail=detail,
+    )
+
+
+#: the reasons of a pass made with no reviewer call (:func:`passed_without_review`)
+WITHOUT_REVIEW = frozenset({"no_code_changed", "nothing_in_scope"})
 
 
 def exit_code(decision: Decision) -> ExitCode:

@@ -76,6 +76,8 @@ REASONS: dict[str, End] = {
     "envelope_size_limit": End.CHOSEN,  # the same, from an MC1 service
     "bad_encoding": End.CHOSEN,  # an answer that is not UTF-8 (decide: needs_human)
     CONTEXT_OVERFLOW: End.CHOSEN,  # the prompt is over the window: split or coverage
+    "prompt_cut": End.CHOSEN,  # the server cut the prompt to fit: the diff's size chose it
+    "empty_answer": End.CHOSEN,  # nothing for a prompt that did not fit: the same
     # could not answer: the network and the provider
     "connect_timeout": End.OUTAGE,
     "connect_error": End.OUTAGE,

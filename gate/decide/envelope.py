@@ -1,6 +1,6 @@
 """MC1 envelope: seal and verify, whole-buffer and streaming.
 
-Format (see docs/design.md)::
+Format (see docs/mc1.md and docs/decisions/0002-the-mc1-envelope.md)::
 
     MC1 <len> <sha256>\\n<body>
 

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import cmarkgfm  # type: ignore[import-untyped]
+
 from gate.errors import (
     BindingError,
     FenceAmbiguous,
@@ -153,10 +155,6 @@ class CodeBlock:
 
 def rendered_code_blocks(content: str) -> list[CodeBlock]:
     """Every code block, fenced or indented, that GitHub's renderer (cmark-gfm) draws."""
-    # imported here, when a fence is counted: a command that never reads an answer
-    # (--version, --help, apply, hooks) does not load the renderer
-    import cmarkgfm  # type: ignore[import-untyped]
-
     # As github.com: footnotes (a fence in a footnote is drawn at the end), raw HTML.
     options = cmarkgfm.Options.CMARK_OPT_FOOTNOTES | cmarkgfm.Options.CMARK_OPT_UNSAFE
     try:

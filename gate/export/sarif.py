@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from gate import __version__
+from gate import FILES_URL, REPOSITORY_URL, __version__
 from gate.decide.decision import State
 from gate.errors import AtomicWriteError
 from gate.findings import Anchor, Finding
@@ -41,7 +41,6 @@ SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
-INFORMATION_URI = "https://github.com/review-gate/review-gate"
 RULE_ID = "review-gate/finding"
 DECISION_NOTE = "review-gate/decision"
 UNANCHORED_NOTE = "review-gate/unanchored-finding"
@@ -150,7 +149,7 @@ def build(
             "text": "A reason the reviewer model gave, placed on the lines of the reviewed "
             "diff it names. The gate's decision (pass, fail) sets its level."
         },
-        "helpUri": f"{INFORMATION_URI}/blob/main/docs/security.md",
+        "helpUri": f"{FILES_URL}/docs/security.md",
         "defaultConfiguration": {"level": "warning"},
     }
     properties: dict[str, Any] = {
@@ -171,7 +170,7 @@ def build(
                         "name": "review-gate",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
+                        "informationUri": REPOSITORY_URL,
                         "rules": [rule],
                     }
                 },

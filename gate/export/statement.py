@@ -40,7 +40,9 @@ from typing import Any
 
 from gate.decide.decision import State, Status
 from gate.decide.decision import family_of as decision_family
+from gate.diff import COMMIT_ID, SHA256_HEX
 from gate.errors import StatementError, StatementMismatch
+from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
 from gate.safe import redact, strictjson
 from gate.safe.atomic import atomic_write
 
@@ -54,14 +56,10 @@ COMMIT_SUBJECT = "review-gate.head-commit"
 SUFFIX = ".statement.json"
 PREDICATE_SUFFIX = ".predicate.json"
 CERTIFICATE_SUFFIX = ".certificate.json"
-#: the certificate schema the statement can be built from
-CERTIFICATE_SCHEMA = "review-gate.certificate/1"
 #: the largest certificate read back (they hold base64 envelopes: a few MiB at most)
 MAX_CERTIFICATE_BYTES = 64 * 1024 * 1024
 MAX_STATEMENT_BYTES = 1024 * 1024
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_GIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 #: provider and model names, the policy version: the config's words, printable, bounded
 _MAX_NAME = 200
@@ -85,7 +83,7 @@ def _fail(field: str, why: str) -> StatementError:
 
 
 def _hex64(value: object, field: str) -> str:
-    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+    if not isinstance(value, str) or not SHA256_HEX.fullmatch(value):
         raise _fail(field, "is not a SHA-256 (64 lowercase hex digits)")
     return value
 
@@ -234,7 +232,7 @@ def commit_of(cert: Mapping[str, Any]) -> str | None:
     value = head if head not in (None, "") else commit
     if value in (None, ""):
         return None
-    if not isinstance(value, str) or not _GIT_SHA.fullmatch(value):
+    if not isinstance(value, str) or not COMMIT_ID.fullmatch(value):
         raise _fail("head commit", "is not a git commit id (40 or 64 lowercase hex digits)")
     return value
 

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -100,20 +101,30 @@ def verdict_block(binding: Binding, verdict: str, reasons: Sequence[str], confid
     return "```json\n" + json.dumps(obj, indent=2) + "\n```\n"
 
 
+#: The scripted model's reasons. It answers every diff alike without reading it (the demo's
+#: sample and whatever ``review`` sends to ``demo --serve``), so each reason says so: words
+#: that read like a review of the code would invite "is it reading my diff?" (issue 34).
 PASS_REASONS = (
-    "invoice_total now rounds to the cent with banker's rounding and refuses a negative rate",
-    "new tests cover the empty invoice and the negative tax rate",
+    "canned answer of the local reviewer (review-gate demo): it passes every diff and has "
+    "not read this one",
+    "canned answer of the local reviewer: bound to the diff_sha and policy_version the gate "
+    "sent, so the gate's checks hold; a real model's reasons would be about the code",
 )
-FAIL_REASONS = ("invoice_total drops the rounding of the subtotal before tax (line 21)",)
+FAIL_REASONS = (
+    "canned answer of the local reviewer (review-gate demo): it rejects every diff and has "
+    "not read this one",
+)
 
 
 def answer(mode: str, binding: Binding) -> str:
     """What the scripted model says for ``mode``, bound to ``binding``."""
     if mode == "fail":
-        return "One problem blocks this change.\n\n" + verdict_block(
+        return "A canned rejection from the local reviewer.\n\n" + verdict_block(
             binding, "fail", FAIL_REASONS, 0.9
         )
-    real = "I reviewed the change.\n\n" + verdict_block(binding, "pass", PASS_REASONS, 0.93)
+    real = "A canned pass from the local reviewer.\n\n" + verdict_block(
+        binding, "pass", PASS_REASONS, 0.93
+    )
     if mode == "echo":
         example = verdict_block(Binding("<sha256 of the diff>", "<policy>"), "pass", ["..."], 1.0)
         return "The answer format is:\n\n" + example + "\n" + real
@@ -466,8 +477,6 @@ WHY_MIN = 16
 
 def terminal_width() -> int:
     """The terminal's width (``COLUMNS`` when set, else the terminal's, else 160: a log)."""
-    import shutil
-
     return shutil.get_terminal_size(fallback=(160, 24)).columns
 
 

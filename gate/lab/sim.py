@@ -39,6 +39,7 @@ from typing import Any
 
 from gate.decide.envelope import SENTINEL, seal
 from gate.providers import PROVIDERS
+from gate.reviewers.eventstream import encode_frame
 from gate.reviewers.settings import ReviewerSettings
 
 #: Every dialect the simulator speaks: all of the gate's providers.
@@ -98,8 +99,14 @@ class SimResponse:
     pause_from: int = 0  # no pause before sends that start below this wire offset
     cut_after: int | None = None  # close the connection after this many wire bytes
     stall_after: int | None = None  # stop sending after this many wire bytes and hold on
+    # while stalled, an SSE comment (": ping") every this many seconds, as llama.cpp's
+    # server sends; stall_after must then end on an HTTP chunk of a chunked answer
+    ping_every: float | None = None
     endless: bool = False  # after the headers, send events forever (bounded by the sim)
     usage: bool = True
+    # the prompt tokens the usage reports; None: the prompt's own (one per 4 bytes, at
+    # least 10), as a server that read it whole would (fewer: a server that cut it)
+    prompt_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -370,8 +377,6 @@ def _azure(
 
 
 def _frame_event(kind: str, payload: dict[str, Any]) -> bytes:
-    from gate.reviewers.eventstream import encode_frame
-
     headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
     body = json.dumps({**payload, "p": "abcdefghij"[: 1 + len(kind) % 10]}, separators=(",", ":"))
     return encode_frame(headers, body.encode())
@@ -381,8 +386,6 @@ def _bedrock(
     pieces: list[str], finish: str | None, r: SimResponse, prompt: int, completion: int
 ) -> list[bytes]:
     """ConverseStream's event-stream frames, one element per frame."""
-    from gate.reviewers.eventstream import encode_frame
-
     out = [_frame_event("messageStart", {"role": "assistant"})]
     for index, piece in enumerate(pieces):
         delta = {"contentBlockIndex": 0, "delta": {"text": piece}}
@@ -814,7 +817,14 @@ class ReviewerSimulator:
     def _respond(
         self, conn: socket.socket, request: SimRequest, response: SimResponse, content: str
     ) -> None:
-        wire = wire_for(self.wire_dialect(request.path), content, response)
+        dialect = self.wire_dialect(request.path)
+        read = response.prompt_tokens
+        if read is None:
+            system, user = extract_prompt(dialect, request.body)
+            # one token per 4 bytes, and never under the 10 a scripted answer has always
+            # reported, so the wire of a tiny test prompt is what render_events() makes
+            read = max(10, len((system + user).encode("utf-8", "surrogatepass")) // 4)
+        wire = wire_for(dialect, content, response, prompt_tokens=read)
         limit = len(wire)
         for bound in (response.cut_after, response.stall_after):
             if bound is not None:
@@ -832,7 +842,7 @@ class ReviewerSimulator:
             self._endless(conn)
             return
         if response.stall_after is not None and response.stall_after < len(wire):
-            self._hold(conn)
+            self._hold(conn, response.ping_every)
         if response.framing == "close" or response.cut_after is not None:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_WR)
@@ -854,13 +864,21 @@ class ReviewerSimulator:
             conn.sendall(chunk)
             sent += len(chunk)
 
-    def _hold(self, conn: socket.socket) -> None:
-        """Keep the connection open, sending nothing, until the client leaves."""
-        started = time.monotonic()
+    def _hold(self, conn: socket.socket, ping_every: float | None = None) -> None:
+        """Keep the connection open, sending nothing (or only keep-alive comments, one
+        HTTP chunk each, every ``ping_every`` seconds), until the client leaves."""
+        started = last_ping = time.monotonic()
+        ping = b": ping\n\n"
         while not self._stop.is_set() and time.monotonic() - started < MAX_HOLD_S:
             readable, _, _ = select.select([conn], [], [], 0.05)
             if readable and not conn.recv(4096):
                 return
+            if ping_every is not None and time.monotonic() - last_ping >= ping_every:
+                last_ping = time.monotonic()
+                try:
+                    conn.sendall(b"%x\r\n%s\r\n" % (len(ping), ping))
+                except OSError:
+                    return
 
     def _drain(self, conn: socket.socket) -> None:
         """Wait briefly for the client to close, so the close is seen as the body's end."""

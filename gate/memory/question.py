@@ -17,9 +17,9 @@ a context-overflow split, ``agreement: k``). :class:`QuestionKey` is that questi
 The API is small: :func:`key_for` (what a review of these bytes under this config
 would ask), :func:`key_of_record` and :func:`key_of_certificate` (what an earlier
 decision answered), :meth:`QuestionKey.answered_by` (the one comparison),
-:attr:`QuestionKey.id` (a stable digest of the five fields, for indexes and logs), and
-:func:`tag`/:func:`tag_of` (the id's first 16 hex digits on the gate's own ``failure``
-statuses, so a standing block is found on the commit whichever pull request asks), and
+:attr:`QuestionKey.id` (a stable digest of the five fields, for the question ledger and
+logs; its first 16 hex digits, ``tag_hex``, are the question in the mark the gate puts
+on what it posts, gate.action.github.mark), and
 :meth:`QuestionKey.chunk_question` (the question each chunk of a review in chunks answers,
 what incremental review carries by: derived from this key, defined nowhere else).
 A changed byte anywhere in the five fields is a new question.
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -120,23 +119,6 @@ class QuestionKey:
 #: the schema of a chunk's question (:meth:`QuestionKey.chunk_question`); ``/1`` was
 #: issue 24's own ``chunk_question``, keyed on the config alone: its answers carry nothing
 CHUNK_QUESTION_SCHEMA = "review-gate.chunk-question/2"
-
-#: the question's tag on the gate's own blocking statuses: `` [q:<16 hex>]``
-_TAG = r" \[q:([0-9a-f]{16})\]\Z"  # compiled on first use (re's cache)
-
-
-def tag(description: str, key: QuestionKey, *, limit: int) -> str:
-    """``description`` ending with the question's tag, cut to fit ``limit`` characters:
-    the commit-level evidence of which question a blocking status answered, which no PR
-    author can edit and any pull request of the same head can read."""
-    suffix = f" [q:{key.tag_hex}]"
-    return description[: max(0, limit - len(suffix))].rstrip() + suffix
-
-
-def tag_of(description: str) -> str | None:
-    """The question tag of a status description (16 hex), or None."""
-    found = re.search(_TAG, description)
-    return found.group(1) if found else None
 
 
 def key_for(diff: bytes, config: Config, *, chunk_prompts: tuple[str, ...] = ()) -> QuestionKey:

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from gate.decide.decision import State, Status
+from gate.diff import COMMIT_ID, SHA256_HEX
 from gate.errors import GateError
 from gate.safe import strictjson, untrusted
 
@@ -41,18 +43,15 @@ MAX_RECORDS = 60
 #: visible part of the comment is cut to leave room for it)
 MAX_BLOCK_CHARS = 24_000
 SOURCES = ("model", "repaired", "override", "cached", "gate")
-STATES = ("pass", "fail", "needs_human", "incomplete", "skipped")
-STATUSES = ("success", "failure", "error", "pending")
+STATES = (*(str(state) for state in State), "skipped")
+STATUSES = tuple(str(status) for status in Status)
 
-#: patterns, compiled on first use by ``re``'s own cache (nothing compiled at import)
-_HEX64 = r"[0-9a-f]{64}"
-_HEX16 = r"[0-9a-f]{16}"
-_SHA = r"[0-9a-f]{40}|[0-9a-f]{64}"
-_TEXT = r"[\x20-\x7e]*"
-_TIME = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00"
+_HEX16 = re.compile(r"[0-9a-f]{16}")
+_TEXT = re.compile(r"[\x20-\x7e]*")
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00")
 _ANSWER = r"(pass|fail|needs_human|incomplete)=[0-9]{1,5}"
-_TALLY = rf"{_ANSWER}(,{_ANSWER}){{0,3}}"
-_BLOCK = r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,24000}) -->"
+_TALLY = re.compile(rf"{_ANSWER}(,{_ANSWER}){{0,3}}")
+_BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,24000}) -->")
 
 
 class RecordError(GateError):
@@ -132,15 +131,15 @@ def _check_field(name: str, value: Any) -> None:
         return
     if not isinstance(value, str):
         raise bad("must be a string")
-    checks: dict[str, tuple[str | tuple[str, ...], int]] = {
+    checks: dict[str, tuple[re.Pattern[str] | tuple[str, ...], int]] = {
         "time": (_TIME, 25),
-        "base_sha": (_SHA, 64),
-        "head_sha": (_SHA, 64),
-        "diff_sha": (_HEX64, 64),
-        "config_sha": (_HEX64, 64),
-        "prompt_sha": (_HEX64, 64),
-        "certificate_sha": (_HEX64, 64),
-        "chunks_sha": (_HEX64, 64),
+        "base_sha": (COMMIT_ID, 64),
+        "head_sha": (COMMIT_ID, 64),
+        "diff_sha": (SHA256_HEX, 64),
+        "config_sha": (SHA256_HEX, 64),
+        "prompt_sha": (SHA256_HEX, 64),
+        "certificate_sha": (SHA256_HEX, 64),
+        "chunks_sha": (SHA256_HEX, 64),
         "answers": (_TALLY, 200),
         "question_tag": (_HEX16, 16),
         "policy_version": (_TEXT, 64),
@@ -159,7 +158,7 @@ def _check_field(name: str, value: Any) -> None:
     if isinstance(rule, tuple):
         if value not in rule:
             raise bad(f"must be one of {', '.join(rule)}")
-    elif not re.fullmatch(rule, value):
+    elif not rule.fullmatch(value):
         raise bad("is not of the record's format")
 
 
@@ -217,7 +216,7 @@ def parse_history(body: str) -> list[Record]:
     """The records of the history block in ``body`` (a comment the caller trusts as far as
     its author goes); RecordError if the block is present but not exactly well-formed,
     ``[]`` when there is none."""
-    found = re.findall(_BLOCK, body)
+    found = _BLOCK.findall(body)
     if not found:
         return []
     if len(found) > 1:
@@ -239,4 +238,4 @@ def parse_history(body: str) -> list[Record]:
 
 def strip_history(body: str) -> str:
     """``body`` without its history block (to rebuild the comment around a new one)."""
-    return untrusted.remove_all(re.compile(_BLOCK), body).rstrip()
+    return untrusted.remove_all(_BLOCK, body).rstrip()

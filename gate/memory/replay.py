@@ -37,7 +37,8 @@ from gate.errors import ConfigError, ExitCode, GateError, UsageError
 from gate.memory.question import key_for
 from gate.memory.record import Record
 from gate.review import cost
-from gate.review.budget import chunk_setup
+from gate.review.budget import chunk_prompt, chunk_setup
+from gate.review.chunks import halve
 from gate.review.pipeline import review_diff
 from gate.review.prompt import prompt_sha256
 from gate.review.scope import select_diff
@@ -225,9 +226,6 @@ def chunk_prompts_differ(
     diff is planned again (:func:`gate.review.budget.chunk_setup`, the recorded halvings
     too) and every recorded chunk's prompt digest must be the re-planned chunk's, so a
     replay asks exactly the questions the run asked, chunk by chunk."""
-    from gate.review.budget import chunk_prompt
-    from gate.review.chunks import halve
-
     setup = chunk_setup(data, config, coverage)
     count = len({name.split(".")[0] for name, _, _ in recorded.chunk_prompts})
     if setup is None:

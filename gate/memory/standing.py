@@ -25,14 +25,14 @@ from gate.memory.record import Record, RecordError, encode_block
 
 #: the sources whose decision answered the question (not a guard, not a human)
 DECISIVE_SOURCES = frozenset({"model", "repaired", "cached"})
-_TALLY_FAIL = r"(?:^|,)fail=([1-9][0-9]*)"  # compiled on first use (re's cache)
+_TALLY_FAIL = re.compile(r"(?:^|,)fail=([1-9][0-9]*)")
 
 
 def any_fail(record: Record) -> bool:
     """Whether any answer behind ``record`` said ``fail``."""
     if record.verdict == "fail" or record.state == "fail":
         return True
-    return record.answers is not None and re.search(_TALLY_FAIL, record.answers) is not None
+    return record.answers is not None and _TALLY_FAIL.search(record.answers) is not None
 
 
 def stands(record: Record) -> bool:

@@ -1,6 +1,6 @@
 """Carried chunk answers: a chunk's earlier bound answer reused, never assumed.
 
-Incremental review (docs/design.md, "Incremental review"). On a new head the gate plans
+Incremental review (docs/decisions/0009-carrying.md). On a new head the gate plans
 the chunks of the final diff as always; a chunk whose exact bytes (its ``diff_sha``) and
 whose *question* (:meth:`gate.memory.question.QuestionKey.chunk_question`, derived from
 the one question key the caller passes in, :class:`Asked`: its policy, config digest and
@@ -35,14 +35,14 @@ from typing import Any, Protocol
 
 from gate.decide.agreement import aggregate as agree
 from gate.decide.decision import Binding, Decision, State, decide
+from gate.diff import SHA256_HEX
 from gate.errors import GateError
 from gate.review.certificate import envelope_bytes
 from gate.review.chunks import Chunk
 from gate.safe import strictjson
 
-#: compiled on first use (re's cache): only a run given --carry reads them
-_HEX64 = r"[0-9a-f]{64}"
-_TEXT = r"[\x20-\x7e]{1,300}"
+#: a run's label (its URL) as a carried answer names it: printable ASCII, 300 at most
+RUN_TEXT = re.compile(r"[\x20-\x7e]{1,300}")
 
 
 class CarryError(GateError):
@@ -137,11 +137,10 @@ def _origin(review: Mapping[str, Any], run: str, certificate_sha: str) -> tuple[
     note = review.get("carried")
     if isinstance(note, dict):
         first_run, first_sha = note.get("run"), note.get("certificate_sha")
-        if isinstance(first_run, str) and re.fullmatch(_TEXT, first_run):
-            sha = (
-                first_sha if isinstance(first_sha, str) and re.fullmatch(_HEX64, first_sha) else ""
-            )
-            return first_run, sha
+        if isinstance(first_run, str) and RUN_TEXT.fullmatch(first_run):
+            if isinstance(first_sha, str) and SHA256_HEX.fullmatch(first_sha):
+                return first_run, first_sha
+            return first_run, ""
     return run, certificate_sha
 
 
@@ -158,16 +157,16 @@ def from_certificate(data: bytes, *, run: str) -> Book:
     if not isinstance(chunks, dict) or not isinstance(chunks.get("reviews"), list):
         raise CarryError("the carry certificate is not of a review in chunks (no context.chunks)")
     question = chunks.get("question")
-    if not isinstance(question, str) or not re.fullmatch(_HEX64, question):
+    if not isinstance(question, str) or not SHA256_HEX.fullmatch(question):
         raise CarryError("the carry certificate names no chunk question (written before carrying)")
-    label = run if re.fullmatch(_TEXT, run) else "a certificate"
+    label = run if RUN_TEXT.fullmatch(run) else "a certificate"
     own_sha = hashlib.sha256(data).hexdigest()
     items: list[Carried] = []
     for review in chunks["reviews"]:
         if not isinstance(review, dict) or review.get("split"):
             continue
         diff_sha = review.get("diff_sha")
-        if not isinstance(diff_sha, str) or not re.fullmatch(_HEX64, diff_sha):
+        if not isinstance(diff_sha, str) or not SHA256_HEX.fullmatch(diff_sha):
             continue
         answers = review.get("answers")
         sealed = (

@@ -47,6 +47,7 @@ from gate.decide.chunk_table import aggregate
 from gate.decide.decision import Binding, Decision, State, Status, blocked, decide
 from gate.decide.ends import CONTEXT_OVERFLOW
 from gate.diff import Coverage, diff_sha, split_diff
+from gate.errors import UsageError
 from gate.review.budget import (
     chunk_prompt,
     chunk_setup,
@@ -57,7 +58,8 @@ from gate.review.budget import (
     too_many,
 )
 from gate.review.carry import Asked, Ledger, settle
-from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve
+from gate.review.certificate import attempts_from, envelope_bytes
+from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve, plan
 from gate.review.cost import fits
 from gate.review.prompt import Prompt, prompt_sha256
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
@@ -427,9 +429,6 @@ def recorded_attempts(answer: object) -> tuple[Attempt, ...]:
     """The attempts one chunk's answer records (none when the record is malformed): a
     re-decision without an envelope names the recorded cause (``connection_cut``), not
     ``no_response``. Attempts never turn a missing envelope into anything but incomplete."""
-    from gate.errors import UsageError
-    from gate.review.certificate import attempts_from
-
     if not isinstance(answer, dict) or not isinstance(answer.get("attempts"), list):
         return ()
     try:
@@ -461,9 +460,6 @@ def redecide(
     stands only when ``allow_gaps`` (the run itself passed with those gaps: the caller
     checks the recorded decision), else it is ``needs_human`` (``partial_coverage``).
     """
-    from gate.diff import Coverage
-    from gate.review.chunks import plan
-
     limit = record.get("max_chunk_bytes")
     reviews = record.get("reviews")
     if not isinstance(limit, int) or limit < 1 or not isinstance(reviews, list):
@@ -535,8 +531,6 @@ def _recorded_row(
     """One recorded chunk decided again: its answers' envelopes against the binding of the
     chunk recomputed from the diff (a chunk the diff does not hold, or of other bytes, is
     missing), agreed as the run agreed them."""
-    from gate.review.certificate import envelope_bytes
-
     name = str(review.get("chunk"))
     chunk = chunks.get(name)
     if chunk is None or chunk.sha != review.get("diff_sha"):

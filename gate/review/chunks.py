@@ -32,7 +32,7 @@ Here no cut depends on a byte offset from the diff's start:
 So a push that edits, adds or removes one file changes only chunks of the segment
 holding it (and of its neighbour, when the file's own anchor appears or goes with its
 size); every other chunk keeps its exact bytes, and so its digest, and a pass given to
-it can be carried (docs/design.md, "Incremental review"). The price is fill: chunks are
+it can be carried (docs/decisions/0008-stable-boundaries.md). The price is fill: chunks are
 less full than greedy packing makes them (measured by ``bench/incremental.py``), so a
 chunked review takes somewhat more requests; ``max_chunks`` and the cost estimate count
 the plan as it is cut.

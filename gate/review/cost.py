@@ -7,10 +7,12 @@
   simulated without usage) has unknown tokens.
 - :func:`cost_of` prices every paid request (each retry, each of the ``agreement``
   answers, each chunk and each half of a chunk that overflowed:
-  :meth:`gate.review.pipeline.ReviewResult.paid_attempts`) with the config's ``pricing`` for the
-  reviewer's model, else the dated table in :mod:`gate.prices` (per million tokens). A
-  total is given only when every attempt is known: a partial sum would read as the
-  whole cost. Unknown is empty, never zero.
+  :meth:`gate.review.pipeline.ReviewResult.paid_attempts`) that a provider answered (a
+  2xx status: :func:`billable`; a request that never connected, or that a provider
+  refused with an error status, is not billed and not counted as paid) with the
+  config's ``pricing`` for the reviewer's model, else the dated table in
+  :mod:`gate.prices` (per million tokens). A total is given only when every attempt is
+  known: a partial sum would read as the whole cost. Unknown is empty, never zero.
 - :func:`preflight` is what every run prints before it asks: the bound ``max_cost`` is
   held to, and a likely figure (input at :data:`gate.review.chunks.BYTES_PER_TOKEN` bytes a
   token, one attempt per answer), labelled as such.
@@ -26,11 +28,14 @@
   generated; its halves, at most :data:`gate.review.chunked.MAX_SPLIT_DEPTH` levels deep,
   carry the same diff bytes again plus one prompt each). An estimate that cannot be
   made (no price for the model) blocks too: an unknown cost is not under a limit.
+
+Every amount is in US dollars (:data:`gate.prices.CURRENCY`); a figure shown to people
+names it (:func:`amount`), a step output is the bare number (:func:`money`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -38,17 +43,16 @@ from gate.config.model import Config, ModelPrice
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, Status, binding_for, blocked
 from gate.diff import Coverage
-from gate.prices import listed_price
+from gate.prices import CURRENCY, listed_price
 from gate.review.budget import chunk_setup, request_size, too_many
 from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens
 from gate.review.prompt import build_prompt
+from gate.reviewers.prompt_read import count, prompt_tokens
 
 PER = 1_000_000
 #: tokens added per attempt to the byte count for the provider's message framing
 TOKEN_OVERHEAD = 64
 
-_INPUT_KEYS = ("prompt_tokens", "input_tokens", "promptTokenCount")
-_INPUT_EXTRA = ("cache_creation_input_tokens", "cache_read_input_tokens")
 _OUTPUT_KEYS = ("completion_tokens", "output_tokens", "candidatesTokenCount")
 _OUTPUT_EXTRA = ("thoughtsTokenCount",)
 
@@ -83,10 +87,12 @@ class CostReport:
     cost: float | None
     #: where the price came from: the config's ``pricing``, a dated row of the table, or ""
     price_source: str = ""
+    #: requests no provider could bill: never sent, or refused with an error status
+    unbilled: int = 0
 
     def to_json(self) -> dict[str, Any]:
         price = {"input": self.price.input, "output": self.price.output} if self.price else None
-        return {
+        out = {
             "model": self.model,
             "price_per_million": price,
             "price_source": self.price_source,
@@ -95,6 +101,9 @@ class CostReport:
             "output_tokens": self.output_tokens,
             "cost": self.cost,
         }
+        if self.unbilled:  # absent when none: a run every provider answered reads as before
+            out["unbilled"] = self.unbilled
+        return out
 
     def outputs(self) -> dict[str, str]:
         """The step outputs ``input-tokens``, ``output-tokens``, ``cost`` (empty when unknown)."""
@@ -106,7 +115,26 @@ class CostReport:
 
 
 def money(value: float | None) -> str:
+    """An amount as a step output writes it: the bare number (6 decimals), "" for unknown."""
     return "" if value is None else f"{value:.6f}"
+
+
+def amount(value: float) -> str:
+    """An amount for people: ``0.004200 USD``."""
+    return f"{money(value)} {CURRENCY}"
+
+
+def billable(attempt: Attempt) -> bool:
+    """Whether a provider answered ``attempt``, so it may bill it: a 2xx status, or any
+    end after the request was sent (a cut or a timeout while it answered: unsure is
+    paid). A request that never reached a provider (no connection, no TLS session:
+    :data:`gate.reviewers.base.NEVER_SENT`) or that a provider refused with an error
+    status (401, 429, 5xx) generated nothing to pay for."""
+    from gate.reviewers.base import NEVER_SENT  # loaded: the attempts came through it
+
+    if attempt.http_status is not None:
+        return 200 <= attempt.http_status < 300
+    return attempt.reason not in NEVER_SENT
 
 
 def price_for(config: Config) -> ModelPrice | None:
@@ -129,17 +157,10 @@ def price_source(config: Config) -> str:
     return "" if row is None else f"review-gate's price table: {row.source} as of {row.date}"
 
 
-def _count(usage: Mapping[str, int], keys: Sequence[str], extra: Sequence[str]) -> int | None:
-    found = [usage[k] for k in keys if isinstance(usage.get(k), int)]
-    if not found:
-        return None
-    return found[0] + sum(usage[k] for k in extra if isinstance(usage.get(k), int))
-
-
 def usage_of(attempt: Attempt) -> tuple[int | None, int | None]:
     """(input tokens, output tokens) the provider reported for ``attempt``."""
     usage = attempt.usage or {}
-    return _count(usage, _INPUT_KEYS, _INPUT_EXTRA), _count(usage, _OUTPUT_KEYS, _OUTPUT_EXTRA)
+    return prompt_tokens(usage), count(usage, _OUTPUT_KEYS, _OUTPUT_EXTRA)
 
 
 def price(tokens_in: int, tokens_out: int, rate: ModelPrice) -> float:
@@ -155,6 +176,10 @@ def cost_of(
     each = list(models) if models is not None else [config.reviewer.model] * len(attempts)
     if len(each) != len(attempts):
         raise ValueError("cost_of needs one model per attempt")
+    asked = " then ".join(dict.fromkeys(each))  # every reviewer asked, paid or not
+    paid = [(a, m) for a, m in zip(attempts, each, strict=True) if billable(a)]
+    unbilled = len(attempts) - len(paid)
+    attempts, each = [a for a, _ in paid], [m for _, m in paid]
     rates = {
         m: price_for(replace(config, reviewer=replace(config.reviewer, model=m))) for m in each
     }
@@ -175,7 +200,7 @@ def cost_of(
     total_in = sum(u.input_tokens or 0 for u in rows)
     total_out = sum(u.output_tokens or 0 for u in rows)
     return CostReport(
-        model=" then ".join(dict.fromkeys(each)) or config.reviewer.model,
+        model=asked or config.reviewer.model,
         price=rate,
         attempts=tuple(rows),
         input_tokens=total_in if every and all(u.input_tokens is not None for u in rows) else None,
@@ -186,6 +211,7 @@ def cost_of(
         if every and all(u.cost is not None for u in rows)
         else None,
         price_source=price_source(config),
+        unbilled=unbilled,
     )
 
 
@@ -239,7 +265,8 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
         return blocked(
             State.NEEDS_HUMAN,
             "over_budget",
-            f"max_cost is {config.max_cost:g} but pricing has no price for the model {model}, "
+            f"max_cost is {config.max_cost:g} {CURRENCY} but pricing has no price for the model "
+            f"{model}, "
             "so the cost cannot be estimated; add it under pricing or remove max_cost",
             status=Status.FAILURE,
         )
@@ -248,7 +275,7 @@ def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -
     return blocked(
         State.NEEDS_HUMAN,
         "over_budget",
-        f"estimated cost {money(cost)} exceeds max_cost {config.max_cost:g} "
+        f"estimated cost {amount(cost)} exceeds max_cost {config.max_cost:g} {CURRENCY} "
         f"({tokens_in} input and {tokens_out} output tokens at most, over "
         f"{_asks(len(sizes), config)}, for {model}"
         f"{', each fallback asked in full' if len(chain) > 1 else ''}); "
@@ -277,9 +304,13 @@ class Preflight:
     likely_tokens: tuple[int, int]
     likely: float | None
     price_source: str
+    #: the config's ``max_cost`` the bound is held to (None: no limit)
+    max_cost: float | None = None
 
     def line(self) -> str:
-        """One line for the CLI, the job summary and the log."""
+        """One line for the CLI, the job summary and the log: what the figures are, each
+        amount with its currency; the bound named as ``max_cost``'s only when one is set,
+        and token counts alone when the model has no price."""
         if self.requests == 0:
             return "cost estimate: no request will be made"
         ask = f"{self.requests} request{'s' if self.requests > 1 else ''}"
@@ -287,15 +318,26 @@ class Preflight:
             ask += f" x {self.answers} answers"
         bound_in, bound_out = self.bound_tokens
         likely_in, likely_out = self.likely_tokens
-        unpriced = f"no price for {self.model or '(no model)'}"
+        bound = f"{bound_in:,} input + {bound_out:,} output tokens, every attempt"
+        likely = (
+            f"estimated at ~{BYTES_PER_TOKEN} bytes a token: {likely_in:,} input + "
+            f"{likely_out:,} output tokens, one attempt per answer"
+        )
+        if self.bound is None or self.likely is None:
+            return (
+                f"cost estimate for {ask}: no price for {self.model or '(no model)'}, so tokens "
+                f"only: at most {bound}; likely about {likely_in:,} input + {likely_out:,} "
+                f"output tokens (~{BYTES_PER_TOKEN} bytes a token, one attempt per answer); "
+                "add the model under pricing for a cost"
+            )
+        held = (
+            f"; max_cost {self.max_cost:g} {CURRENCY} is held to it"
+            if self.max_cost is not None
+            else ""
+        )
         return (
-            f"cost estimate for {ask}: at most "
-            f"{money(self.bound) if self.bound is not None else unpriced} "
-            f"({bound_in:,} input + {bound_out:,} output tokens, every attempt, "
-            f"the bound max_cost holds); likely about "
-            f"{money(self.likely) if self.likely is not None else unpriced} "
-            f"(estimated at ~{BYTES_PER_TOKEN} bytes a token: {likely_in:,} input + "
-            f"{likely_out:,} output tokens, one attempt per answer)"
+            f"cost estimate for {ask}: at most {amount(self.bound)} ({bound}{held}); "
+            f"likely about {amount(self.likely)} ({likely})"
         )
 
     def outputs(self) -> dict[str, str]:
@@ -333,6 +375,7 @@ def preflight(diff: bytes, config: Config, coverage: Coverage | None = None) -> 
         likely_tokens=(likely_in, likely_out),
         likely=price(likely_in, likely_out, rate) if rate else None,
         price_source=price_source(config),
+        max_cost=config.max_cost,
     )
 
 

@@ -1,8 +1,8 @@
 """One review, end to end: diff bytes + config -> decision + certificate.
 
-:func:`review_diff` is the pipeline of docs/design.md between the diff and the
-status, shared by ``review-gate review`` and the GitHub action: it binds the
-review to ``sha256(diff)`` and the policy version, builds the prompt, calls
+:func:`review_diff` is step 5 of docs/design.md ("One review, from event to status"),
+between the diff and the status, shared by ``review-gate review`` and the GitHub
+action: it binds the review to ``sha256(diff)`` and the policy version, builds the prompt, calls
 the reviewer transport (which retries only bytes that did not arrive) and
 applies the decision table to the sealed envelope; the certificate is built from
 the result, once, by the caller that writes it. It touches no environment

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 
 from gate.config.model import Config
-from gate.decide.decision import Binding, binding_for
+from gate.decide.decision import Binding, binding_for, binding_lines
+from gate.decide.decision import binding_in as binding_in  # re-exported for local reviewers
 from gate.errors import GateError
 from gate.memo import last_answer
 
@@ -38,8 +39,6 @@ from gate.memo import last_answer
 MIN_FENCE = 4
 
 _BACKTICK_RUN = re.compile(r"`+")
-_DIFF_SHA_LINE = re.compile(r'^diff_sha: "([0-9a-f]{64})"$', re.MULTILINE)
-_POLICY_LINE = re.compile(r"^policy_version: (\"(?:[^\"\\\n]|\\.)*\")$", re.MULTILINE)
 
 SYSTEM_PROMPT = """\
 You are the code reviewer of a merge gate. A program, not a person, reads your answer and \
@@ -146,8 +145,7 @@ def build_prompt(
     parts = [
         "Review the following change.",
         "",
-        f"diff_sha: {json.dumps(binding.diff_sha)}",
-        f"policy_version: {json.dumps(binding.policy_version, ensure_ascii=False)}",
+        *binding_lines(binding),
         "",
         *([scope, ""] if scope else []),
         f"The diff ({len(diff)} bytes) is enclosed in the fence below. The fence is longer "
@@ -168,26 +166,6 @@ def build_prompt(
         "the five members, with diff_sha and policy_version copied from above."
     )
     return Prompt(system=SYSTEM_PROMPT, user="\n".join(parts) + "\n")
-
-
-def binding_in(text: str) -> Binding | None:
-    """The binding a prompt built by :func:`build_prompt` carries (None if absent).
-
-    The inverse of the binding lines, for local reviewers that answer bound
-    verdicts (the demo, the reviewer simulator in tests). The first match wins:
-    the gate's lines come before the fenced diff.
-    """
-    sha = _DIFF_SHA_LINE.search(text)
-    policy = _POLICY_LINE.search(text)
-    if sha is None or policy is None:
-        return None
-    try:
-        version = json.loads(policy.group(1))
-    except ValueError:
-        return None
-    return (
-        Binding(diff_sha=sha.group(1), policy_version=version) if isinstance(version, str) else None
-    )
 
 
 @last_answer

@@ -231,6 +231,13 @@ class Failure(StrEnum):
     QUOTA = "quota_exhausted"  # a billing or quota stop (gate.reviewers.limits): not retried
 
 
+#: failures before the request reached a provider (no connection, no TLS session, a URL
+#: that was never asked): no provider saw it, so none can bill it (gate.review.cost)
+NEVER_SENT = frozenset(
+    {Failure.CONNECT_ERROR, Failure.CONNECT_TIMEOUT, Failure.BAD_BASE_URL, Failure.PLAIN_HTTP}
+)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One failure of an exchange: its kind, a line naming cause and fix, and what follows."""
@@ -417,6 +424,11 @@ class _Progress:
     problem: Problem | None = None
     sink_error: GateError | None = None
     timed_out: bool = False
+    #: the dialect's count of what it read as the answer (None: the bytes stand for it)
+    progress_of: Callable[[], int] | None = None
+
+    def answer_progress(self) -> int:
+        return self.progress_of() if self.progress_of is not None else len(self.raw)
 
     def expired(self) -> bool:
         return time.monotonic() > self.deadline_at
@@ -655,6 +667,23 @@ _NOT_TLS = frozenset(
 )
 
 
+def _handshake_cut(err: BaseException) -> bool:
+    """Whether ``err`` (or what it wraps) is a TLS handshake the server closed without a
+    TLS answer (an EOF, a reset): what a plain-HTTP server does when the request line it
+    waits for never comes (Python's http.server, the demo's reviewer). A TLS server that
+    refuses a handshake sends an alert instead (a certificate problem is never this)."""
+    seen: BaseException | None = err
+    for _ in range(5):  # bounded: the wrapping chain is short
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLEOFError | ssl.SSLZeroReturnError | ConnectionResetError):
+            return True
+        if isinstance(seen, ssl.SSLError) and str(seen.reason) == "UNEXPECTED_EOF_WHILE_READING":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _plain_http(err: BaseException) -> bool:
     """Whether ``err`` (or what it wraps) is a TLS handshake that got a plain-HTTP answer."""
     seen: BaseException | None = err
@@ -693,9 +722,14 @@ def _transport_problem(
     err: Exception, settings: ReviewerSettings, progress: _Progress, watchdog: Watchdog
 ) -> Problem | None:
     """The problem a transport exception stands for; None when the deadline explains it."""
-    handshake_hung = isinstance(err, httpx.ConnectTimeout) and not watchdog.fired
+    # a handshake that hung (ConnectTimeout) or that the server closed without a TLS
+    # answer: a plain-HTTP server waiting for a request line; one probe says so at once
+    handshake_hung = isinstance(err, httpx.ConnectTimeout) or (
+        isinstance(err, httpx.ConnectError) and _handshake_cut(err)
+    )
     if progress.status is None and (
-        _plain_http(err) or (handshake_hung and _answers_plain_http(settings))
+        _plain_http(err)
+        or (handshake_hung and not watchdog.fired and _answers_plain_http(settings))
     ):
         plain = one_line(shown_url("http" + settings.base_url.removeprefix("https")), None, 120)
         return Problem(
@@ -738,26 +772,35 @@ _OPEN: dict[int, _Progress] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def open_streams() -> list[tuple[int, float, int]]:
-    """Each open exchange as (its id, seconds since it started, bytes received so far):
-    what a heartbeat says while a stream is silent (gate/reviewers/heartbeat.py)."""
+def open_streams() -> list[tuple[int, float, int, int]]:
+    """Each open exchange as (its id, seconds since it started, bytes received so far,
+    answer progress): what a heartbeat says while a stream is silent
+    (gate/reviewers/heartbeat.py). The progress is the dialect's count of what it read
+    as the answer (events with data for the SSE dialects), so keep-alive comments
+    (``: ping``, which llama.cpp's server sends every 15 s) are bytes, not progress;
+    a dialect that counts nothing reports the bytes."""
     now = time.monotonic()
     with _OPEN_LOCK:
-        return [(key, now - p.start, len(p.raw)) for key, p in _OPEN.items()]
+        live = list(_OPEN.items())
+    return [(key, now - p.start, len(p.raw), p.answer_progress()) for key, p in live]
 
 
 def perform(
     settings: ReviewerSettings,
     request: HttpRequest,
     sink: Callable[[bytes], None],
+    progress_of: Callable[[], int] | None = None,
 ) -> Exchange:
     """Send ``request`` and stream a 2xx body to ``sink``; never raises for network trouble.
 
     ``sink`` may raise :class:`GateError` to refuse the bytes; reading stops
-    and the error is kept in :attr:`Exchange.sink_error`.
+    and the error is kept in :attr:`Exchange.sink_error`. ``progress_of`` counts what
+    the dialect read as the answer so far (for :func:`open_streams`).
     """
     start = time.monotonic()
-    progress = _Progress(start=start, deadline_at=start + settings.deadline)
+    progress = _Progress(
+        start=start, deadline_at=start + settings.deadline, progress_of=progress_of
+    )
     headers = {
         "user-agent": USER_AGENT,
         "accept-encoding": "identity",

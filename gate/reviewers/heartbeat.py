@@ -1,7 +1,8 @@
 """A heartbeat while the reviewer is silent: a long answer must not look like a hang.
 
-While a stream is open and no byte has arrived for :data:`INTERVAL` seconds, a line is
-said (``waiting for the reviewer: 31 s, 2,205 bytes so far``), and again every
+While a stream is open and nothing of the answer has arrived for :data:`INTERVAL`
+seconds (keep-alive comments are not the answer: :func:`gate.reviewers.base.open_streams`),
+a line is said (``waiting for the reviewer: 31 s, 2,205 bytes so far``), and again every
 :data:`INTERVAL` seconds of silence. It watches :func:`gate.reviewers.base.open_streams`
 from a daemon thread that the front end (the command line's ``review``, the action's
 log) starts around a review and stops after it; the thread wakes every :data:`TICK`
@@ -42,7 +43,7 @@ class Heartbeat:
         self._say, self._clock = say, clock
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="heartbeat", daemon=True)
-        #: per stream: (bytes at the last change or line, when)
+        #: per stream: (answer progress at the last change or line, when)
         self._seen: dict[int, tuple[int, float]] = {}
 
     def __enter__(self) -> Heartbeat:
@@ -67,12 +68,12 @@ class Heartbeat:
         now = self._clock()
         live = open_streams()
         self._seen = {k: v for k, v in self._seen.items() if k in {s[0] for s in live}}
-        for key, seconds, size in live:
-            last_size, since = self._seen.get(key, (size, now))
-            if size != last_size:
-                self._seen[key] = (size, now)
+        for key, seconds, size, progress in live:
+            last, since = self._seen.get(key, (progress, now))
+            if progress != last:
+                self._seen[key] = (progress, now)
                 continue
-            self._seen.setdefault(key, (size, now))
+            self._seen.setdefault(key, (progress, now))
             if now - since >= self._interval:
                 self._say(f"waiting for the reviewer: {seconds:.0f} s, {size:,} bytes so far")
-                self._seen[key] = (size, now)
+                self._seen[key] = (progress, now)

@@ -82,9 +82,8 @@ _ANTHROPIC_SPEND = frozenset(
     {"contract_spend_limit_reached", "enforced_spend_limit_reached"}
     | {"linked_organization_spend_limit_reached"}
 )
-#: compiled on first use (re's cache): most runs never meet a limit
-_ANTHROPIC_CREDIT = r"(?i)credit balance is too low"
-_PER_DAY = r"(?i)per[_ ]?day"
+_ANTHROPIC_CREDIT = re.compile(r"(?i)credit balance is too low")
+_PER_DAY = re.compile(r"(?i)per[_ ]?day")
 _BEDROCK_QUOTA = frozenset({"ServiceQuotaExceededException"})
 _BEDROCK_RATE = frozenset({"ThrottlingException", "ModelNotReadyException"})
 _BEDROCK_BUSY = frozenset({"ServiceUnavailableException"})
@@ -128,9 +127,7 @@ def _anthropic(status: int, error: Mapping[str, object]) -> Refusal | None:
         return Refusal(Limit.QUOTA, code)
     if status == 402 or kind == "billing_error":
         return Refusal(Limit.QUOTA, kind or "http_402")
-    if kind == "invalid_request_error" and re.search(
-        _ANTHROPIC_CREDIT, _text(error.get("message"))
-    ):
+    if kind == "invalid_request_error" and _ANTHROPIC_CREDIT.search(_text(error.get("message"))):
         return Refusal(Limit.QUOTA, "credit balance too low")
     if status == 529 or kind == "overloaded_error":
         return Refusal(Limit.OVERLOADED, kind or "http_529")
@@ -149,7 +146,7 @@ def _gemini(status: int, error: Mapping[str, object]) -> Refusal | None:
         violations = detail.get("violations")
         for item in violations if isinstance(violations, list) else ():
             quota = _text(item.get("quotaId")) if isinstance(item, dict) else ""
-            if re.search(_PER_DAY, quota):
+            if _PER_DAY.search(quota):
                 return Refusal(Limit.QUOTA, f"RESOURCE_EXHAUSTED {quota}")
     return Refusal(Limit.RATE, _text(error.get("status")) or "http_429")
 

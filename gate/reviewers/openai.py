@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 
 from gate.decide.attempt import FinishReason
+from gate.decide.decision import binding_in
+from gate.decide.grammar import verdict_grammar
 from gate.providers import Provider
 from gate.reviewers.base import HttpRequest, one_line
 from gate.reviewers.settings import ReviewerSettings
@@ -48,6 +50,11 @@ def build_request(settings: ReviewerSettings, *, system: str, user: str) -> Http
         "max_tokens": settings.max_tokens,
         "temperature": settings.temperature,
     }
+    grammar = _grammar(settings, user)
+    if settings.output_grammar == "gbnf" and grammar is not None:
+        body["grammar"] = grammar
+    elif settings.output_grammar == "vllm" and grammar is not None:
+        body["structured_outputs"] = {"grammar": grammar}
     headers = {"accept": "text/event-stream"}
     if settings.api_key:
         headers["authorization"] = f"Bearer {settings.api_key}"
@@ -56,6 +63,19 @@ def build_request(settings: ReviewerSettings, *, system: str, user: str) -> Http
         headers=headers,
         body=json.dumps(body, ensure_ascii=False).encode("utf-8"),
     )
+
+
+def _grammar(settings: ReviewerSettings, user: str) -> str | None:
+    """The verdict grammar for this request, when ``output_grammar`` asks for one.
+
+    The binding comes from the gate's own lines at the head of the user message
+    (:func:`~gate.decide.decision.binding_in`); a prompt without them (none the gate
+    builds) is sent without a grammar, and the answer is checked as always.
+    """
+    if settings.output_grammar == "none":
+        return None
+    binding = binding_in(user)
+    return verdict_grammar(binding) if binding is not None else None
 
 
 class Stream(SSEStream):

@@ -25,6 +25,7 @@ from gate.providers import (
     Provider,
     cloud_base_url,
 )
+from gate.reviewers.sigv4 import ACCESS_KEY_ENV
 from gate.safe.redact import key_problem
 
 
@@ -67,10 +68,8 @@ class ReviewerSettings(ReviewerConfig):
                 f"reviewer.base_url is not set and provider {config.provider} "
                 "has no public endpoint",
                 key="reviewer.base_url",
-                fix=BASE_URL_FIX.get(
-                    config.provider,
-                    "set reviewer.base_url in the config file or the action's base-url input",
-                ),
+                fix=BASE_URL_FIX.get(config.provider)
+                or "set reviewer.base_url in the config file or the action's base-url input",
                 reason="config_base_url_missing",
             )
         values = {f.name: getattr(config, f.name) for f in fields(ReviewerConfig)}
@@ -83,6 +82,11 @@ def _official_host(provider: str) -> str:
 
 #: The clouds' own hosts end so; there a credential is always needed.
 _CLOUD_HOSTS: dict[str, tuple[str, ...]] = {
+    Provider.OPENAI: (),
+    Provider.ANTHROPIC: (),
+    Provider.GEMINI: (),
+    Provider.MC1: (),
+    Provider.OPENAI_RESPONSES: (),
     Provider.AZURE_OPENAI: (".openai.azure.com", ".cognitiveservices.azure.com"),
     Provider.BEDROCK: (".amazonaws.com",),
     Provider.VERTEX: ("aiplatform.googleapis.com",),
@@ -175,15 +179,16 @@ def _cloud_settings(settings: ReviewerSettings) -> None:
             "reviewer.location is not set: vertex needs a location, e.g. us-east5 or global",
             reason="config_invalid",
         )
-    if settings.provider == Provider.BEDROCK and settings.api_key:
-        from gate.reviewers.sigv4 import ACCESS_KEY_ENV
-
-        if not os.environ.get(ACCESS_KEY_ENV, "").strip():
-            raise UsageError(
-                f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
-                "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
-                reason="missing_api_key",
-            )
+    if (
+        settings.provider == Provider.BEDROCK
+        and settings.api_key
+        and not os.environ.get(ACCESS_KEY_ENV, "").strip()
+    ):
+        raise UsageError(
+            f"the bedrock provider signs with AWS credentials and {ACCESS_KEY_ENV} is not "
+            "set: run aws-actions/configure-aws-credentials (OIDC) in an earlier step",
+            reason="missing_api_key",
+        )
 
 
 def _positive(name: str, value: float) -> None:
@@ -191,6 +196,26 @@ def _positive(name: str, value: float) -> None:
         raise UsageError(f"reviewer setting {name} must be a number, got {type(value).__name__}")
     if not math.isfinite(value) or value <= 0:
         raise UsageError(f"reviewer setting {name} must be a positive number, got {value!r}")
+
+
+#: ``output_grammar`` values, each with the request member it fills (openai provider only)
+OUTPUT_GRAMMARS = ("none", "gbnf", "vllm")
+
+
+def _grammar_setting(settings: ReviewerSettings) -> None:
+    if settings.output_grammar not in OUTPUT_GRAMMARS:
+        raise UsageError(
+            f"reviewer output_grammar {settings.output_grammar!r} is not known; use one of "
+            + ", ".join(OUTPUT_GRAMMARS),
+            reason="config_output_grammar",
+        )
+    if settings.output_grammar != "none" and settings.provider != Provider.OPENAI:
+        raise UsageError(
+            f"reviewer output_grammar {settings.output_grammar!r} is for a self-hosted server "
+            f"behind the openai provider (llama.cpp, vLLM), not {settings.provider}; "
+            "remove output_grammar or set provider: openai with the server's base_url",
+            reason="config_output_grammar",
+        )
 
 
 def validate(settings: ReviewerSettings) -> None:
@@ -212,9 +237,8 @@ def validate(settings: ReviewerSettings) -> None:
         hint = (
             "set base_url to your MC1 reviewer endpoint, e.g. https://reviewer.example/review"
             if settings.provider == Provider.MC1
-            else BASE_URL_FIX.get(
-                settings.provider, f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
-            )
+            else BASE_URL_FIX.get(settings.provider)
+            or f"use e.g. {DEFAULT_BASE_URLS[settings.provider]}"
         )
         raise UsageError(
             f"reviewer base_url {shown_url(settings.base_url or '')!r}: {problem}; {hint}",
@@ -236,6 +260,7 @@ def validate(settings: ReviewerSettings) -> None:
                 reason="config_bad_secret",
             )
     _cloud_settings(settings)
+    _grammar_setting(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(

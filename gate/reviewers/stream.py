@@ -201,6 +201,10 @@ class SSEStream:
         )
 
     # the machinery
+    def progress(self) -> int:
+        """Events read so far: what a heartbeat counts (a comment is no event)."""
+        return self.events
+
     def feed(self, chunk: bytes) -> None:
         if self.malformed is not None:
             return
@@ -337,14 +341,8 @@ class SSEStream:
                 EndReason.TRAILER,
             )
         kind = exchange.headers.get("content-type", "")
-        if self.events == 0 and "text/event-stream" not in kind:
-            return reply(
-                "not_event_stream",
-                f"the reviewer answered with Content-Type {kind or 'none'!r} and no server-sent "
-                "events; it did not stream (check base_url and that the server supports "
-                "stream: true); not retryable",
-                EndReason.TRAILER,
-            )
+        if self.events == 0 and ("text/event-stream" not in kind or not self.parser.pending):
+            return self.no_events(kind, reply)
         if self.parser.pending:
             return reply(
                 "partial_event",
@@ -362,6 +360,26 @@ class SSEStream:
                 retry=True,
             )
         return self.judge_finish(finish, reply)
+
+    def no_events(self, kind: str, reply: Callable[..., Reply]) -> Reply:
+        """A 200 whose body arrived whole (its framing complete) and held no event."""
+        if "text/event-stream" not in kind:
+            return reply(
+                "not_event_stream",
+                f"the reviewer answered with Content-Type {kind or 'none'!r} and no server-sent "
+                "events; it did not stream (check base_url and that the server supports "
+                "stream: true); not retryable",
+                EndReason.TRAILER,
+            )
+        return reply(
+            "empty_answer",
+            "the server ended its 200 answer whole (the HTTP framing complete) without a "
+            "single event; self-hosted servers (llama.cpp, Ollama) answer this way when "
+            "the prompt does not fit their context: raise the server's context "
+            "(llama.cpp --ctx-size or llama-cpp-python --n_ctx, Ollama num_ctx, vLLM "
+            "--max-model-len) or lower max_chunk_bytes; not retryable",
+            EndReason.TRAILER,
+        )
 
     def judge_finish(self, finish: FinishReason, reply: Callable[..., Reply]) -> Reply:
         verbatim = self.finish

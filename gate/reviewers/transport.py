@@ -1,6 +1,7 @@
 """The reviewer transport: one attempt per call, retries only for bytes that did not arrive.
 
-See the package docstring (:mod:`gate.reviewers`) and docs/design.md.
+See the package docstring (:mod:`gate.reviewers`) and
+docs/decisions/0003-retries-for-missing-bytes.md.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.ends import name_refusal
 from gate.providers import PROVIDERS, Provider
+from gate.reviewers import prompt_read
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
 
@@ -51,8 +53,9 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
     with redact.scope(settings.api_key):
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
-        exchange = perform(settings, request, parser.feed)
-        return named(parser.conclude(exchange))
+        exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
+        prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
+        return named(prompt_read.checked(parser.conclude(exchange), prompt_bytes))
 
 
 def named(reply: Reply) -> Reply:

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from gate.action.github.mark import plain
 from gate.assets import ASSET_TYPES, asset_kind, listed_type
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_fake_github import (
@@ -91,21 +92,21 @@ def test_an_asset_is_its_name_and_its_bytes_never_the_name_alone(
     ext: str, foreign: bytes, tail: bytes, upper: bool, folder: str
 ) -> None:
     name = folder + "logo" + (ext.upper() if upper else ext)
-    assert asset_kind(name, SIGNATURES[ext] + tail) in {"image", "font", "audio", "video"}
+    assert asset_kind(name, SIGNATURES[ext] + tail, "100644") in {"image", "font", "audio", "video"}
     # after an empty prefix the tail alone is the file: it may itself open with the format's
     # signature (b"BM" is a BMP), which would be an asset, rightly
     assume(foreign or not tail.startswith(SIGNATURES[ext][:2]))
-    assert asset_kind(name, foreign + tail) == ""
-    assert asset_kind(name, None) == ""  # bytes that could not be read
-    assert asset_kind(ext, SIGNATURES[ext]) == ""  # no name before the extension
+    assert asset_kind(name, foreign + tail, "100644") == ""
+    assert asset_kind(name, None, "100644") == ""  # bytes that could not be read
+    assert asset_kind(ext, SIGNATURES[ext], "100644") == ""  # no name before the extension
 
 
 @settings(max_examples=100, deadline=None)
 @given(ext=st.sampled_from(NEVER), signature=st.sampled_from(sorted(SIGNATURES.values())))
 def test_code_archives_and_scripts_are_never_assets(ext: str, signature: bytes) -> None:
     assert listed_type("x" + ext) is None
-    assert asset_kind("x" + ext, signature) == ""
-    assert asset_kind("x.png" + ext, signature) == ""
+    assert asset_kind("x" + ext, signature, "100644") == ""
+    assert asset_kind("x.png" + ext, signature, "100644") == ""
 
 
 def blob_id(data: bytes) -> str:
@@ -131,7 +132,7 @@ def test_a_real_png_is_named_and_does_not_block(tmp_path, fake, sim_factory) -> 
     assert len(sim.requests) == 1
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "success"]
-    assert statuses[-1]["description"].endswith("· 1 binary asset not reviewable")
+    assert plain(statuses[-1]["description"]).endswith("· 1 binary asset not reviewable")
     coverage = result.certificate["context"]["coverage"]
     assert coverage["complete"] is True
     assert coverage["skipped"][0]["why"] == "binary_asset"
@@ -241,7 +242,7 @@ def test_the_command_line_reads_the_literal_git_wrote(
     tmp_path_factory: pytest.TempPathFactory, ext: str, body: bytes, foreign: bytes
 ) -> None:
     """Real git is the oracle for the patch format (base85 lines, deflate)."""
-    from gate.assets import literal_head
+    from gate.assets import literal_heads
     from gate.config.model import Config
     from gate.diff import split_diff
     from gate.review.scope import coverage_before_call, select_diff
@@ -256,6 +257,6 @@ def test_the_command_line_reads_the_literal_git_wrote(
         gap = coverage_before_call(selected.coverage, allow_partial=False)
         assert (gap is None) is asset
     (section,) = [sec for sec in split_diff(real) if sec.path == "a" + ext]
-    assert literal_head(section.data) == (SIGNATURES[ext] + body)[:16]
+    assert literal_heads(section.data)[0] == (SIGNATURES[ext] + body)[:16]
     blocked = select_diff(real, Config(binary_assets="block"))
     assert blocked.coverage.skipped[0].why == "binary"

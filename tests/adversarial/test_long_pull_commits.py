@@ -14,6 +14,9 @@ runs were cancelled by the workflow's concurrency group before they posted (or t
 were pushed at once). The last push's ``before`` holds nothing, and the rejected head,
 among the newest, was not in GitHub's list: the diff was asked again and could pass.
 
+Since the question ledger (issue 31) finds the block by its key, these variants delete
+the ledger's ref too: they hold the fallback a deployment without a ledger keeps.
+
 Fix (:func:`gate.action.earlier.newest_ancestors`): when the list is at GitHub's cap, the
 head's ancestors are walked, every parent, nearest first (``GET /repos/{owner}/{repo}/git/
 commits/{sha}``), stopping at listed commits, at most 100, and read first (a first-parent
@@ -98,6 +101,8 @@ def test_a_rejected_head_among_the_newest_of_a_long_pull_request_stands(
     assert decided(fake, rejected, "status") == ["failure"]
     if memory == "deleted":
         author.delete_the_gates_comment()
+    with fake.lock:  # no question ledger (which finds the block by its key): the fallback
+        fake.git.refs.clear()
     cancelled = [author.commit(BAD) for _ in range(above)]  # runs cancelled: nothing posted
     head = author.commit(BAD)
     chain = [*fillers, rejected, *cancelled, head]
@@ -128,6 +133,8 @@ def test_a_merge_made_from_the_base_side_hides_nothing(
     truth, author, rejected = _rejected_after(tmp_path, fake, sim_factory, memory, fillers)
     if memory == "deleted":
         author.delete_the_gates_comment()
+    with fake.lock:  # no question ledger (which finds the block by its key): the fallback
+        fake.git.refs.clear()
     cancelled = author.commit(BAD)  # its run was cancelled: nothing posted on it
     history = _shas("base", base_history)
     merge = author.commit(BAD)

@@ -95,6 +95,7 @@ def test_a_recovered_block_is_carried_and_read_once(
     rejected = author.push(BAD)
     with fake.lock:
         fake.faults.clear()
+        fake.git.refs.clear()  # no question ledger either: the fallback is the statuses
     author.push(BAD)
     rows = [r for r in parse_history(_history(fake)) if r.question_tag is not None]
     assert [(r.head_sha, r.status) for r in rows] == [(rejected, "failure")]

@@ -249,7 +249,9 @@ def test_text_made_of_pieces_of_the_key_is_redacted(
     text = "".join(piece + sep for piece, sep in zip(pieces, glue, strict=False))
     with redact.scope(key):
         out = redact.redact(text)
-    assert leaks(out, key) == []
+    # the marker's own characters are the gate's, not the key's: "[redacted]0]0]..." holds
+    # "]0]0]..." only by the marker's closing bracket (a key of "0]" repeated, found here)
+    assert leaks(out.replace(redact.MARK, "\x00"), key) == []
 
 
 @EXAMPLES

@@ -9,7 +9,10 @@ comments), writers (override, fresh label, comment command, deleting the gate's 
 not a fresh start) and GitHub (5xx on the next comment or status writes; a status list
 that lacks the newest one or two statuses, as a lagging read replica answers: GitHub
 answers a status POST with 201 once it is stored, so a write that is "lost" after a 201
-is not something GitHub does, but a read a moment later that does not list it yet is)
+is not something GitHub does, but a read a moment later that does not list it yet is),
+volume (dozens of rejected pushes, 100+ commits whose runs posted nothing, dozens of
+reopens) and the question ledger's writes (a writer first at every compare-and-swap, or
+once; 5xx on every ledger write; issue 31)
 against the action's entry point and the fake GitHub (every request checked against
 GitHub's OpenAPI description). Each head keeps its chain of commits, which the fake
 serves as the pull request's commits, and a push names the head it replaced
@@ -34,6 +37,7 @@ import io
 import json
 import os
 import random
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +60,7 @@ from gate.decide.envelope import seal
 from gate.review.prompt import binding_in
 from gate.reviewers import transport
 from tests.fakes.events import issue_comment_event, pull_request_edited_event, pull_request_event
-from tests.fakes.github import FakeGitHub
+from tests.fakes.github import MAX_STATUSES, FakeGitHub
 
 REPO = "octo-org/hello-world"
 CONFIG_PATH = ".github/review-gate.yml"
@@ -77,8 +81,13 @@ VARIANTS = ("good", "bad", "bad2")
 
 
 def diff_for(variant: str) -> bytes:
-    bodies = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}
-    body = bodies.get(variant) or f"return {variant!r}"  # a rule's own diff, never asked
+    """The diff of a variant; ``bad#<n>``: the n-th of many rejected diffs (volume rules);
+    ``end-<n>``: a diff the ends rule pushes, never asked before."""
+    fixed = {"good": "return a + b", "bad": "return eval(a)", "bad2": "os.system(b)"}
+    if variant.startswith("end-"):
+        body = f"return {variant!r}"
+    else:
+        body = fixed.get(variant) or f"return eval(a) + {int(variant.removeprefix('bad#'))}"
     return (
         b"diff --git a/src/calc.py b/src/calc.py\n--- a/src/calc.py\n+++ b/src/calc.py\n"
         b"@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    " + body.encode() + b"\n"
@@ -144,7 +153,7 @@ def _sha(*parts: object) -> str:
 _FAKE_STATE = (
     "pulls", "diffs", "files", "refuse_diff", "refuse_compare", "contents", "compares",
     "truncated_trees", "modes", "merge_bases", "permissions", "statuses", "comments", "reviews",
-    "reactions", "check_runs", "issues", "faults", "requests", "commits",
+    "reactions", "check_runs", "issues", "faults", "requests", "commits", "git",
 )  # fmt: skip
 
 
@@ -172,6 +181,7 @@ class Gate(RuleBasedStateMachine):
         self.pulls: dict[int, str] = {}  # open pull number -> base sha
         self.overrides: dict[int, str] = {}  # pull -> the head a writer overrode
         self.pushes = 0
+        self.volume = 0  # the rejected diffs of many_rejected_pushes
         self.fake.permissions["maintainer"] = "write"
         for base, text in CONFIGS.items():
             self.fake.set_file(base, CONFIG_PATH, text)
@@ -393,6 +403,99 @@ class Gate(RuleBasedStateMachine):
         head = self._commit(variant, self.fake.pulls[7]["head"]["sha"])
         self.history.append(head)
         self._move(head)
+
+    # -- volume and the question ledger (issue 31): what stands is found by its key ---
+
+    @rule(count=st.integers(8, 24))
+    def many_rejected_pushes(self, count: int) -> None:
+        # dozens of rejected pushes, each a new diff: the comment's history fills up and
+        # stops taking records; the ledger takes one entry per question whatever the count
+        for _ in range(count):
+            self.volume += 1
+            head = self._commit(f"bad#{self.volume}", self.fake.pulls[7]["head"]["sha"])
+            self.history.append(head)
+            self._move(head)
+
+    @rule(count=st.integers(100, 130), variant=st.sampled_from(VARIANTS))
+    def bury_under_commits(self, count: int, variant: str) -> None:
+        # 100+ commits whose runs were cancelled (nothing posted), then one that is run:
+        # the gate's own failures sink below the earlier heads it would read
+        for _ in range(count):
+            parent = self.fake.pulls[7]["head"]["sha"]
+            head = self._commit(self.heads[parent], parent)
+            self.fake.move_head(7, head, commits=list(self.chains[head]))
+        head = self._commit(variant, self.fake.pulls[7]["head"]["sha"])
+        self.history.append(head)
+        self._move(head)
+
+    @rule(count=st.integers(5, 40))
+    def many_reopens(self, count: int) -> None:
+        for _ in range(count):
+            self._event(7, "reopened")
+
+    @rule(
+        fault=st.sampled_from(["conflict", "conflict_once", 500, 502, 503]),
+        variant=st.sampled_from(VARIANTS),
+    )
+    def ledger_write_fault(self, fault: str | int, variant: str) -> None:
+        # every write of the ledger meets a writer first (the compare-and-swap loses each
+        # try, or once) or answers 5xx; a push is decided meanwhile
+        with self.fake.lock:
+            if isinstance(fault, int):
+                self.fake.inject(r"^(POST|PATCH) .*/git/", fault, count=60)
+            else:
+                self.fake.git.races = 100 if fault == "conflict" else 1
+        self.push(variant)
+        with self.fake.lock:
+            self.fake.faults.clear()
+            self.fake.git.races = 0
+
+    # -- issue 31: writes bounded by decisions, the status cap, one head into many bases --
+
+    def _in_context(self, head: str) -> list[dict[str, Any]]:
+        return [s for s in self.fake.status_list(head) if s["context"] == "review-gate"]
+
+    @rule(count=st.integers(100, 300))
+    def hundreds_of_reopens(self, count: int) -> None:
+        # an author reopens PR 7 again and again: a reopen that decides what the head
+        # already shows writes nothing, so the storm ends once the head is stable (two
+        # reopens in a row that wrote no status); a gate that writes per event would go on
+        # writing until GitHub's cap
+        head, quiet = self.fake.pulls[7]["head"]["sha"], 0
+        for _ in range(count):
+            before = len(self._in_context(head))
+            self._event(7, "reopened")
+            quiet = quiet + 1 if len(self._in_context(head)) == before else 0
+            if quiet == 2:
+                break
+
+    @rule(left=st.integers(1, 30))
+    def status_cap(self, left: int) -> None:
+        # GitHub keeps 1,000 statuses per commit and context (the fake answers 422 past it):
+        # an older gate, or another writer, filled PR 7's head's context to ``left`` short
+        # of the cap, repeating what the head shows; then the head is decided again
+        head = self.fake.pulls[7]["head"]["sha"]
+        shown = self._in_context(head)
+        if not shown:
+            return
+        newest = shown[-1]
+        words = re.sub(r" \[rg:[^\]]*\]\Z", "", newest["description"] or "")
+        for _ in range(MAX_STATUSES - left - len(shown)):
+            self.fake.add_status(head, state=newest["state"], description=words)
+        self._event(7, "reopened")
+
+    @rule(bases=st.lists(st.sampled_from([MAIN, STAGING]), min_size=2, max_size=5))
+    def many_pulls_on_one_head(self, bases: list[str]) -> None:
+        # one head, many pull requests into different bases, each opened in turn: a success
+        # on the commit satisfies each of them, so each must have earned it under its base
+        head = self.fake.pulls[7]["head"]["sha"]
+        self.fake.faults.clear()
+        for i, base in enumerate(bases):
+            number = 20 + i
+            if number in self.pulls:
+                continue
+            self._open(number, head, base)
+            self._event(number, "opened")
 
     # -- the promise -----------------------------------------------------------------
 

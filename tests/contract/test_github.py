@@ -413,7 +413,11 @@ def test_own_check_runs_are_the_apps_own_newest_first_on_every_page(fake, app):
     """``GET /commits/{ref}/check-runs`` (the OpenAPI description checks the query and the
     answer): every page is read, only this app's runs of this name count, and the
     external_id says which status a run stands for and which question a failure answered."""
-    from gate.action.github.records import check_external_id
+    from gate.action.github.mark import Mark, check_external_id
+
+    def external(state: str, tag: str = "") -> str:
+        kind = {"success": "pass", "failure": "fail", "error": "incomplete"}[state]
+        return check_external_id(state, Mark(kind, tag or None))
 
     fake.token_app = app
     mine = app or "github-actions[bot]"
@@ -422,11 +426,11 @@ def test_own_check_runs_are_the_apps_own_newest_first_on_every_page(fake, app):
         state = ("success", "failure", "error")[n % 3]
         fake.add_check_run(
             sha, "review-gate", app=mine, conclusion="success" if state == "success" else "failure",
-            external_id=check_external_id(state, f"{n:016x}" if state == "failure" else ""),
+            external_id=external(state, f"{n:016x}" if state == "failure" else ""),
             title=f"run {n}",
         )  # fmt: skip
     fake.add_check_run(sha, "review-gate", app="other-app[bot]", conclusion="failure",
-                       external_id=check_external_id("failure", "f" * 16))  # fmt: skip
+                       external_id=external("failure", "f" * 16))  # fmt: skip
     fake.add_check_run(sha, "another-check", app=mine, conclusion="failure")
     fake.add_check_run(sha, "review-gate", app=mine, conclusion=None, title="running")
     fake.add_check_run(sha, "review-gate", app=mine, conclusion="failure", external_id="x")

@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from gate.action.github.mark import plain
 from gate.action.report import md
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.lab.sim import ReviewerSimulator, extract_prompt, wire_for
@@ -291,9 +292,12 @@ def run_act(
     workflow: Path = WORKFLOW,
     extra_env: dict[str, str] | None = None,
     job: str | None = None,
+    extra_secrets: dict[str, str] | None = None,
+    rebuild: bool = False,
 ) -> ActRun:
     """Run ``workflow`` for ``event_name`` with act (``event`` as its payload, if any);
-    with ``job``, only that job (act's ``-j``) and the gate is read from it."""
+    with ``job``, only that job (act's ``-j``) and the gate is read from it. ``rebuild``:
+    act builds the action's image itself, as a runner does for ``image: Dockerfile``."""
     home = ws.parent / "home"
     home.mkdir(exist_ok=True)
     argv = [tools["act"], event_name, "-W", str(ws / ".github" / "workflows" / workflow.name)]
@@ -307,7 +311,7 @@ def run_act(
         "-P",
         f"ubuntu-latest={BASE_IMAGE}",
         "--pull=false",
-        "--rebuild=false",
+        f"--rebuild={str(rebuild).lower()}",
         "--bind",
         "--rm",  # remove the job containers and volumes even when a job fails
         "--json",
@@ -327,6 +331,8 @@ def run_act(
     ]
     for name, value in (extra_env or {}).items():
         argv += ["--env", f"{name}={value}"]
+    for name, value in (extra_secrets or {}).items():
+        argv += ["-s", f"{name}={value}"]
     env = {
         key: value
         for key, value in os.environ.items()
@@ -395,7 +401,7 @@ def _check_common(run: ActRun, world: World) -> list[dict[str, Any]]:
     for name in ("state", "verdict", "description", "certificate"):
         assert run.job_outputs.get(name, "") == run.outputs.get(name, ""), name
     final = statuses[-1]
-    assert run.outputs["description"] == final["description"]
+    assert run.outputs["description"] == plain(final["description"])
     assert md(final["description"]) in run.summary  # as rendered, Markdown made inert
     assert run.outputs["state"] in run.summary
     certificate = Path(run.outputs["certificate"])
@@ -535,7 +541,7 @@ def test_invalid_config_at_base_posts_error_naming_key_and_line(
     statuses = world.github.status_list(world.head_sha)
     assert [s["state"] for s in statuses][-1] == "error", run.explain()
     assert "success" not in [s["state"] for s in statuses]
-    description = statuses[-1]["description"]
+    description = plain(statuses[-1]["description"])
     assert "line 3" in description
     assert "reviewer.max_tokens" in description
     assert run.outputs["state"] == "needs_human"

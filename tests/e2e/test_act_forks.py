@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from gate.action.github.mark import plain
 from gate.lab.sim import ReviewerSimulator
 from tests.e2e.test_act import (
     CONFIG,
@@ -121,7 +122,7 @@ def test_a_fork_pull_request_target_posts_pending_then_the_verdict(
         str(e["name"]): str(e.get("arg", "")) for e in gate if e.get("command") == "set-output"
     }
     assert outputs["state"] == "pass", run.explain()
-    assert outputs["description"] == statuses[-1]["description"]
+    assert outputs["description"] == plain(statuses[-1]["description"])
     # the config was read at the base commit only; the fork's head was never fetched as code
     refs = [r.query for r in world.github.requests if "/contents/" in r.path]
     assert refs

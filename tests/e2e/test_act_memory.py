@@ -30,11 +30,13 @@ from typing import Any
 import pytest
 import yaml
 
+from gate.action.github.mark import of_status, plain
 from gate.action.report import md
 from gate.lab.sim import ReviewerSimulator
-from gate.memory.question import key_of_record, tag_of
+from gate.memory.question import key_of_record
 from gate.memory.record import Record, parse_history
 from tests.e2e.test_act import (
+    CONFIG,
     PR_NUMBER,
     REPOSITORY,
     ActRun,
@@ -86,15 +88,20 @@ def _final(world: World, sha: str) -> dict[str, Any]:
     return statuses[-1]
 
 
-def _check_run(run: ActRun, world: World, sha: str, state: str) -> dict[str, Any]:
+def _check_run(
+    run: ActRun, world: World, sha: str, state: str, *, wrote: bool = True
+) -> dict[str, Any]:
     """What every run of the scenario shows: the key kept, the step's outputs equal to the
-    final status on ``sha``, and the job failed as ``fail-job: "true"`` asks."""
+    final status on ``sha`` (``wrote``: the run posted it; else the head showed the same
+    decision and nothing was written, issue 31), and the job failed as ``fail-job: "true"``
+    asks."""
     assert_key_kept(run, world)
     final = _final(world, sha)
     assert final["state"] == "failure", run.explain()
     assert run.outputs["state"] == state, run.explain()
-    assert run.outputs["description"] == final["description"]
-    assert md(final["description"]) in run.summary
+    if wrote:
+        assert run.outputs["description"] == plain(final["description"])
+        assert md(final["description"]) in run.summary
     assert run.exit_code == 1
     assert run.gate_result() == "failure"
     return final
@@ -130,7 +137,7 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         assert sim.count == 1, run.explain()
         final = _check_run(run, world, head, "fail")
         assert github.states(head) == ["pending", "failure"]
-        question = tag_of(final["description"])
+        question = of_status(final["description"]).tag
         assert question is not None, final["description"]
         [first] = _records(world)
         assert (first.head_sha, first.state, first.status) == (head, "fail", "failure")
@@ -144,10 +151,13 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         github.pulls[PR_NUMBER]["state"] = "open"
         run = act("pull_request", pr_event("reopened", head))
         assert sim.count == 1, run.explain()  # no model call
-        final = _check_run(run, world, head, "fail")
-        assert github.states(head) == ["pending", "failure", "pending", "failure"]
-        assert final["description"].startswith("rejected: fail stands: the same diff was rejected")
-        assert tag_of(final["description"]) == question
+        final = _check_run(run, world, head, "fail", wrote=False)
+        # the head shows this question's failure already: the reopen writes nothing
+        assert github.states(head) == ["pending", "failure"]
+        assert run.outputs["description"].startswith(
+            "rejected: fail stands: the same diff was rejected"
+        )
+        assert of_status(final["description"]).tag == question
         for text in (run.summary, _comment_body(world)):
             assert "no new call was made" in text
             assert "a writer can ask for a fresh review" in text
@@ -166,8 +176,8 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         assert sim.count == 1, run.explain()  # no model call
         final = _check_run(run, world, empty, "fail")
         assert github.states(empty) == ["pending", "failure"]
-        assert tag_of(final["description"]) == question
-        assert github.states(head) == ["pending", "failure", "pending", "failure"]
+        assert of_status(final["description"]).tag == question
+        assert github.states(head) == ["pending", "failure"]
 
         # 4. a writer's comment command: a fresh review of the current head, one call
         github.permissions[WRITER] = "write"
@@ -181,8 +191,63 @@ def test_a_reopen_after_a_fail_makes_no_model_call(
         _reviewer_requests(sim, world)
         final = _check_run(run, world, empty, "fail")
         assert github.states(empty) == ["pending", "failure", "pending", "failure"]
-        assert tag_of(final["description"]) == question
+        assert of_status(final["description"]).tag == question
         [fresh] = _records(world)  # the fresh review's record supersedes the older one
         assert (fresh.head_sha, fresh.source, fresh.fresh) == (empty, "model", True)
     cert = json.loads((run.workspace / run.outputs["certificate"]).read_text("utf-8"))
     assert cert["context"]["github"]["command"]["login"] == WRITER
+
+
+def test_a_block_recorded_nowhere_else_is_found_in_the_ledger(
+    tools: dict[str, str], image: str, tmp_path: Path, world: World
+) -> None:
+    """Issue 31 (finding 7) under act: ``sticky_comment: false`` and a malformed answer,
+    posted as ``error`` without the question's tag, so neither a comment nor the commit's
+    evidence holds it. The question ledger does: a reopen of the head, then an empty commit,
+    make no model call, and their status is ``failure`` (``block stands``)."""
+    github, head, base = world.github, world.head_sha, world.base_sha
+    github.set_file(base, ".github/review-gate.yml", CONFIG + "sticky_comment: false\n")
+    ws = build_workspace(tmp_path, example_under_act(tmp_path / "review-gate.yml"))
+    with ReviewerSimulator("openai", lambda _request: "I looked; no JSON today.") as sim:
+
+        def act(event: dict[str, Any]) -> ActRun:
+            return run_act(
+                tools,
+                ws,
+                event,
+                api_url=github.api_url,
+                reviewer_url=sim.base_url,
+                reviewer_key=world.key,
+                event_name="pull_request",
+                workflow=ws / ".github" / "workflows" / "review-gate.yml",
+                job=JOB,
+            )
+
+        def pr_event(action: str, sha: str) -> dict[str, Any]:
+            return pull_request_event(
+                action, repository=REPOSITORY, number=PR_NUMBER, head_sha=sha, base_sha=base
+            )
+
+        run = act(pr_event("opened", head))
+        assert sim.count == 1, run.explain()
+        assert_key_kept(run, world)
+        assert github.states(head) == ["pending", "error"], run.explain()
+        # the error carries its kind and question in its mark (issue 31, item 4), but an
+        # error decides nothing on the commit: only the ledger holds the block
+        assert of_status(github.status_list(head)[-1]["description"]).kind == "needs_human"
+        assert not github.comments.get(PR_NUMBER)
+        assert "refs/review-gate/ledger" in github.git.refs
+
+        run = act(pr_event("reopened", head))
+        assert sim.count == 1, run.explain()  # no model call: the ledger holds the block
+        assert_key_kept(run, world)
+        final = _final(world, head)
+        assert final["state"] == "failure", run.explain()
+        assert final["description"].startswith("needs_human: block stands"), final
+
+        empty = secrets.token_hex(20)
+        github.move_head(PR_NUMBER, empty)
+        github.add_compare(base, empty, github.diffs[PR_NUMBER])
+        run = act(pr_event("synchronize", empty))
+        assert sim.count == 1, run.explain()
+        assert github.states(empty) == ["pending", "failure"], run.explain()

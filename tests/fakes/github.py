@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from tests.fakes.gitdata import GitStore
 from tests.fakes.openapi_contract import Contract, load_contract
 
 DIFF_TYPE = "application/vnd.github.diff"
@@ -51,6 +52,14 @@ TOO_LARGE = {
     "errors": [{"resource": "PullRequest", "field": "diff", "code": "too_large"}],
 }
 EPOCH = "2026-01-01T00:00:00Z"
+#: GitHub keeps at most this many statuses per commit and context (POST /statuses/{sha})
+MAX_STATUSES = 1000
+STATUS_CAP = {
+    "message": "Validation Failed",
+    "errors": [{"resource": "Status", "code": "custom",
+                "message": "This SHA and context has reached the maximum number of statuses."}],
+    "documentation_url": "https://docs.github.com/rest/commits/statuses#create-a-commit-status",
+}  # fmt: skip
 
 
 def _user(login: str, *, bot: bool = False, uid: int = 1) -> dict[str, Any]:
@@ -161,6 +170,8 @@ class FakeGitHub:
         self.on_list_files: Callable[[int], None] | None = None
         self.check_runs: dict[int, dict[str, Any]] = {}  # id -> check run (+ "annotations")
         self.issues: dict[int, dict[str, Any]] = {}
+        #: the Git database (blobs, trees, commits, refs) the ledger is written to
+        self.git = GitStore(api_url="")
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
@@ -502,9 +513,17 @@ class FakeGitHub:
             (r"/git/trees/([^/]+)", "GET", self._get_tree),
             (r"/git/blobs/([^/]+)", "GET", self._get_blob),
             (r"/git/commits/([0-9a-fA-F]+)", "GET", self._get_git_commit),
+            (r"/git/ref/(.+)", "GET", self._git_get_ref),
+            (r"/git/refs", "POST", self._git_write),
+            (r"/git/refs/(.+)", "PATCH", self._git_write),
+            (r"/git/refs/(.+)", "DELETE", self._git_write),
+            (r"/git/blobs", "POST", self._git_write),
+            (r"/git/trees", "POST", self._git_write),
+            (r"/git/commits", "POST", self._git_write),
             (r"/collaborators/([^/]+)/permission", "GET", self._get_permission),
             (r"/statuses/([0-9a-fA-F]+)", "POST", self._post_status),
             (r"/commits/([0-9a-fA-F]+)/statuses", "GET", self._get_statuses),
+            (r"/commits/([0-9a-fA-F]+)/status", "GET", self._combined_status),
             (r"/commits/([0-9a-fA-F]+)/pulls", "GET", self._commit_pulls),
             (r"/commits/([0-9a-fA-F]+)/check-runs", "GET", self._list_check_runs),
             (r"/issues/(\d+)/comments", "GET", self._get_comments),
@@ -576,11 +595,15 @@ class FakeGitHub:
         before it in a pull request's chain (none for the first)."""
         sha = m.group(1)
         with self.lock:
+            self._git_url()
+            if sha in self.git.commits:
+                return _json(200, self.git.commit_json(sha))
             chain = next((c for c in self.commits.values() if sha in c), None)
             parents = self.parents.get(sha)
         if parents is None and chain is None:
             return _json(404, {"message": "Not Found"})
-        if parents is None and chain is not None:
+        if parents is None:
+            assert chain is not None  # both None answered 404 above
             at = chain.index(sha)
             parents = [chain[at - 1]] if at > 0 else []
         url = f"{self.api_url}/repos/{self.repository}/git/commits"
@@ -640,7 +663,9 @@ class FakeGitHub:
         """A blob by its git id, from the files set on any ref (``set_file``)."""
         sha = m.group(1)
         with self.lock:
-            found = [
+            stored = self.git.blobs.get(sha)
+            found = [] if stored is None else [stored]
+            found += [
                 data
                 for files in self.contents.values()
                 for data in files.values()
@@ -664,6 +689,9 @@ class FakeGitHub:
         Without ``recursive`` only top-level entries are listed, as GitHub does."""
         ref = m.group(1)
         with self.lock:
+            self._git_url()
+            if ref in self.git.trees:
+                return _json(200, self.git.tree_json(ref))
             files = dict(self.contents.get(ref, {}))
             truncated = ref in self.truncated_trees
         entries: dict[str, dict[str, Any]] = {}
@@ -690,6 +718,44 @@ class FakeGitHub:
         url = f"{self.api_url}/repos/{self.repository}/git/trees/{ref}"
         return _json(200, {"sha": ref, "url": url, "tree": listed, "truncated": truncated})
 
+    def _git_url(self) -> None:
+        self.git.api_url = f"{self.api_url}/repos/{self.repository}"
+
+    def _git_get_ref(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``GET /git/ref/{ref}`` (``ref`` without ``refs/``): the ref, or 404."""
+        name = f"refs/{m.group(1)}"
+        with self.lock:
+            self._git_url()
+            if name not in self.git.refs:
+                return _json(404, {"message": "Not Found"})
+            return _json(200, self.git.ref_json(name))
+
+    def _git_write(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """The Git database's writes (tests/fakes/gitdata.py), under the fake's lock."""
+        body = rec.json_body() or {}
+        kind = rec.path.split("/git/", 1)[1].split("/", 1)[0]
+        with self.lock:
+            self._git_url()
+            if rec.method == "DELETE":
+                status, value = self.git.delete_ref(m.group(1))
+            elif rec.method == "PATCH":
+                status, value = self.git.update_ref(m.group(1), body)
+            else:
+                make = {
+                    "refs": self.git.create_ref,
+                    "blobs": self.git.create_blob,
+                    "trees": self.git.create_tree,
+                    "commits": self.git.create_commit,
+                }[kind]
+                status, value = make(body)
+        if status == 204:
+            return 204, {}, b""
+        return _json(status, value)
+
     def _get_compare(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
     ) -> tuple[int, dict[str, str], bytes]:
@@ -704,6 +770,7 @@ class FakeGitHub:
                 return _json(406, TOO_LARGE)
             return 200, {"Content-Type": f"{DIFF_TYPE}; charset=utf-8"}, diff
         base, head = basehead.split("...")
+        commit: dict[str, Any]
         commit = {"sha": head, "node_id": "C_1", "url": "", "html_url": "", "comments_url": "",
                   "commit": {"url": "", "author": None, "committer": None, "message": "merge",
                              "comment_count": 0, "tree": {"sha": head, "url": ""}},
@@ -755,8 +822,47 @@ class FakeGitHub:
             "creator": self._author(),
         }
         with self.lock:
-            self.statuses.setdefault(sha, []).append(entry)
+            stored = self.statuses.setdefault(sha, [])
+            if sum(1 for s in stored if s["context"] == entry["context"]) >= MAX_STATUSES:
+                # GitHub: "a limit of 1000 statuses per sha and context within a repository.
+                # Attempts to create more than 1000 statuses will result in a validation error"
+                return _json(422, STATUS_CAP)
+            stored.append(entry)
         return _json(201, entry)
+
+    def _combined_status(
+        self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
+    ) -> tuple[int, dict[str, str], bytes]:
+        """``GET /repos/{owner}/{repo}/commits/{ref}/status``: the newest status of each
+        context (GitHub's ``simple-commit-status``: no creator), paged by context."""
+        sha = m.group(1)
+        with self.lock:
+            newest: dict[str, dict[str, Any]] = {}
+            for status in reversed(self.statuses.get(sha, [])):
+                newest.setdefault(status["context"], status)
+        items = [{k: v for k, v in s.items() if k != "creator"} for s in newest.values()]
+        per_page = min(100, int(query.get("per_page", "30")))
+        page = max(1, int(query.get("page", "1")))
+        chunk = items[(page - 1) * per_page : page * per_page]
+        states = {s["state"] for s in items}
+        state = next((x for x in ("failure", "error", "pending") if x in states), "success")
+        if not items:
+            state = "pending"
+        headers: dict[str, str] = {}
+        if page * per_page < len(items):
+            path = f"/repos/{self.repository}/commits/{sha}/status"
+            headers["Link"] = (
+                f'<{self.api_url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
+            )
+        body = {
+            "state": "failure" if state == "error" else state, "sha": sha,
+            "total_count": len(items), "statuses": chunk,
+            "commit_url": f"{self.api_url}/repos/{self.repository}/commits/{sha}",
+            "url": f"{self.api_url}/repos/{self.repository}/commits/{sha}/status",
+            "repository": self.repo_json(),
+        }  # fmt: skip
+        status, base, data = _json(200, body)
+        return status, {**base, **headers}, data
 
     def _get_statuses(
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
@@ -860,7 +966,10 @@ class FakeGitHub:
             "creator": self._author() if login is None else _user(login),
         }  # fmt: skip
         with self.lock:
-            self.statuses.setdefault(sha, []).append(entry)
+            stored = self.statuses.setdefault(sha, [])
+            if sum(1 for s in stored if s["context"] == context) >= MAX_STATUSES:
+                raise ValueError(f"GitHub keeps at most {MAX_STATUSES} statuses per context")
+            stored.append(entry)
 
     def _label_json(self, name: str) -> dict[str, Any]:
         return {"id": abs(hash(name)) % 10_000 + 1, "node_id": "L_1", "url": f"{self.api_url}/x",

@@ -100,7 +100,16 @@ CASES = [
         "fail",
         True,
     ),
-    Case("blocked-nothing", SMALL, "exclude: ['**']\n", answering("pass"), (), 3, "needs_human"),
+    Case(
+        "blocked-nothing",
+        SMALL,
+        "exclude: ['**']\nnothing_in_scope: block\n",
+        answering("pass"),
+        (),
+        3,
+        "needs_human",
+    ),
+    Case("passed-nothing-in-scope", SMALL, "exclude: ['**']\n", answering("pass"), (), 0, "pass"),
     Case("no-verdict", SMALL, "", lambda _r: f"{MARK} no fence here", (), 3, "needs_human"),
     Case(
         "cut",
@@ -225,7 +234,10 @@ def test_verify_accepts_each_statement_with_its_own_certificate_and_diff_only(
     code = main([*argv, "--diff", str(reviewed), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert out["statement"] == "matches"
-    assert code == (case.code if case.state != "blocked" else 3)
+    if case.name == "passed-nothing-in-scope":  # no reviewer call: no answer to re-decide
+        assert (code, out["reason"]) == (3, "nothing_to_verify")
+    else:
+        assert code == (case.code if case.state != "blocked" else 3)
     # another diff: refused, naming the field
     other = done.folder / "other.diff"
     other.write_bytes(done.selected + b" ")

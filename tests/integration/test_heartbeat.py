@@ -43,3 +43,30 @@ def test_a_silent_stream_gets_a_line_at_least_every_interval(stall: bool) -> Non
 
 def test_the_command_line_waits_15_seconds() -> None:
     assert INTERVAL == 15.0
+
+
+def test_keep_alive_comments_are_not_the_answer() -> None:
+    """llama.cpp's server sends ``: ping`` every 15 s while a long prompt is read: those
+    bytes must not keep the heartbeat quiet (issue 33), though they do reach the gate."""
+    from gate.lab.sim import render_events, wire_for
+
+    content = "reviewed. " * 100
+    wire = wire_for("openai", content)
+    first_event = render_events("openai", content)[0]
+    # stall right after the first event's HTTP chunk: the pings that follow are chunks too
+    stall = wire.index(first_event) + len(first_event) + len(b"\r\n")
+    script = (SimResponse(stall_after=stall, ping_every=0.05),)
+    lines: list[str] = []
+    with ReviewerSimulator("openai", lambda _request: content, script=script) as sim:
+        settings = sim.settings(read_timeout=1.5, deadline=1.5, attempts=1, api_key="k")
+        with Heartbeat(lines.append, interval=0.3, tick=0.05):
+            outcome = transport.review(settings, system="s", user="u", sleep=lambda _s: None)
+    assert outcome.last is not None
+    assert not outcome.last.complete
+    sizes = [
+        int(m.group(1).replace(",", ""))
+        for m in (re.search(r"([\d,]+) bytes so far", line) for line in lines)
+        if m
+    ]
+    assert len(sizes) >= 2, lines  # 1.5 s without an event, at 0.3 s apart
+    assert sizes[-1] > stall - wire.index(b"\r\n\r\n") - 4, "the pings did arrive as bytes"

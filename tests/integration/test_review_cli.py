@@ -244,8 +244,13 @@ def test_unreachable_endpoint_names_the_setting(
     assert out.rstrip().endswith("check base_url and that the reviewer is running")
     assert "..." not in out
     lines = err.splitlines()
-    # the estimate before any request (no price for the model m), then each attempt
-    assert lines[0].startswith("cost estimate for 1 request: at most no price for m ")
+    # the estimate before any request (no price for the model m: tokens only, and no
+    # bound named, since there is no max_cost), then each attempt
+    assert lines[0].startswith("cost estimate for 1 request: no price for m, so tokens only: ")
+    assert "max_cost" not in lines[0]
+    # nothing reached a provider: nothing was paid (issue 34, finding 6)
+    assert "cost: nothing to pay (none of the 2 requests made could be billed" in err
+    assert "paid requests" not in err
     lines = lines[1:]
     assert [line.split(":")[0] for line in lines[:2]] == [
         "attempt 1/2 openai",
@@ -377,7 +382,12 @@ SECOND = (
     [
         (b"", "", "holds no file section"),
         # diff -u output (no 'diff --git' headers) is a usage error now: test_newcomer_cli.py
-        (DIFF, "exclude: ['*.py']\n", "0 of 1 files reviewed (1 filtered)"),
+        # under nothing_in_scope: block (the default passes: test_asset_only_changes.py)
+        (
+            DIFF,
+            "exclude: ['*.py']\nnothing_in_scope: block\n",
+            "0 of 1 files reviewed (1 filtered)",
+        ),
         (DIFF, "max_diff_bytes: 10\n", "0 of 1 files reviewed (1 over_byte_limit)"),
     ],
 )
@@ -616,8 +626,13 @@ def test_max_cost_blocks_before_the_call_and_the_cost_is_reported(
     with ReviewerSimulator("openai", model("openai")) as sim:
         code, out, err = review(capsys, sim, diff_file, "--config", str(config))
         assert (code, sim.count) == (0, 1), err
-        assert re.search(r"^cost: \d+ input \+ \d+ output tokens over 1 paid requests, 0\.\d{6}$",
-                         err, re.MULTILINE), err  # fmt: skip
+        assert re.search(r"^cost: \d+ input \+ \d+ output tokens over 1 paid request, "
+                         r"0\.\d{6} USD$", err, re.MULTILINE), err  # fmt: skip
+        # every amount names its currency; the bound is max_cost's only when one is set
+        (estimate,) = [line for line in err.splitlines() if line.startswith("cost estimate")]
+        shape = (r"cost estimate for 1 request: at most 0\.\d{6} USD \(.*, every attempt\); "
+                 r"likely about 0\.\d{6} USD \(.*\)")  # fmt: skip
+        assert re.fullmatch(shape, estimate), estimate
         code, out, err = review(capsys, sim, diff_file, "--config", str(config), "--json")
         spent = json.loads(out)["cost"]
         assert spent["cost"] > 0
@@ -629,9 +644,11 @@ def test_max_cost_blocks_before_the_call_and_the_cost_is_reported(
         assert sim.count == 2  # the third run asked nobody
         assert code == 3
         assert json.loads(out)["reason"] == "over_budget"
+        assert re.search(r"estimated cost 0\.\d{6} USD exceeds max_cost 1e-06 USD",
+                         json.loads(out)["detail"])  # fmt: skip
         # no price for the model: a config error when read (exit 2), nobody asked
         code, out, err = review(capsys, sim, diff_file, "--max-cost", "100")
         assert (code, sim.count) == (2, 2)
-        assert f"nothing gives a price for the model {MODEL}" in err
+        assert f"max_cost is 100 USD but nothing gives a price for the model {MODEL}" in err
         assert "under pricing" in err
     assert SECRET not in out + err

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from gate.config.inputs import ACTION_INPUTS, INPUT_KEYS, apply_inputs, inputs_from_env
 from gate.config.load import MAX_CONFIG_BYTES, load_config, parse_config
-from gate.config.model import Config, ReviewerConfig, default_config
+from gate.config.model import ABSENT_AT_DEFAULT, Config, ReviewerConfig, default_config
 from gate.config.schema import schema
 from gate.errors import ConfigError
 from gate.providers import PROVIDERS
@@ -258,7 +258,7 @@ def test_schema_defaults_equal_dataclass_defaults() -> None:
     for name, rule in props.items():
         if name == "reviewer":
             continue
-        if name in ("escalation", "needs_human_label"):  # absent at the default
+        if name in ABSENT_AT_DEFAULT:  # absent at the default
             assert name not in defaults
             continue
         if name == "fallbacks":  # absent from to_json when empty: old digests stay

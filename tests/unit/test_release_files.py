@@ -34,6 +34,7 @@ WORKFLOW_FILES = sorted(
     [
         *(ROOT / ".github" / "workflows").glob("*.yml"),
         ROOT / "examples" / "review-gate.yml",
+        ROOT / "examples" / "review-gate-minimal.yml",
         ROOT / "examples" / "review-gate-replay.yml",
         ROOT / "examples" / "review-gate-triage.yml",
         *(ROOT / "tests" / "e2e" / "workflow").glob("*.yml"),
@@ -155,6 +156,7 @@ def test_every_uses_is_pinned_by_sha_with_its_version(path: Path) -> None:
             # the examples: no release SHA exists yet
             assert path.name in (
                 "review-gate.yml",
+                "review-gate-minimal.yml",
                 "review-gate-replay.yml",
                 "review-gate-triage.yml",
             )

@@ -221,6 +221,8 @@ class GitHubHttp:
         self.settings = settings
         self.policy = settings.retry
         self._identity: Identity | None = None
+        #: the identity was read from what the head showed, not yet confirmed by a write
+        self._identity_read = False
         #: (kind, sha, context) -> the id of the status or check run this client wrote
         #: there last (the read-your-writes check of :mod:`gate.action.github.write`)
         self._written: dict[tuple[str, str, str], int] = {}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -22,7 +21,7 @@ from urllib.parse import quote
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
 from gate.action.github.records import DiffFetch, OpenPull, PullInfo, TreeListing
-from gate.diff import FileSection, git_quote, sections_from_files, split_diff
+from gate.diff import COMMIT_ID, FileSection, git_quote, sections_from_files, split_diff
 from gate.errors import GitHubError
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
@@ -46,9 +45,6 @@ MAX_PULLS_OF_COMMIT = 100
 
 #: a pull request's commits listed, at most (GitHub's own listing stops at 250)
 MAX_PULL_COMMITS = 250
-
-
-_COMMIT_SHA = r"[0-9a-f]{40}|[0-9a-f]{64}"  # compiled on first use (re's cache)
 
 
 class PullReader(GitHubHttp):
@@ -371,7 +367,7 @@ class PullReader(GitHubHttp):
         found: list[str] = []
         for commit in self._pages(what, path, limit=MAX_PULL_COMMITS):
             sha = commit.get("sha") if isinstance(commit, dict) else None
-            if not isinstance(sha, str) or not re.fullmatch(_COMMIT_SHA, sha):
+            if not isinstance(sha, str) or not COMMIT_ID.fullmatch(sha):
                 raise _bad_payload(what, "a commit has no 40 or 64 hex sha")
             found.append(sha)
         return found
@@ -389,7 +385,7 @@ class PullReader(GitHubHttp):
         found: list[str] = []
         for parent in parents:
             parent_sha = parent.get("sha") if isinstance(parent, dict) else None
-            if not isinstance(parent_sha, str) or not re.fullmatch(_COMMIT_SHA, parent_sha):
+            if not isinstance(parent_sha, str) or not COMMIT_ID.fullmatch(parent_sha):
                 raise _bad_payload(what, "a parent has no 40 or 64 hex sha")
             found.append(parent_sha)
         return found

@@ -7,13 +7,14 @@ token is; what it wrote is adopted, nothing else).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from gate.action.blobfetch import FetchCount, Side
+from gate.action.github import mark
+from gate.decide.decision import Status
 from gate.diff import FileSection
 from gate.errors import GitHubError
 
@@ -156,40 +157,45 @@ class SeenStatus:
     id: int | None = None
 
 
-#: a check run's ``external_id`` as the gate writes it on completion: the status the check
-#: run stands for and, on a ``failure``, the question it answered
-#: (``review-gate:failure:q:<16 hex>``, :func:`gate.memory.question.tag`). It is set by the
-#: app that created the check run only, and holds no reviewer text; the conclusion alone
-#: cannot tell a ``failure`` from an ``error`` (both conclude ``failure``). A pattern, compiled
-#: on first use (``re``'s cache): the action reads check runs only after its first request
-CHECK_EXTERNAL_ID = r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z"
+@dataclass(frozen=True)
+class ShownStatus:
+    """The newest status of one context on a commit, as its combined status shows it (no
+    author: GitHub's combined status names none)."""
 
-
-def check_external_id(state: str, tag: str = "") -> str:
-    """The ``external_id`` of a completed check run standing for ``state`` (module rule)."""
-    return f"review-gate:{state}" + (f":q:{tag}" if tag else "")
+    state: str
+    description: str
+    id: int | None
 
 
 @dataclass(frozen=True)
 class SeenCheck:
     """A check run of the gate's own app: the status it stands for (``pending`` while not
     completed; ``error`` for a completed run whose ``external_id`` the gate did not write,
-    which decides nothing), its title and its question tag (16 hex, or None)."""
+    which decides nothing), its title, its question tag (16 hex, or None) and its kind
+    (:mod:`gate.action.github.mark`: None when its ``external_id`` names none)."""
 
     state: str
     title: str
     tag: str | None
+    kind: str | None = None
 
     @classmethod
     def of(cls, status: str, conclusion: str | None, external_id: str, title: str) -> SeenCheck:
         if status != "completed":
-            return cls("pending", title, None)
-        found = re.fullmatch(CHECK_EXTERNAL_ID, external_id)
+            return cls("pending", title, None, "pending")
+        found = mark.of_check(external_id)
         wanted = "success" if conclusion == "success" else "failure"
-        if found is None or _CONCLUSION_OF[found.group(1)] != wanted:
+        if found is None or CONCLUSION[Status(found[0])] != wanted:
             return cls("error", title, None)
-        tag = found.group(2) if found.group(1) == "failure" else None
-        return cls(found.group(1), title, tag)
+        stood, marked = found
+        return cls(stood, title, marked.tag, marked.kind)
 
 
-_CONCLUSION_OF = {"success": "success", "failure": "failure", "error": "failure"}
+#: a completed check run's conclusion for each final status (a pending one has none): what
+#: the gate posts (gate.action.checks) and what it reads back here
+CONCLUSION: dict[Status, str | None] = {
+    Status.SUCCESS: "success",
+    Status.FAILURE: "failure",
+    Status.ERROR: "failure",
+    Status.PENDING: None,
+}

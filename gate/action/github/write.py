@@ -14,16 +14,18 @@ from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import quote
 
+from gate.action.github import mark
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
-from gate.action.github.records import Identity, SeenCheck, SeenStatus
-from gate.decide.decision import MAX_DESCRIPTION
+from gate.action.github.mark import Mark
+from gate.action.github.records import Identity, SeenCheck, SeenStatus, ShownStatus
+from gate.decide.decision import MAX_DESCRIPTION, Status
 from gate.errors import GitHubError
 from gate.safe.redact import redact
 
 T = TypeVar("T")
 
 #: statuses GitHub accepts; descriptions are cut to GitHub's 140 characters
-STATUS_STATES = frozenset({"pending", "success", "failure", "error"})
+STATUS_STATES = frozenset(str(status) for status in Status)
 
 
 #: items scanned when looking for one (issues, statuses, check runs), newest first: the cap
@@ -33,6 +35,8 @@ MAX_COMMENTS_SCANNED = 1000
 #: comments read when looking for the gate's own (oldest first, every page): past this
 #: many the gate cannot tell whether its comment is among the rest, and says so
 MAX_COMMENTS_READ = 25_000
+#: pages of the combined status read (100 contexts each) when looking for the gate's context
+MAX_CONTEXT_PAGES = 10
 
 
 class StatusWriter(GitHubHttp):
@@ -40,16 +44,29 @@ class StatusWriter(GitHubHttp):
     the identity that decides which of them are the gate's own."""
 
     def create_status(
-        self, sha: str, *, state: str, description: str, context: str, target_url: str | None
+        self,
+        sha: str,
+        *,
+        state: str,
+        description: str,
+        context: str,
+        target_url: str | None,
+        marked: Mark | None = None,
     ) -> None:
         """Post a commit status (retried on 5xx and transport errors, timeouts included:
-        posting the same status again is harmless)."""
+        posting the same status again is harmless), ending with ``marked``
+        (:mod:`gate.action.github.mark`), which the cut to GitHub's 140 characters keeps.
+        A refusal is a GitHubError naming it: ``github_status_refused`` for GitHub's 422
+        (it keeps at most 1,000 statuses per commit and context)."""
         if state not in STATUS_STATES:
             raise ValueError(f"unknown status state {state!r}")
         description = redact(description)  # a public text: redacted, and before the cut
-        text = description
-        if len(text) > MAX_DESCRIPTION:
-            text = text[: MAX_DESCRIPTION - 1] + "…"
+        if marked is not None:
+            text = mark.stamp(description, marked, limit=MAX_DESCRIPTION)
+        elif len(description) > MAX_DESCRIPTION:
+            text = description[: MAX_DESCRIPTION - 1] + "…"
+        else:
+            text = description
 
         body = {"state": state, "description": text, "context": context}
         if target_url:
@@ -57,12 +74,129 @@ class StatusWriter(GitHubHttp):
         # POST /repos/{owner}/{repo}/statuses/{sha}, over httpx (no PyGithub at start)
         what = f"POST {state} status on {sha[:12]}"
         path = f"/repos/{self.settings.repository}/statuses/{quote(sha, safe='')}"
-        posted = self._rest("POST", what, path, body=body)
+        try:
+            posted = self._rest("POST", what, path, body=body)
+        except GitHubError as err:
+            if err.reason == "github_http_422":
+                raise _status_refused(sha, context, err) from err
+            raise
         if not isinstance(posted, dict):
             raise _bad_payload(what, "the status GitHub answered is not a JSON object")
+        self._check_identity(posted.get("creator"), what)
         self._learn_identity(posted)
         if isinstance(posted.get("id"), int):
             self._written[("status", sha, context)] = posted["id"]
+
+    def _check_identity(self, creator: object, what: str) -> None:
+        """A write's author against an identity read from what the head showed
+        (:meth:`learn_identity_from_shown`): a different one is an error, so a wrong
+        reading never adopts another account's records past the run's first write."""
+        if self._identity is None or not self._identity_read:
+            return
+        if creator is not None and not self._identity.wrote(creator):
+            raise GitHubError(
+                f"{what}: GitHub says another account wrote it than the one that wrote the "
+                f"status the head showed ({self._identity.login}): the gate cannot tell its own "
+                "records; set the action input identity to the token's account",
+                reason="identity_mismatch",
+            )
+        self._identity_read = False  # confirmed by the token's own write
+
+    def shown_status(self, sha: str, *, context: str) -> ShownStatus | None:
+        """What the head shows in ``context``: the newest status of that context from the
+        commit's combined status (``GET /repos/{owner}/{repo}/commits/{ref}/status``, one
+        entry per context, paged by context), or None when it shows none. Found by the
+        context's key: the number of statuses on the commit does not matter."""
+        what = f"GET the combined status of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/status"
+        for page in range(1, MAX_CONTEXT_PAGES + 1):
+            combined = self._rest("GET", what, path, params={"per_page": "100", "page": str(page)})
+            statuses = combined.get("statuses") if isinstance(combined, dict) else None
+            if not isinstance(statuses, list):
+                raise _bad_payload(what, "the combined status has no list of statuses")
+            for status in statuses:
+                if isinstance(status, dict) and status.get("context") == context:
+                    sid = status.get("id")
+                    return ShownStatus(
+                        str(status.get("state")),
+                        str(status.get("description") or ""),
+                        sid if isinstance(sid, int) else None,
+                    )
+            total = combined.get("total_count")
+            if not isinstance(total, int) or page * 100 >= total:
+                return None
+        raise GitHubError(
+            f"the combined status of {sha[:12]} holds more than {MAX_CONTEXT_PAGES * 100} "
+            f"contexts; the gate cannot find {context!r} among them",
+            reason="github_evidence_cut",
+        )
+
+    def status_author(self, sha: str, status_id: int) -> dict[str, object] | None:
+        """Who wrote the status ``status_id`` the head shows (:meth:`shown_status`; the
+        combined status names no author), from the newest page of the commit's statuses:
+        its ``creator``, or None when it is not on that page (no longer list is read)."""
+        what = f"GET statuses of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/statuses"
+        page = self._rest("GET", what, path, params={"per_page": "100"})
+        for status in page if isinstance(page, list) else ():
+            if isinstance(status, dict) and status.get("id") == status_id:
+                creator = status.get("creator")
+                return creator if isinstance(creator, dict) else None
+        return None
+
+    def adopt_shown_identity(self, author: dict[str, object]) -> bool:
+        """The token's identity read from the author of the status the head shows in the
+        gate's context (:meth:`status_author`), when none is known: whether one is known
+        now. Read, not written: the run's first write must confirm it
+        (:meth:`_check_identity`)."""
+        if self._identity is None:
+            self._learn_identity({"creator": author})
+            self._identity_read = self._identity is not None
+        return self._identity is not None
+
+    def count_in_context(self, sha: str, *, context: str) -> int | None:
+        """How many statuses ``context`` holds on ``sha`` (any author: GitHub's cap counts
+        them all), from the newest :data:`MAX_COMMENTS_SCANNED` of the commit; None when
+        the list goes on past them. Read only when the head shows no count of the gate's
+        (an older gate's status, another tool's): every status the gate writes carries it."""
+        what = f"GET statuses of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/statuses"
+        count = 0
+        for scanned, status in enumerate(self._pages(what, path, limit=MAX_COMMENTS_SCANNED + 1)):
+            if scanned >= MAX_COMMENTS_SCANNED:
+                return None
+            if isinstance(status, dict) and status.get("context") == context:
+                count += 1
+        return count
+
+    def shown_check_run(self, sha: str, *, name: str) -> tuple[SeenCheck, int, str] | None:
+        """What the head shows as the check run ``name``: the newest one of that name
+        (``GET .../commits/{ref}/check-runs?check_name=…&filter=latest``, one page), as
+        (the run, its id, its app's slug); None when there is none."""
+        what = f"GET the latest check run {name!r} of {sha[:12]}"
+        path = f"/repos/{self.settings.repository}/commits/{quote(sha, safe='')}/check-runs"
+        query = {"check_name": name, "filter": "latest", "per_page": "100"}
+        answer = self._rest("GET", what, path, params=query)
+        runs = answer.get("check_runs") if isinstance(answer, dict) else None
+        if not isinstance(runs, list):
+            raise _bad_payload(what, "the check runs are not a list")
+        found = [r for r in runs if isinstance(r, dict) and isinstance(r.get("id"), int)]
+        found = [r for r in found if r.get("name") == name]
+        if not found:
+            return None
+        check = max(found, key=lambda r: int(r["id"]))
+        app = check.get("app")
+        slug = app.get("slug") if isinstance(app, dict) else None
+        output = check.get("output")
+        title = output.get("title") if isinstance(output, dict) else None
+        conclusion, external = check.get("conclusion"), check.get("external_id")
+        seen = SeenCheck.of(
+            str(check.get("status")),
+            conclusion if isinstance(conclusion, str) else None,
+            external if isinstance(external, str) else "",
+            title if isinstance(title, str) else "",
+        )
+        return seen, int(check["id"]), slug if isinstance(slug, str) else ""
 
     def _learn_identity(self, status: object) -> None:
         """The token's identity from a status it just wrote (its ``creator``): whoever the
@@ -78,12 +212,20 @@ class StatusWriter(GitHubHttp):
     def learn_identity_from_check(self, check_run: object) -> None:
         """The token's identity from a check run it just created: a check run is written by
         a GitHub App only, and the app writes as ``<slug>[bot]``."""
-        if self._identity is not None or not isinstance(check_run, dict):
+        if not isinstance(check_run, dict):
             return
         app = check_run.get("app")
         slug = app.get("slug") if isinstance(app, dict) else None
+        if self._identity is not None:
+            if self._identity_read and isinstance(slug, str) and slug:
+                self._check_identity({"login": f"{slug}[bot]", "type": "Bot"}, "a check run")
+            return
         if isinstance(slug, str) and slug:
             self._identity = Identity(login=f"{slug}[bot]", kind="Bot")
+
+    def known_identity(self) -> Identity | None:
+        """The token's identity when known already (never looked up here)."""
+        return self._identity
 
     def identity(self) -> Identity:
         """Who the token writes as, known and never guessed: the creator of the first
@@ -382,6 +524,18 @@ def _too_many_comments(number: int) -> GitHubError:
         "find its own among them and cannot tell whether it is further on, so its records are "
         "unknown; lock the conversation or move the change to a new pull request",
         reason="github_too_many_comments",
+    )
+
+
+def _status_refused(sha: str, context: str, err: GitHubError) -> GitHubError:
+    """GitHub refused a status on ``sha`` in ``context`` (422: it keeps at most 1,000 per
+    commit and context, docs/security.md): what the head shows there can no longer change."""
+    return GitHubError(
+        f"GitHub refused the status on {sha[:12]} in {context!r} ({err.message}); it keeps at "
+        "most 1,000 statuses per commit and context, so what this commit shows there can no "
+        "longer change. The author can push a new commit (its statuses start empty); the "
+        "block stands on every other channel",
+        reason="github_status_refused",
     )
 
 

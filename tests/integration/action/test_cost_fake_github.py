@@ -4,6 +4,8 @@ GitHub (every request checked against the OpenAPI description) and the reviewer 
 
 from __future__ import annotations
 
+import re
+
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_fake_github import HEAD, pr_payload, run_gate, setup_pull
 
@@ -61,3 +63,32 @@ def test_the_max_cost_input_overrides_the_config(tmp_path, fake, sim_factory):
     result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"max-cost": "100"})
     assert result.code == 0, result.stdout
     assert len(sim.requests) == 1
+
+
+def test_requests_no_provider_answered_are_not_paid(tmp_path, fake, sim_factory):
+    """Issue 34, finding 6: a refused request (401, 500) generated nothing to bill; the
+    summary says nothing was paid, the certificate counts them apart, and every amount
+    names its currency."""
+    from gate.lab.sim import SimResponse
+
+    setup_pull(fake, config=PRICED + "max_cost: 5\n")
+    sim = sim_factory(script=(SimResponse(status=500), SimResponse(status=401)))
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs={"attempts": "2"})
+    assert result.code == 3, result.stdout
+    assert len(sim.requests) == 2
+    recorded = result.certificate["context"]["cost"]
+    assert (recorded["attempts"], recorded["unbilled"]) == ([], 2)
+    assert "Nothing to pay: none of the 2 request(s) made could be billed" in result.summary
+    assert result.outputs["cost"] == ""
+    # the estimate: at most ... USD, held to max_cost 5 USD (Markdown escapes removed)
+    estimate = result.summary.split("### Cost estimate")[1].split("###")[0].replace("\\", "")
+    assert re.search(r"at most 0\.\d{6} USD \(.*; max_cost 5 USD is held to it\)", estimate)
+    assert re.search(r"likely about 0\.\d{6} USD \(", estimate)
+
+
+def test_a_priced_summary_names_the_currency(tmp_path, fake, sim_factory):
+    setup_pull(fake, config=PRICED)
+    result = run_gate(tmp_path, fake, sim_factory(), pr_payload())
+    assert result.code == 0, result.stdout
+    assert "| attempt | input tokens | output tokens | cost (USD) |" in result.summary
+    assert "max_cost" not in result.summary.split("### Cost estimate")[1].split("###")[0]

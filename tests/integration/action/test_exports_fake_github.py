@@ -34,7 +34,14 @@ RUNS = {
     "pass": (base.DIFF, None, answer(["src/calc.py:2: fine"], "pass", 0.95), 0, "pass"),
     "fail": (base.DIFF, None, answer(REASONS), 1, "fail"),
     "chunked": (large_diff(), CHUNKED, answer(["all good"], "pass", 0.95), 0, "pass"),
-    "blocked": (base.DIFF, "exclude: ['**']\n", answer(["never asked"]), 3, "needs_human"),
+    "blocked": (
+        base.DIFF,
+        "exclude: ['**']\nnothing_in_scope: block\n",
+        answer(["never asked"]),
+        3,
+        "needs_human",
+    ),
+    "nothing-in-scope": (base.DIFF, "exclude: ['**']\n", answer(["never asked"]), 0, "pass"),
     "cut": (base.DIFF, None, None, 3, "incomplete"),
 }
 

@@ -111,8 +111,7 @@ PIPELINE_MODULES = tuple(
     )
 ) + tuple(f"gate.decide.{name}" for name in ("envelope", "repair", "verdict"))
 #: standard-library modules the first calls do without: difflib (only a rebuild from blobs
-#: diffs). (html is left out of the gate's start too, but the test environment's httpx loads
-#: it with its command line, httpx[cli]; the image has no httpx[cli].)
+#: diffs)
 PIPELINE_MODULES += ("difflib",)
 
 
@@ -162,8 +161,10 @@ def test_the_review_pipeline_is_loaded_only_after_the_first_request(
     result = child
     assert result["pipeline_at_import"] == []
     # the harness's own share is out of the count: keep it to the reviewer's settings and
-    # the envelope the simulator seals its answers with (checked at import, above)
-    harness = {"gate.reviewers", "gate.reviewers.settings", "gate.decide.envelope"}
+    # the envelope and event-stream frames the simulator answers with (checked at import,
+    # above); the settings bring sigv4 for the name of AWS's key variable
+    harness = {"gate.reviewers", "gate.reviewers.settings", "gate.reviewers.sigv4"}
+    harness |= {"gate.reviewers.eventstream", "gate.decide.envelope"}
     assert set(result["harness_pipeline"]) <= harness
     first_op, _stack, first_pipeline = result["seen"][0]
     assert first_op == "pulls/get"

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from gate.action.github.mark import plain
 from gate.action.progress import INTERVAL
 from gate.lab.sim import SimResponse
 from gate.reviewers import heartbeat
@@ -31,7 +32,7 @@ def test_the_pending_status_counts_the_chunks_done(tmp_path, fake, sim_factory, 
     assert result.code == 0, result.stdout
     chunks = len(result.certificate["context"]["chunks"]["manifest"]["chunks"])
     assert chunks > 1
-    descriptions = [s["description"] for s in fake.status_list(HEAD)]
+    descriptions = [plain(s["description"]) for s in fake.status_list(HEAD)]
     progress = [d for d in descriptions if d.startswith("pending: reviewing: ")]
     if step > INTERVAL:  # every attempt is more than 10 s after the last update
         assert progress == [

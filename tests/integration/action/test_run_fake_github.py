@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gate.action.github.mark import plain
 from gate.action.run import run_action
 from gate.lab.sim import ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.prompt import binding_in
@@ -285,7 +286,7 @@ def test_override_by_a_writer_passes_without_a_review(tmp_path, fake, sim_factor
     assert result.code == 0
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending", "success"]
-    assert statuses[-1]["description"] == "overridden by @maintainer"
+    assert plain(statuses[-1]["description"]) == "overridden by @maintainer"
     assert sim.count == 0
     override = result.certificate["context"]["override"]
     assert override == {
@@ -451,7 +452,7 @@ def test_draft_is_skipped_with_pending_never_success(tmp_path, fake, sim_factory
     result = run_gate(tmp_path, fake, sim, pr_payload(draft=True))
     statuses = fake.status_list(HEAD)
     assert [s["state"] for s in statuses] == ["pending"]
-    assert statuses[0]["description"] == (
+    assert plain(statuses[0]["description"]) == (
         "draft: review skipped until the pull request is ready for review"
     )
     assert sim.count == 0

