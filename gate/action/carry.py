@@ -34,7 +34,7 @@ from typing import Any
 from gate.decide.decision import State
 from gate.diff import SHA256_HEX
 from gate.review.carry import RUN_TEXT, Book, Carried, CarryError
-from gate.safe import strictjson, untrusted
+from gate.safe import strictjson
 
 SCHEMA = "review-gate.carry/1"
 #: the largest carry block, in characters (the comment's limit is 65,536, shared with
@@ -45,7 +45,7 @@ MAX_RAW_BYTES = 1 << 20
 #: the most chunk entries a block may hold
 MAX_ENTRIES = 1000
 
-_BLOCK = re.compile(r"<!-- review-gate:carry ([A-Za-z0-9+/=]{0,60000}) -->")
+BLOCK = re.compile(r"<!-- review-gate:carry ([A-Za-z0-9+/=]{0,60000}) -->")
 
 
 def entries_of(result: Any, *, run_url: str | None, certificate_sha: str | None) -> list[Carried]:
@@ -116,13 +116,6 @@ def block(entries: Sequence[Carried]) -> str:
     return ""
 
 
-def strip(body: str) -> str:
-    """``body`` without a carry block, removed until none is left: taking one out must
-    not join the text around it into another (``<!-- review-gate:carry A<block>B -->``
-    is a block once ``<block>`` is gone, and a file name can spell it)."""
-    return untrusted.remove_all(_BLOCK, body).rstrip()
-
-
 def _inflate(packed: str) -> bytes:
     try:
         data = base64.b64decode(packed, validate=True)
@@ -169,7 +162,7 @@ def read(body: str | None) -> Book:
     """The chunk answers of the carry block in ``body`` (a comment the caller trusts as far
     as its author goes): an empty book when there is none; :class:`CarryError` when there
     is more than one block or it is not exactly well-formed."""
-    found = _BLOCK.findall(body or "")
+    found = BLOCK.findall(body or "")
     if not found:
         return Book()
     if len(found) > 1:
@@ -183,4 +176,4 @@ def read(body: str | None) -> Book:
     return Book.of(_entry(row) for row in rows)
 
 
-__all__ = ["MAX_BLOCK_CHARS", "SCHEMA", "block", "entries_of", "read", "strip"]
+__all__ = ["BLOCK", "MAX_BLOCK_CHARS", "SCHEMA", "block", "entries_of", "read"]

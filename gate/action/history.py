@@ -25,6 +25,7 @@ from gate.decide.decision import Decision
 from gate.errors import GitHubError
 from gate.memory import record, standing
 from gate.review.carry import Book, CarryError
+from gate.safe import untrusted
 
 
 def load(run: RunState) -> None:
@@ -172,13 +173,20 @@ def with_history(
     except record.RecordError as err:
         run.notes.append(f"the decision record was not written, the comment is kept: {err.message}")
         return None
-    visible = carry.strip(record.strip_history(body))
+    visible = visible_part(body)
     carried = carry_block(run, artifacts)
     # GitHub's limit, the two blocks, the joins
     room = 65_536 - len(block) - len(carried) - 200
     if len(visible) > room:
         visible = visible[:room] + "\n\n… (cut; see the job summary)"
     return f"{visible}\n\n{block}\n" + (f"{carried}\n" if carried else "")
+
+
+def visible_part(body: str) -> str:
+    """The comment's text without the gate's blocks: history and carry removed together,
+    until a whole pass removes nothing (a carry block nested in a history block, which an
+    asset's file name can spell, must not leave a history block behind)."""
+    return untrusted.remove_every((record.BLOCK, carry.BLOCK), body).rstrip()
 
 
 def carry_block(run: RunState, artifacts: Artifacts) -> str:

@@ -51,7 +51,7 @@ _TEXT = re.compile(r"[\x20-\x7e]*")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00")
 _ANSWER = r"(pass|fail|needs_human|incomplete)=[0-9]{1,5}"
 _TALLY = re.compile(rf"{_ANSWER}(,{_ANSWER}){{0,3}}")
-_BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,24000}) -->")
+BLOCK = re.compile(r"<!-- review-gate:history ([A-Za-z0-9+/=]{0,24000}) -->")
 
 
 class RecordError(GateError):
@@ -216,7 +216,7 @@ def parse_history(body: str) -> list[Record]:
     """The records of the history block in ``body`` (a comment the caller trusts as far as
     its author goes); RecordError if the block is present but not exactly well-formed,
     ``[]`` when there is none."""
-    found = _BLOCK.findall(body)
+    found = BLOCK.findall(body)
     if not found:
         return []
     if len(found) > 1:
@@ -238,4 +238,4 @@ def parse_history(body: str) -> list[Record]:
 
 def strip_history(body: str) -> str:
     """``body`` without its history block (to rebuild the comment around a new one)."""
-    return untrusted.remove_all(_BLOCK, body).rstrip()
+    return untrusted.remove_all(BLOCK, body).rstrip()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from gate.safe.redact import redact
 
@@ -97,8 +98,18 @@ def remove_all(pattern: re.Pattern[str], text: str) -> str:
     around it. Each pass shortens the text, so the loop ends (at most ``len(text)``
     passes; in practice one or two).
     """
+    return remove_every((pattern,), text)
+
+
+def remove_every(patterns: Sequence[re.Pattern[str]], text: str) -> str:
+    """``text`` with every match of every pattern removed, all kinds in each pass, until a
+    whole pass removes nothing: removing one kind can join the text around it into a block
+    of another kind (a carry block inside a history block), so no kind is ever done alone.
+    Each pass that changes anything shortens the text, so the loop ends."""
     while True:
-        shorter = pattern.sub("", text)
+        shorter = text
+        for pattern in patterns:
+            shorter = pattern.sub("", shorter)
         if shorter == text:
             return text
         text = shorter

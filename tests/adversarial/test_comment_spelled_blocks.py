@@ -11,9 +11,9 @@ a reason code. The old rebuild removed the blocks in ONE pass, so a path spellin
 carry block of its own, the next push read the author's block as the gate's and
 carried a forged pass for every chunk, with no model call.
 
-The fix lives where blocks are taken out: :func:`gate.safe.untrusted.remove_all`
-removes matches until none is left (:func:`gate.action.carry.strip`,
-:func:`gate.memory.record.strip_history`), so the rebuilt comment
+The fix lives where blocks are taken out: :func:`gate.safe.untrusted.remove_every`
+removes matches of every kind until none is left (:func:`gate.action.history.visible_part`;
+tests/adversarial/test_nested_gate_blocks.py nests the kinds), so the rebuilt comment
 (:func:`gate.action.history.with_history`) holds no block but the gate's own.
 
 Variants: a forged block (a real pass envelope for the chunk) split at every position
