@@ -12,7 +12,7 @@ so memory stays flat in the number of cases.
 
 From a file (:func:`from_file`): JSON Lines, one object a line: ``id``, ``label``
 (``block`` or ``allow``), ``diff`` (inline text when it holds a newline, else a path
-relative to the file) and an optional ``source``. Every malformed line is reported at
+relative to the file, inside its folder: never absolute, no ``..`` or link out of it) and an optional ``source``. Every malformed line is reported at
 once, with its line number, before anything is asked.
 """
 
@@ -316,7 +316,10 @@ def _line(path: Path, line: str, seen: set[str]) -> tuple[Case | None, str | Non
         return None, "source is not a string"
     if "\n" in diff:
         return Case(ident, label, False, source, text=diff.encode("utf-8")), None
-    where = (path.parent / diff).resolve()
+    folder = path.parent.resolve()
+    where = (folder / diff).resolve()
+    if not where.is_relative_to(folder):  # an absolute path, a .. or a link out of it
+        return None, f"diff file {diff!r} is outside {path.parent}; name a file inside it"
     if not where.is_file():
         return None, f"diff file {diff!r} does not exist (relative to {path.parent})"
     return Case(ident, label, False, source, path=where), None
