@@ -141,13 +141,17 @@ REFUSAL_MARKERS: tuple[tuple[bytes, str], ...] = (
     (b"maximum context length", CONTEXT_OVERFLOW),  # OpenAI-compatible servers (vLLM, ...)
     (b"input is too long", CONTEXT_OVERFLOW),  # Bedrock: ValidationException
     (b"too many input tokens", CONTEXT_OVERFLOW),  # Bedrock Converse
+    # OpenAI's 429 for one request over the key's tokens-per-minute limit: no wait heals it
+    (b"request too large for", CONTEXT_OVERFLOW),
     (b'"content_filter"', CONTENT_FILTER),  # Azure: error.code of a filtered prompt
     (b"responsibleaipolicyviolation", CONTENT_FILTER),  # Azure: innererror.code
-    (b"api_key_invalid", AUTH_REFUSED),  # Gemini: ErrorInfo.reason (an HTTP 400)
-    (b"api key not valid", AUTH_REFUSED),  # Gemini's message for it
+    # Gemini: ErrorInfo.reason (an HTTP 400), quoted as a whole JSON string: words a 400
+    # quotes from the prompt (the diff) sit inside another string and cannot spell it
+    (b'"api_key_invalid"', AUTH_REFUSED),
 )
-#: the statuses :data:`REFUSAL_MARKERS` are read for (4xx a prompt or a key can cause)
-MARKED_STATUSES = frozenset({400, 403, 413, 422})
+#: the statuses :data:`REFUSAL_MARKERS` are read for (4xx a prompt or a key can cause, and
+#: the 429 of a request over the rate limit on its own)
+MARKED_STATUSES = frozenset({400, 403, 413, 422, 429})
 
 
 def status_end(status: int) -> End:
