@@ -12,8 +12,9 @@ so memory stays flat in the number of cases.
 
 From a file (:func:`from_file`): JSON Lines, one object a line: ``id``, ``label``
 (``block`` or ``allow``), ``diff`` (inline text when it holds a newline, else a path
-relative to the file, inside its folder: never absolute, no ``..`` or link out of it) and an optional ``source``. Every malformed line is reported at
-once, with its line number, before anything is asked.
+relative to the file, inside its folder: never absolute, no ``..`` or link out of it)
+and an optional ``source``. Every malformed line is reported at once, with its line
+number, before anything is asked.
 """
 
 from __future__ import annotations
