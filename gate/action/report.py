@@ -31,7 +31,6 @@ Safety rules this module keeps:
 from __future__ import annotations
 
 import secrets as _secrets
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from gate.decide.attempt import Attempt
 from gate.decide.decision import MAX_DESCRIPTION, Decision, Family, State
 from gate.diff import Coverage, SkipWhy
 from gate.safe import redact, untrusted
+from gate.safe.untrusted import md as md  # defined in gate.safe (the backtest writes Markdown too)
 
 MAX_COMMENT_CHARS = 60_000  # GitHub refuses comments over 65,536 characters
 MAX_LISTED_FILES = 200
@@ -108,32 +108,6 @@ def escape_data(text: str) -> str:
 def escape_property(text: str) -> str:
     """Escape a workflow command's property value."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-_MD_PUNCTUATION = frozenset(string.punctuation)
-_MD_ENTITY = {"<": "&lt;", "&": "&amp;"}
-_NO_LINK = "\u200b"  # after @ and #: no mention, no issue reference
-
-
-def md(text: str) -> str:
-    """Text that came from outside (reviewer, GitHub, file names) made inert in Markdown.
-
-    Redacted, whitespace collapsed to single spaces, unsafe characters shown as
-    escapes (:func:`gate.safe.untrusted.visible`), then every ASCII punctuation
-    character escaped, so the text renders as exactly itself.
-    """
-    clean = untrusted.visible(" ".join(redact.redact(text).split()))
-    out = []
-    for index, ch in enumerate(clean):
-        if ch in _MD_ENTITY:
-            out.append(_MD_ENTITY[ch])
-        elif ch in _MD_PUNCTUATION:
-            out.append("\\" + ch)
-            if ch in "@#" or (ch == "-" and clean[index - 2 : index].lower() == "gh"):
-                out.append(_NO_LINK)  # GH-123 is GitHub's other spelling of #123
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def code(text: str) -> str:

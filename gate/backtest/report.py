@@ -279,11 +279,11 @@ def terminal(report: Mapping[str, Any]) -> str:
 
 
 def _md_table(rows: Sequence[Sequence[str]]) -> list[str]:
-    def cell(text: str) -> str:
-        return untrusted.line(text).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(cell(c) for c in rows[0]) + " |", "|" + "---|" * len(rows[0])]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows[1:]]
+    # a merge's subject is a pull request's title, a case's id and source a file's words:
+    # every cell renders as exactly its text (no tag, link, comment, mention or reference)
+    md = untrusted.md
+    lines = ["| " + " | ".join(md(c) for c in rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows[1:]]
     return lines
 
 
@@ -305,7 +305,7 @@ def markdown(report: Mapping[str, Any]) -> str:
     out = [
         "## review-gate backtest",
         "",
-        f"`{untrusted.line(report['source'])}`: {_status_line(report)}",
+        untrusted.md(f"{report['source']}: {_status_line(report)}"),
         "",
     ]
     out += [*_md_table(config_rows(report)), ""]

@@ -25,6 +25,7 @@ Escaping is idempotent: text that went through once is unchanged by a second pas
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections.abc import Sequence
 
@@ -113,3 +114,30 @@ def remove_every(patterns: Sequence[re.Pattern[str]], text: str) -> str:
         if shorter == text:
             return text
         text = shorter
+
+
+_MD_PUNCTUATION = frozenset(string.punctuation)
+_MD_ENTITY = {"<": "&lt;", "&": "&amp;"}
+_NO_LINK = "\u200b"  # after @ and #: no mention, no issue reference
+
+
+def md(text: str) -> str:
+    """Text that came from outside (reviewer, GitHub, file names, a merge's subject) made
+    inert in Markdown (a comment, a job summary, the backtest's report).
+
+    Redacted, whitespace collapsed to single spaces, unsafe characters shown as
+    escapes (:func:`visible`), then every ASCII punctuation character escaped, so the
+    text renders as exactly itself.
+    """
+    clean = visible(" ".join(redact(text).split()))
+    out = []
+    for index, ch in enumerate(clean):
+        if ch in _MD_ENTITY:
+            out.append(_MD_ENTITY[ch])
+        elif ch in _MD_PUNCTUATION:
+            out.append("\\" + ch)
+            if ch in "@#" or (ch == "-" and clean[index - 2 : index].lower() == "gh"):
+                out.append(_NO_LINK)  # GH-123 is GitHub's other spelling of #123
+        else:
+            out.append(ch)
+    return "".join(out)

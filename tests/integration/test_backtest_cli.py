@@ -24,6 +24,7 @@ from gate.lab.scripted import Scripted, coin, verdict
 from gate.lab.sim import MODEL, ReviewerSimulator
 from gate.review import cost
 from gate.review.scope import select_diff
+from gate.safe.untrusted import md
 from tests.githistory import History, new_history
 from tests.gitrepo import git
 
@@ -270,8 +271,9 @@ def test_two_configs_are_compared_on_the_same_cases(tmp_path, sim, capsys) -> No
     assert (fb["pairs"], fb["a_only"], fb["b_only"]) == (5, 0, 3)
     assert fb["difference"] == pytest.approx(3 / 5)
     assert fb["p_value"] == mcnemar(0, 3) == 0.25
-    for name in ("report.json", "report.md", "report.html"):
+    for name in ("report.json", "report.html"):
         assert "min-confidence=0.8" in (out / name).read_text()
+    assert md("min-confidence=0.8") in (out / "report.md").read_text()  # inert Markdown
 
 
 def test_ctrl_c_leaves_a_valid_partial_report(tmp_path, sim, capsys, monkeypatch) -> None:
