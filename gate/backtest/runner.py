@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import queue
 import re
@@ -44,6 +45,7 @@ from gate.backtest.cases import Case, CaseTooLarge, Plan
 from gate.config.model import Config
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, blocked
+from gate.errors import UsageError
 from gate.memory.question import key_for
 from gate.review import certificate, cost
 from gate.review.pipeline import review_diff
@@ -92,16 +94,21 @@ class Results:
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every whole row, in order (a line that is not a JSON object is skipped)."""
+        for _, row in self.numbered():
+            yield row
+
+    def numbered(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every whole row with its line number (1 for the first line)."""
         if not self.path.exists():
             return
         with self.path.open("rb") as handle:
-            for line in handle:
+            for number, line in enumerate(handle, start=1):
                 try:
                     row = json.loads(line)
                 except ValueError:
                     continue
                 if isinstance(row, dict):
-                    yield row
+                    yield number, row
 
     def append(self, *rows: Mapping[str, Any]) -> None:
         """Each row a whole line, then one sync for them all."""
@@ -242,6 +249,22 @@ def safe_name(text: str) -> str:
     return clean
 
 
+def _spent(path: Path, number: int, paid: object) -> float:
+    """What one row of ``results.jsonl`` says was paid: a finite amount of at least zero.
+    Anything else (``NaN``, ``-Infinity``, a negative number, a string) would lower or void
+    what ``--max-cost`` counts as spent, so it is a usage error naming the line."""
+    if paid is None:
+        return 0.0
+    amount = paid if isinstance(paid, int | float) and not isinstance(paid, bool) else -1.0
+    if math.isfinite(amount) and amount >= 0:
+        return float(amount)
+    raise UsageError(
+        f"{path.name} line {number}: the amount paid {paid!r} is not a finite number of at "
+        f"least 0, so what --max-cost counts as spent is unknown; the file was edited or "
+        f"damaged: remove that line (its answer is asked again) or use another --out"
+    )
+
+
 def _too_large(case: Case, detail: str) -> Decision:
     return blocked(
         State.NEEDS_HUMAN,
@@ -270,12 +293,12 @@ class Runner:
         self.results = Results(out)
         self.done: set[tuple[str, str, int, str]] = set()
         spent = 0.0
-        for row in self.results.rows():
+        for number, row in self.results.numbered():
             key = (row.get("config"), row.get("case"), row.get("repeat"), row.get("question"))
             if all(isinstance(part, str | int) for part in key):
                 self.done.add(key)  # type: ignore[arg-type]
             paid = row.get("cost") if row.get("cost") is not None else row.get("bound")
-            spent += float(paid or 0.0)
+            spent += _spent(self.results.path, number, paid)
         self.budget = Budget(max_cost, spent)
         self.pause = Pause(sleep)
         self.outcome = Outcome()
