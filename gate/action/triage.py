@@ -2,7 +2,8 @@
 
 On ``schedule`` or ``workflow_dispatch``, with the config at the default branch's head:
 
-1. every open pull request (at most :data:`MAX_PULLS`, newest first) whose head carries,
+1. every open pull request (the newest :data:`MAX_PULLS`; with more open, the list is
+   known to be cut, and the issue is then never closed) whose head carries,
    as the gate's own newest status in its context, a block that waits for a human: family
    ``needs_human``, ``coverage``, ``unavailable`` or ``config`` (a ``rejected`` one waits for
    its author, a pending one for its run, a success for nobody);
@@ -11,7 +12,7 @@ On ``schedule`` or ``workflow_dispatch``, with the config at the default branch'
    or the comment command). A pull request waiting longer than ``escalation.after_hours``
    is escalated: one comment on the issue mentions ``escalation.mention`` the first time
    it crosses (the issue's hidden marker remembers which heads were escalated);
-3. with an empty queue the issue is closed (none is opened);
+3. with an empty queue read whole the issue is closed (none is opened);
 4. with ``needs_human_label``, the label is added to each waiting pull request and
    removed from every other open one that carries it;
 5. the health report (:mod:`gate.memory.stats`) over ``since`` (default 7d), read from the
@@ -106,11 +107,16 @@ def family_of_status(state: str, description: str) -> Family | None:
 
 
 def queue(
-    gh: GitHubClient, *, context: str, now: datetime, limit: int = MAX_PULLS
-) -> list[Waiting]:
-    """The open pull requests waiting for a human, oldest wait first."""
+    gh: GitHubClient, *, context: str, now: datetime, limit: int | None = None
+) -> tuple[list[Waiting], bool]:
+    """The open pull requests waiting for a human, oldest wait first, and whether the list
+    was cut: more than ``limit`` are open (one more is asked for, to know), so a pull
+    request that waits may be among those not read."""
+    limit = MAX_PULLS if limit is None else limit  # read now: a test may shorten it
+    pulls = _checked(lambda: gh.open_pulls(limit=limit + 1), "pulls")
+    cut = len(pulls) > limit
     found: list[Waiting] = []
-    for pull in _checked(lambda: gh.open_pulls(limit=limit), "pulls"):
+    for pull in pulls[:limit]:
         if pull.draft:
             continue
         seen = _status(gh, pull.head_sha, context)
@@ -121,7 +127,7 @@ def queue(
             continue
         hours = max(0.0, (now - seen.created_at) / timedelta(hours=1))
         found.append(Waiting(pull, seen, family, seen.description, hours))
-    return sorted(found, key=lambda w: (-w.hours, w.pull.number))
+    return sorted(found, key=lambda w: (-w.hours, w.pull.number)), cut
 
 
 def _status(gh: GitHubClient, sha: str, context: str) -> SeenStatus | None:
@@ -145,9 +151,12 @@ def issue_body(
     health: stats.Health | None,
     escalated: set[str],
     run_url: str | None,
+    *,
+    cut: bool = False,
 ) -> str:
     after = config.escalation.after_hours
     lines = [
+        *_cut_line(cut),
         f"{len(waiting)} open pull request{'s' * (len(waiting) != 1)} wait for a human "
         f"(oldest first). A wait over {after:g} h is escalated"
         + (  # in code spans: the one mention is the escalation comment's
@@ -269,9 +278,9 @@ def run_triage(
     context = run.inputs.status_context
     try:
         config = _config(gh, run)
-        waiting = queue(gh, context=context, now=moment)
+        waiting, cut = queue(gh, context=context, now=moment)
         health = health_report(gh, context=context, now=moment, span=span)
-        issue = _keep_issue(gh, waiting, config, health, run.run_url)
+        issue = _keep_issue(gh, waiting, config, health, run.run_url, cut=cut)
         if config.needs_human_label:
             pulls = _checked(lambda: gh.open_pulls(limit=MAX_PULLS), "pulls")
             _labels(gh, config.needs_human_label, pulls, {w.pull.number for w in waiting})
@@ -281,7 +290,7 @@ def run_triage(
         with contextlib.suppress(OSError):
             report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), f"## {report.md(line)}\n")
         return ExitCode.BLOCKED
-    text = summary(waiting, health, issue, config)
+    text = summary(waiting, health, issue, config, cut=cut)
     try:
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), text)
         report.write_outputs(
@@ -300,30 +309,56 @@ def _keep_issue(
     config: Config,
     health: stats.Health,
     run_url: str | None,
+    *,
+    cut: bool = False,
 ) -> int | None:
-    """Open, update or close the tracking issue; escalate heads newly past the limit."""
+    """Open, update or close the tracking issue; escalate heads newly past the limit.
+
+    On a list it knows is ``cut`` the issue is never closed (a pull request that waits may
+    be past the cut), and the heads escalated before are kept in its marker, so the owners
+    are mentioned once per head, however many pull requests are opened in between."""
     found = _checked(lambda: gh.own_issue(TRACKING_TITLE), "issues")
-    if not waiting:
+    if not waiting and not cut:
         if found is not None:
             _checked(lambda: gh.close_issue(found[0]), "issues")
+        return None
+    if not waiting and found is None:  # cut, nothing read waits, no issue: none is opened
         return None
     before: set[str] = set()
     if found is not None and (mark := _MARKER.search(found[1])) is not None:
         before = {key for key in mark.group(1).split(",") if key}
     late = [w for w in waiting if w.hours >= config.escalation.after_hours]
     fresh = [w for w in late if w.key not in before]
-    escalated = {w.key for w in late} | (before & {w.key for w in waiting})
-    body = issue_body(waiting, config, health, escalated, run_url)
+    # a cut list cannot tell a head that stopped waiting from one past the cut: keep it
+    kept = before if cut else before & {w.key for w in waiting}
+    escalated = {w.key for w in late} | kept
+    body = issue_body(waiting, config, health, escalated, run_url, cut=cut)
     number = _checked(lambda: gh.upsert_issue(TRACKING_TITLE, body), "issues")
     if fresh and config.escalation.mention:
         _checked(lambda: gh.comment_on_issue(number, escalation_comment(fresh, config)), "issues")
     return number
 
 
+def _cut_line(cut: bool) -> list[str]:
+    if not cut:
+        return []
+    return [
+        f"**More than {MAX_PULLS} pull requests are open: the newest {MAX_PULLS} were read.** "
+        "One that waits may be among the others, so this issue stays open until the "
+        "queue is read whole.",
+        "",
+    ]
+
+
 def summary(
-    waiting: Sequence[Waiting], health: stats.Health, issue: int | None, config: Config
+    waiting: Sequence[Waiting],
+    health: stats.Health,
+    issue: int | None,
+    config: Config,
+    *,
+    cut: bool = False,
 ) -> str:
-    lines = [f"## review-gate triage: {len(waiting)} waiting for a human", ""]
+    lines = [f"## review-gate triage: {len(waiting)} waiting for a human", "", *_cut_line(cut)]
     if waiting:
         lines += [f"Tracked in issue \\#{issue}." if issue else "", ""]
         for w in waiting:
@@ -331,6 +366,8 @@ def summary(
                 f"- \\#{w.pull.number}: {w.hours:.0f} h, `{w.family}`: {report.md(w.reason[:140])}"
             )
         lines.append("")
+    elif cut:
+        lines += ["None of the pull requests read waits; the tracking issue stays open.", ""]
     else:
         lines += ["Nobody waits: the tracking issue is closed.", ""]
     lines += ["### Is the gate livable?", ""]

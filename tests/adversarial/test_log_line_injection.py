@@ -136,6 +136,7 @@ def test_a_providers_hostile_error_body_reaches_the_log_as_words_only(
     masks = [data for name, _props, data in commands if name == "add-mask"]
     assert masks == [fake.token, API_KEY]
     others = [(name, props) for name, props, _data in commands if name != "add-mask"]
-    assert others == [("error", {"title": "review-gate: incomplete"})], commands
+    # a 400 is an end the prompt can cause (gate.decide.ends): it stands as needs_human
+    assert others == [("error", {"title": "review-gate: needs_human"})], commands
     assert "##[" not in result.stdout
     assert fake.states(HEAD)[-1] in ("failure", "error")

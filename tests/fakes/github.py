@@ -880,8 +880,16 @@ class FakeGitHub:
         self, m: re.Match[str], query: dict[str, str], accept: str, rec: Recorded
     ) -> tuple[int, dict[str, str], bytes]:
         wanted = query.get("state", "open")
+        # GitHub's order: sort=created (the default) or updated; direction desc by default
+        # for created (or no sort), asc otherwise; numbers grow with creation
+        order = query.get("sort", "created")
+        field = "updated_at" if order == "updated" else "created_at"
+        default = "desc" if order == "created" else "asc"
+        newest_first = query.get("direction", default) == "desc"
         with self.lock:
-            items = sorted(self.pulls.values(), key=lambda p: p["updated_at"], reverse=True)
+            items = sorted(
+                self.pulls.values(), key=lambda p: (p[field], p["number"]), reverse=newest_first
+            )
         items = [p for p in items if wanted == "all" or p["state"] == wanted]
         return self._page(items, query, f"/repos/{self.repository}/pulls")
 

@@ -160,3 +160,32 @@ def test_a_mention_that_is_not_a_user_or_team_is_refused_with_its_line() -> None
     message = caught.value.message
     assert "escalation.mention" in message
     assert "line 2" in message
+
+
+def test_a_queue_past_the_cap_keeps_the_issue_and_mentions_once(tmp_path, fake, monkeypatch):
+    """Issue 31, finding 6: more open pull requests than triage reads (an author can open
+    them) must not close the tracking issue while #7 still waits, nor get the owners
+    mentioned again for #7's head once they are closed."""
+    from gate.action import triage
+
+    monkeypatch.setattr(triage, "MAX_PULLS", 4)
+    fake.set_file(BASE, ".github/review-gate.yml", CONFIG)
+    fake.add_pull(7, head_sha=head(7), base_sha=BASE)
+    fake.add_status(head(7), state="error", description="needs_human: x", created_at=ago(30))
+    first = night(tmp_path, fake, "one")
+    assert first.code == 0, first.stdout
+    [issue] = [i for i in fake.issues.values() if i["title"] == TRACKING_TITLE]
+    assert len(fake.comments.get(issue["number"], [])) == 1  # #7 escalated once
+    for number in range(20, 26):  # newer outside pull requests, nothing waits on them
+        fake.add_pull(number, head_sha=head(number), base_sha=BASE)
+    second = night(tmp_path, fake, "two")
+    assert second.code == 0, second.stdout
+    assert fake.issues[issue["number"]]["state"] == "open", "closed on a cut list"
+    assert "newest 4 were read" in fake.issues[issue["number"]]["body"]
+    assert "newest 4 were read" in second.summary
+    for number in range(20, 26):
+        fake.pulls[number]["state"] = "closed"
+    third = night(tmp_path, fake, "three")
+    assert third.code == 0, third.stdout
+    assert "\\#7" in fake.issues[issue["number"]]["body"]
+    assert len(fake.comments.get(issue["number"], [])) == 1, "the owners were mentioned again"
