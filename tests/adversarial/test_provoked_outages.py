@@ -20,8 +20,12 @@ import json
 
 from gate.decide.attempt import EndReason
 from gate.decide.ends import AUTH_REFUSED, End, reason_end
+from gate.lab.demo import ScriptedModel
+from gate.lab.sim import ReviewerSimulator, SimResponse
 from gate.reviewers.base import Reply
 from gate.reviewers.transport import named
+from tests.adversarial.test_diff_caused_ends import REPO, Pull
+from tests.fakes.github import FakeGitHub
 
 
 def _refused(status: int, body: object) -> Reply:
@@ -97,3 +101,15 @@ def test_geminis_refused_key_is_still_an_outage() -> None:
     reply = named(_refused(400, body))
     assert reply.reason == AUTH_REFUSED
     assert reason_end(reply.reason) is End.OUTAGE
+
+
+def test_through_the_action_a_request_too_large_asks_no_fallback() -> None:
+    """The same 429, answered to every attempt, through the action's entry point against
+    the fake GitHub, with a fallback that passes anything (as test_diff_caused_ends)."""
+    response = SimResponse(status=429, error_body=json.dumps(TOO_LARGE_FOR_TPM))
+    primary = ReviewerSimulator("openai", ScriptedModel("pass"), script=(response,) * 8)
+    with FakeGitHub(REPO) as fake, Pull(fake, "openai", primary) as pull:
+        exit_code, state = pull.run()
+        assert pull.backup.count == 0, "the fallback was asked"
+        assert state != "success"
+        assert exit_code != 0
