@@ -168,7 +168,9 @@ def with_history(
         run.notes.append("this decision is not added to the unreadable history; see the status")
         return None
     try:
-        rec = record_for(run, decision, state, artifacts)
+        rec = run.decided_record
+        if rec is None or (rec.state, rec.reason) != (state, decision.reason[:80]):
+            rec = record_for(run, decision, state, artifacts)
         block = standing.history_block([*run.history, rec])
     except record.RecordError as err:
         run.notes.append(f"the decision record was not written, the comment is kept: {err.message}")

@@ -610,6 +610,7 @@ def _ledger(run: RunState, decision: Decision, state: str | None) -> Decision | 
 
     assert run.artifacts is not None
     rec = history.record_for(run, decision, state or str(decision.state), run.artifacts)
+    run.decided_record = rec  # the comment records the very row the ledger got
     return ledger.record(run, rec, decision)
 
 

@@ -158,6 +158,8 @@ class RunState:
     ledger_present: bool | None = None
     ledger_consulted: bool = False
     ledger_entry: Entry | None = None
+    #: the record of this run's decision, as the ledger got it: the comment keeps the same
+    decided_record: Record | None = None
     #: the body of the gate's own sticky comment as read (None: there is none)
     own_comment: str | None = None
     fresh: bool = False

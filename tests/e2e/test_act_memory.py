@@ -101,7 +101,7 @@ def _check_run(
     assert run.outputs["state"] == state, run.explain()
     if wrote:
         assert run.outputs["description"] == plain(final["description"])
-        assert md(final["description"]) in run.summary
+        assert md(run.outputs["description"]) in run.summary
     assert run.exit_code == 1
     assert run.gate_result() == "failure"
     return final
