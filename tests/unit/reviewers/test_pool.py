@@ -41,11 +41,16 @@ def test_overflow_is_recognised(body: bytes) -> None:
     assert context_overflow(_reply(413, body))
 
 
+def test_a_429_that_names_the_prompts_size_is_overflow() -> None:
+    """A rate-limit status whose body names the request's size: waiting never helps, so it
+    is the prompt's doing, not an outage (tests/adversarial/test_provoked_outages.py)."""
+    assert context_overflow(_reply(429, b'{"error": {"code": "context_length_exceeded"}}'))
+
+
 @pytest.mark.parametrize(
     ("status", "body"),
     [
         (400, b'{"error": {"message": "invalid model"}}'),
-        (429, b'{"error": {"code": "context_length_exceeded"}}'),  # not a 400: not overflow
         (500, b"prompt is too long"),
     ],
 )
