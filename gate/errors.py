@@ -205,6 +205,24 @@ class BadEncoding(EnvelopeError):
     reason = "bad_encoding"
 
 
+class SignatureError(EnvelopeError):
+    """An envelope whose signature is missing, malformed, by another key, or wrong."""
+
+    reason = "signature_invalid"
+
+
+class SignatureMissing(SignatureError):
+    reason = "signature_missing"
+
+
+class SignatureMalformed(SignatureError):
+    reason = "signature_malformed"
+
+
+class SignatureKey(SignatureError):
+    reason = "signature_key"
+
+
 # --- verdict content ---------------------------------------------------------
 
 

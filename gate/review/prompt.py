@@ -23,12 +23,11 @@ selection counts such a file section as unreviewed (``undecodable``, see
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from dataclasses import dataclass
 
 from gate.config.model import Config
+from gate.decide import signature
 from gate.decide.decision import Binding, binding_for, binding_lines
 from gate.decide.decision import binding_in as binding_in  # re-exported for local reviewers
 from gate.errors import GateError
@@ -91,14 +90,9 @@ class Prompt:
         return len(self.system.encode("utf-8")) + len(self.user.encode("utf-8"))
 
     def sha256(self) -> str:
-        """SHA-256 of the canonical JSON of both messages (recorded in the certificate)."""
-        canonical = json.dumps(
-            {"system": self.system, "user": self.user},
-            ensure_ascii=False,
-            sort_keys=True,
-            separators=(",", ":"),
-        )
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        """SHA-256 of the canonical JSON of both messages (recorded in the certificate,
+        and what a reviewer service's signature names)."""
+        return signature.prompt_sha256(self.system, self.user)
 
 
 def longest_backtick_run(text: str) -> int:
