@@ -19,8 +19,10 @@ review --save-response writes is the provider's own bytes, not an envelope).
 
   1. completeness: header, declared length, SHA-256, END sentinel, UTF-8;
   2. form: exactly one ```json fence holding one strict JSON object with the
-     keys verdict, reasons, confidence, diff_sha, policy_version;
-  3. binding: diff_sha and policy_version equal the ones given here;
+     keys verdict, reasons, confidence, diff_sha, policy_version, read;
+  3. binding: diff_sha and policy_version equal the ones given here, and read
+     repeats the read words of their prompt (a certificate made before the read
+     words is decided by the contract it was made by: without read);
   4. outcome: pass only with confidence >= --min-confidence and reasons.
 
 exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
@@ -295,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
     from gate.decide.decision import decide
     from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
-    from gate.review.certificate import attempts_from, build, envelope_from, write
+    from gate.review.certificate import attempts_from, build, envelope_from, read_recorded, write
     from gate.safe import strictjson
 
     _check_arguments(args)
@@ -314,6 +316,8 @@ def run(args: argparse.Namespace) -> int:
         if mismatch is not None:
             return _report(args, mismatch, None)
     binding, inputs = binding_from(args)
+    # a certificate made before the read words is decided by the contract it was made by
+    read = read_recorded(cert) if args.from_certificate is not None else True
     if args.from_certificate is not None:
         attempts = attempts_from(cert)
         raw = envelope_from(cert) if cert.get("envelope") is not None else None
@@ -335,6 +339,7 @@ def run(args: argparse.Namespace) -> int:
         min_confidence=args.min_confidence,
         max_size=args.max_size,
         attempts=attempts,
+        read=read,
     )
     if chunked is not None and args.diff is None:
         raise UsageError(
@@ -352,6 +357,7 @@ def run(args: argparse.Namespace) -> int:
             min_confidence=args.min_confidence,
             coverage=recorded_coverage(cert),
             allow_gaps=recorded_pass(cert),
+            read=read,
         )
     if args.from_certificate is not None and raw is None and chunked is None:
         decision = without_answer(cert) or decision
