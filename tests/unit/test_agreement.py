@@ -17,6 +17,7 @@ from gate.decide.agreement import MAX_AGREEMENT, Answer, aggregate, answers_json
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision, State, Status, decide
 from gate.decide.envelope import seal
+from tests.verdicts import read_words
 
 BINDING = Binding(diff_sha="a" * 64, policy_version="1")
 
@@ -28,6 +29,7 @@ def _fence(verdict: str, confidence: float, *, bound: bool, reasons: bool) -> by
         "confidence": confidence,
         "diff_sha": BINDING.diff_sha if bound else "b" * 64,
         "policy_version": BINDING.policy_version,
+        "read": read_words(BINDING),
     }
     return seal(("```json\n" + json.dumps(obj) + "\n```\n").encode())
 
