@@ -61,6 +61,7 @@ from gate.review.prompt import binding_in
 from gate.reviewers import transport
 from tests.fakes.events import issue_comment_event, pull_request_edited_event, pull_request_event
 from tests.fakes.github import MAX_STATUSES, FakeGitHub
+from tests.verdicts import read_words
 
 REPO = "octo-org/hello-world"
 CONFIG_PATH = ".github/review-gate.yml"
@@ -120,6 +121,7 @@ class Reviewer:
         body = {
             "verdict": verdict, "reasons": [f"scripted {verdict}"], "confidence": 0.95,
             "diff_sha": binding.diff_sha, "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }  # fmt: skip
         text = "```json\n" + json.dumps(body) + "\n```\n"
         return ReviewOutcome(attempts=(), envelope=seal(text.encode()))

@@ -38,6 +38,7 @@ from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.pipeline import review_diff
 from gate.review.prompt import binding_in
 from gate.review.scope import select_diff
+from tests.verdicts import read_words
 
 # Families of bytes that are not strict UTF-8 (each entry is one generated variant).
 FAMILIES: dict[str, list[bytes]] = {
@@ -100,6 +101,7 @@ class Reviewer:
             "confidence": 0.99,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(verdict) + "\n```\n"
 

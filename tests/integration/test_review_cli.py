@@ -21,6 +21,7 @@ from gate.commands.review import load
 from gate.errors import UsageError
 from gate.lab.sim import DIALECTS, MODEL, SIM_EXTRAS, ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.prompt import binding_in
+from tests.verdicts import read_words
 
 REPO = Path(__file__).resolve().parents[2]
 DIFF = (
@@ -43,6 +44,7 @@ def model(dialect: str, verdict: str = "pass", *, echo: bool = False) -> Callabl
             "confidence": 0.9,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         block = "```json\n" + json.dumps(obj) + "\n```\n"
         return ("Format:\n" + block + "\n" if echo else "") + "Reviewed.\n" + block
@@ -120,6 +122,7 @@ def test_json_output_certificate_and_saved_response(
     assert summary["binding"] == {
         "diff_sha": hashlib.sha256(DIFF).hexdigest(),
         "policy_version": "1",
+        "read": read_words(hashlib.sha256(DIFF).hexdigest(), "1"),
     }
     assert len(summary["attempts"]) == 1
     saved = raw_path.read_bytes()
