@@ -6,7 +6,8 @@ What a team that runs its own model meets, read as meant (issue 33):
 
 * with ``output_grammar: gbnf`` the real model's answers are decided within the contract,
   and it reaches both a ``pass`` and a ``fail``, each bound to its own diff (the grammar
-  writes the binding in; the gate checks it as always);
+  writes the binding in; the gate checks it as always) and repeating the prompt's read
+  words (the grammar gives them their shape only: the model copies them);
 * a prompt over the server's context is never a pass and is asked once, not three times
   as a cut (the server answers it with an empty 200: ``empty_answer``);
 * the answer cut on the way (the fault proxy between the gate and the server) is never a
@@ -37,6 +38,7 @@ from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.review.pipeline import review_diff
+from tests.verdicts import read_words
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1800)]
 
@@ -156,6 +158,7 @@ def test_the_real_model_reaches_pass_and_fail_within_the_contract(server: str) -
             decision = result.decision
             assert decision.verdict is not None, (path, decision)
             assert decision.verdict.diff_sha == result.binding.diff_sha
+            assert decision.verdict.read == read_words(result.binding), decision
             decided[path, bool(instructions)] = decision.state
     assert set(decided.values()) == {State.PASS, State.FAIL}, decided
     assert all(state is State.FAIL for (_, told), state in decided.items() if not told), decided
