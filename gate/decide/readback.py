@@ -10,7 +10,7 @@ So each prompt carries four **read words**, one in each part a server can lose
 (:data:`PARTS`): the end of the system message, the head of the user message (with the
 binding, before the diff), the middle of the diff (the diff is shown in two fenced parts
 with the word between them) and the end of the user message (after the diff and the
-instructions). Each is a line ``read: {"PART": "WORD"}`` (:func:`marker`), and the
+instructions). Each is a line ``"read": {"PART": "WORD"}`` (:func:`marker`), and the
 verdict's ``read`` member repeats the four as one object, ``{"system": "WORD", "head":
 "WORD", "middle": "WORD", "tail": "WORD"}``: each word follows the same text in the
 prompt and in the answer, which a small model copies far better than words it must

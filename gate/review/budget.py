@@ -30,7 +30,7 @@ from gate.review.chunks import (
 from gate.review.prompt import Prompt, build_prompt, fenced
 
 #: bytes added to the measured prompt overhead for what varies between chunks
-#: (chunk numbers, the diff's byte count, a longer fence)
+#: (chunk numbers, the diff's byte count, a longer fence four times, the read words)
 OVERHEAD_SLACK = 256
 
 

@@ -18,9 +18,10 @@ import pytest
 from gate.cli import build_parser, main
 from gate.commands._io import check_output_path
 from gate.commands.review import load
+from gate.decide.readback import marker
 from gate.errors import UsageError
 from gate.lab.sim import DIALECTS, MODEL, SIM_EXTRAS, ReviewerSimulator, SimResponse, extract_prompt
-from gate.review.prompt import binding_in
+from gate.review.prompt import binding_in, halves
 from tests.verdicts import read_words
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,8 +93,9 @@ def test_a_bound_pass_passes_in_every_dialect(
     assert "complete" in err
     sha = hashlib.sha256(DIFF).hexdigest()
     assert f'diff_sha: "{sha}"' in user
-    assert DIFF.decode() in user
+    assert all(part in user for part in halves(DIFF.decode()))  # around the middle read word
     assert "exactly one fenced code block" in system
+    assert marker("system", read_words(sha, "1")) in system
 
 
 def test_json_output_certificate_and_saved_response(
