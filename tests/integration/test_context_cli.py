@@ -1,0 +1,138 @@
+"""``context: files`` in ``review-gate review`` (read from git at --commit in --repo) and in
+``review-gate backtest`` (each case's head; ``--context diff --context files`` compared on
+the same cases), against the scripted reviewer (gate.lab.scripted), which answers by the
+first ``sim:MODE`` anywhere in the prompt: a file whose line far from the change says
+``sim:fail`` fails only when the reviewer is shown the file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gate import cli
+from gate.lab.scripted import Scripted
+from gate.lab.sim import MODEL, ReviewerSimulator
+from tests.githistory import History, new_history
+from tests.gitrepo import git_env
+
+KEY = "sk-context-test-key-not-real"
+LIB = "# sim:fail: callers rely on parse() never returning None\n" + "".join(
+    f"value_{i} = {i}\n" for i in range(1, 80)
+)
+
+
+@pytest.fixture
+def sim() -> Iterator[ReviewerSimulator]:
+    with ReviewerSimulator("openai", chooser=Scripted()) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+def history(tmp_path: Path) -> History:
+    """main holds lib.py; a merged pull request edits its line 60 (the hunk's three lines
+    of context never reach line 1), and a later commit reverts the merge (label block);
+    a second merge adds a file (presumed allow)."""
+    found = new_history(tmp_path / "repo")
+    (found.repo / "lib.py").write_text(LIB, encoding="utf-8")
+    found.git("add", "lib.py")
+    found.git("commit", "-q", "-m", "lib")
+    found.git("checkout", "-q", "-b", "pr-edit")
+    (found.repo / "lib.py").write_text(LIB.replace("value_60 = 60", "value_60 = None"), "utf-8")
+    found.git("commit", "-q", "-am", "value_60 may be None")
+    found.git("checkout", "-q", "main")
+    found.git("merge", "-q", "--no-ff", "pr-edit", "-m", "Merge pull request from pr-edit")
+    found.revert(found.head(), merge=True)
+    found.merge("ok.py", "pass")
+    return found
+
+
+def git_out(repo: Path, *args: str) -> bytes:
+    env = git_env(repo.parent)
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def review(capsys: pytest.CaptureFixture[str], sim: ReviewerSimulator, *args: str) -> int:
+    capsys.readouterr()
+    argv = ["review", "--provider", "openai", "--base-url", sim.base_url, "--model", MODEL]
+    return cli.main([*argv, "--attempts", "1", *args])
+
+
+def test_review_reads_the_files_at_commit_and_the_reviewer_sees_them(
+    tmp_path: Path, sim: ReviewerSimulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = history(tmp_path).repo
+    merge = "HEAD~2"  # the merge of pr-edit (then the revert, then ok.py's merge)
+    diff = tmp_path / "edit.diff"
+    diff.write_bytes(git_out(repo, "diff", f"{merge}^1...{merge}^2"))
+    head = git_out(repo, "rev-parse", f"{merge}^2").decode().strip()
+    assert review(capsys, sim, "--diff", str(diff)) == 0  # the diff alone: a pass
+    cert = tmp_path / "cert.json"
+    code = review(
+        capsys,
+        sim,
+        "--diff",
+        str(diff),
+        "--context",
+        "files",
+        "--commit",
+        head,
+        "--repo",
+        str(repo),
+        "--certificate",
+        str(cert),
+    )
+    assert code == 1  # shown lib.py whole, the reviewer reads its line 1
+    record = json.loads(cert.read_text())["context"]["reviewer_context"]
+    assert record["source"] == f"git {head}"
+    (shown,) = record["requests"][0]["shown"]
+    assert (shown["path"], shown["lines"]) == ("lib.py", [1, 80])
+    assert json.loads(cert.read_text())["context"]["coverage"]["reviewed"] == ["lib.py"]
+
+
+def test_review_with_context_files_and_no_commit_is_a_usage_error(
+    tmp_path: Path, sim: ReviewerSimulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    diff = tmp_path / "a.diff"
+    diff.write_bytes(b"diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n")
+    assert review(capsys, sim, "--diff", str(diff), "--context", "files") == 2
+    err = capsys.readouterr().err
+    assert "--context files" in err and "pass --commit SHA" in err
+    assert sim.requests == []
+
+
+def test_backtest_compares_context_diff_with_context_files(
+    tmp_path: Path, sim: ReviewerSimulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = history(tmp_path).repo
+    capsys.readouterr()
+    code = cli.main(
+        [
+            "backtest", "--repo", str(repo), "--last", "5", "--context", "diff",
+            "--context", "files", "--provider", "openai", "--base-url", sim.base_url,
+            "--model", MODEL, "--attempts", "1", "--out", str(tmp_path / "out"), "--json",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    by_name = {c["name"]: c for c in report["configs"]}
+    assert set(by_name) == {"context=diff", "context=files"}
+    # the reverted edit: caught only when the reviewer is shown lib.py
+    assert by_name["context=diff"]["catch_rate"]["k"] == 0
+    assert by_name["context=files"]["catch_rate"]["k"] == 1
+    (paired,) = report["comparisons"]
+    assert (paired["catch_rate"]["a_only"], paired["catch_rate"]["b_only"]) == (0, 1)
+    assert paired["would_block"]["difference"] == 0.0  # the good merge passes under both
+    cert_dir = tmp_path / "out" / "certificates" / "context=files"
+    records = [json.loads(p.read_text())["context"] for p in sorted(cert_dir.glob("*.json"))]
+    assert all(r["reviewer_context"]["source"].startswith("git ") for r in records)
