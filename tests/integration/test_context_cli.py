@@ -107,7 +107,8 @@ def test_review_with_context_files_and_no_commit_is_a_usage_error(
     diff.write_bytes(b"diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n")
     assert review(capsys, sim, "--diff", str(diff), "--context", "files") == 2
     err = capsys.readouterr().err
-    assert "--context files" in err and "pass --commit SHA" in err
+    assert "--context files" in err
+    assert "pass --commit SHA" in err
     assert sim.requests == []
 
 

@@ -220,12 +220,15 @@ def test_the_estimate_and_max_cost_count_the_context() -> None:
     assert shown[0] - alone[0] == section + 1  # the section and the line break joining it
     bound_alone = cost.preflight(diff, replace(priced, context="diff")).bound
     bound = cost.preflight(diff, priced, None, files).bound
-    assert bound_alone is not None and bound is not None and bound > bound_alone
+    assert bound_alone is not None
+    assert bound is not None
+    assert bound > bound_alone
     # a max_cost between the two: the diff alone fits, the diff and its files do not
     limit = (bound_alone + bound) / 2
     assert cost.over_budget(diff, replace(priced, context="diff", max_cost=limit)) is None
     over = cost.over_budget(diff, replace(priced, max_cost=limit), None, files)
-    assert over is not None and over.reason == "over_budget"
+    assert over is not None
+    assert over.reason == "over_budget"
 
 
 def test_each_chunk_shows_its_own_files_within_its_own_budget() -> None:
@@ -239,7 +242,8 @@ def test_each_chunk_shows_its_own_files_within_its_own_budget() -> None:
     diff = b"".join(modify(f"m{i}.py") for i in range(8))
     files = head(**{f"m{i}.py": NEW.encode() for i in range(8)})
     setup = chunk_setup(diff, config, None, files)
-    assert setup is not None and len(setup.plan.chunks) > 1
+    assert setup is not None
+    assert len(setup.plan.chunks) > 1
     total = len(setup.plan.chunks)
     for chunk in setup.plan.chunks:
         shown = shown_for(chunk.data, config, files)

@@ -34,7 +34,8 @@ def test_the_changed_file_is_fetched_at_the_head_shown_and_recorded(tmp_path, fa
     assert "CONTEXT-MARKER" in user
     assert user.index("CONTEXT-MARKER") > user.index("+    return a + b")  # after the diff
     ops = [r.operation for r in fake.requests]
-    assert "git/get-tree" in ops and "git/get-blob" in ops
+    assert "git/get-tree" in ops
+    assert "git/get-blob" in ops
     record = result.certificate["context"]["reviewer_context"]
     assert record["mode"] == "files"
     assert record["source"] == f"github {HEAD}"
