@@ -98,6 +98,12 @@ def test_review_reads_the_files_at_commit_and_the_reviewer_sees_them(
     (shown,) = record["requests"][0]["shown"]
     assert (shown["path"], shown["lines"]) == ("lib.py", [1, 80])
     assert json.loads(cert.read_text())["context"]["coverage"]["reviewed"] == ["lib.py"]
+    # verify re-decides from the diff alone, and names what else the reviewer saw
+    capsys.readouterr()
+    assert cli.main(["verify", "--from-certificate", str(cert), "--diff", str(diff)]) == 1
+    err = capsys.readouterr().err
+    assert "shown 1 parts of 1 changed files" in err
+    assert f"read from git {head}" in err
 
 
 def test_review_with_context_files_and_no_commit_is_a_usage_error(

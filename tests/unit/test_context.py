@@ -272,3 +272,24 @@ def test_the_fetch_is_planned_from_sizes_before_any_byte_is_read() -> None:
         ("b", LeftWhy.UNAVAILABLE),
         ("c", LeftWhy.TOO_LARGE),
     ]
+
+
+def test_replay_of_a_context_files_config_is_unreplayable_and_says_why() -> None:
+    from gate.memory.replay import Outcome, Recorded, replay_one
+
+    diff = modify("a.py")
+    recorded = Recorded(
+        name="r",
+        diff_sha=hashlib.sha256(diff).hexdigest(),
+        policy_version="1",
+        provider=None,
+        model=None,
+        base_url=None,
+        prompt_sha=None,
+        verdict="pass",
+        state="pass",
+        degraded=None,
+    )
+    row = replay_one(recorded, diff, FILES, api_key=None)
+    assert row.outcome is Outcome.UNREPLAYABLE
+    assert "context: files" in row.note
