@@ -140,6 +140,10 @@ def test_backtest_compares_context_diff_with_context_files(
     (paired,) = report["comparisons"]
     assert (paired["catch_rate"]["a_only"], paired["catch_rate"]["b_only"]) == (0, 1)
     assert paired["would_block"]["difference"] == 0.0  # the good merge passes under both
-    cert_dir = tmp_path / "out" / "certificates" / "context=files"
+    (cert_dir,) = (tmp_path / "out" / "certificates").glob("context_files-*")
     records = [json.loads(p.read_text())["context"] for p in sorted(cert_dir.glob("*.json"))]
+    assert len(records) == 2  # the reverted edit and the good merge
     assert all(r["reviewer_context"]["source"].startswith("git ") for r in records)
+    shown = sorted(p["path"] for r in records for q in r["reviewer_context"]["requests"]
+                   for p in q["shown"])  # fmt: skip
+    assert shown == ["lib.py", "ok.py"]
