@@ -212,21 +212,25 @@ def shown_for(diff: bytes, config: Config, head: HeadFiles | None) -> Shown:
         )
     wanted, left = _wanted(diff, config, head)
     budget = config.context_bytes
-    views = {path: _views(text, spans, path, blob) for path, text, spans, blob in wanted}
-    chosen: dict[str, tuple[Part, ...]] = {}
+    # each file's two views (whole, around its hunks) and their sizes as sent, once
+    views = {
+        path: [(view, _size(view)) for view in _views(text, spans, path, blob)]
+        for path, text, spans, blob in wanted
+    }
+    chosen: dict[str, tuple[tuple[Part, ...], int]] = {}
     used = len(INTRO.encode("utf-8"))
     for path, _, _, _ in wanted:  # 1: each file in its smaller view, while it fits
-        small = min(views[path], key=_size)
-        if used + _size(small) <= budget:
-            chosen[path], used = small, used + _size(small)
+        small, size = min(views[path], key=lambda view: view[1])
+        if used + size <= budget:
+            chosen[path], used = (small, size), used + size
         else:
-            left.append(Left(path, LeftWhy.OVER_BUDGET, f"{_size(small)} bytes would not fit"))
+            left.append(Left(path, LeftWhy.OVER_BUDGET, f"{size} bytes would not fit"))
     for path in list(chosen):  # 2: whole where what is left allows
-        whole = views[path][0]
-        more = _size(whole) - _size(chosen[path])
+        whole, size = views[path][0]
+        more = size - chosen[path][1]
         if more > 0 and used + more <= budget:
-            chosen[path], used = whole, used + more
-    parts = tuple(p for path, _, _, _ in wanted if path in chosen for p in chosen[path])
+            chosen[path], used = (whole, size), used + more
+    parts = tuple(p for path, _, _, _ in wanted if path in chosen for p in chosen[path][0])
     text = INTRO + "".join(p.render() for p in parts) if parts else ""
     return Shown(parts, tuple(left), budget, head.source, text)
 
