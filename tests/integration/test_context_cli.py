@@ -147,3 +147,52 @@ def test_backtest_compares_context_diff_with_context_files(
     shown = sorted(p["path"] for r in records for q in r["reviewer_context"]["requests"]
                    for p in q["shown"])  # fmt: skip
     assert shown == ["lib.py", "ok.py"]
+
+
+def test_a_review_in_chunks_shows_each_chunk_its_own_files_and_records_each(
+    sim: ReviewerSimulator,
+) -> None:
+    """Through review_diff on the wire: every chunk's prompt as sent holds its own files'
+    text and no other's, and the certificate names each request's parts."""
+    from dataclasses import replace
+
+    from gate.config.model import Config, ReviewerConfig
+    from gate.lab.sim import extract_prompt
+    from gate.memory.question import key_for
+    from gate.review.context import HeadFiles, file_text
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import select_diff
+
+    names = [f"src/m{i}.py" for i in range(10)]
+    diff = b"".join(
+        f"diff --git a/{n} b/{n}\n--- a/{n}\n+++ b/{n}\n@@ -1 +1,20 @@\n-old\n".encode()
+        + b"".join(f"+v{j} = {j}\n".encode() for j in range(20))
+        for n in names
+    )
+    head = HeadFiles(
+        "test", tuple(file_text(n, f"# FILE-OF {n}\n".encode() + b"v = 1\n" * 20) for n in names)
+    )
+    reviewer = ReviewerConfig(provider="openai", model=MODEL, base_url=sim.base_url, attempts=1)
+    config = replace(
+        Config(reviewer=reviewer),
+        context="files",
+        max_chunk_bytes=1024,
+        incremental="always",
+        concurrency=1,
+    )
+    selected = select_diff(diff, config)
+    result = review_diff(
+        selected.data, config, api_key=KEY, coverage=selected.coverage,
+        question=key_for(selected.data, config, head=head), head=head, sleep=lambda _s: None,
+    )  # fmt: skip
+    assert str(result.decision.state) == "pass"
+    assert len(result.chunks) > 1
+    users = [extract_prompt("openai", r)[1] for r in sim.requests]
+    assert len(users) == len(result.chunks)
+    for user in users:
+        inside = {n for n in names if f"--- a/{n}\n" in user}
+        shown = {n for n in names if f"# FILE-OF {n}\n" in user}
+        assert shown == inside  # its own files' text, and no other chunk's
+    record = result.certificate["context"]["reviewer_context"]
+    assert [r["chunk"] for r in record["requests"]] == [c.chunk.name for c in result.chunks]
+    assert sorted(p["path"] for r in record["requests"] for p in r["shown"]) == names
