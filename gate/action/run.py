@@ -211,8 +211,11 @@ def _review(
     selected = scope.select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    run.head_files = head = headfiles.fetch(gh, run.head, selected.data, config)
-    if (empty := scope.before_any_request(coverage, config)) is not None:
+    empty = scope.before_any_request(coverage, config)
+    if empty is None or empty.status is Status.SUCCESS:  # context: files, for a question
+        run.head_files = headfiles.fetch(gh, run.head, selected.data, config)
+    head = run.head_files
+    if empty is not None:
         if empty.status is Status.SUCCESS:  # assets or excluded files only: no call to make
             _question(run, selected.data, config)  # what another base's pull must answer
         return _post_final(run, empty)  # nothing to review, or partial: before any request

@@ -83,3 +83,16 @@ def test_context_diff_fetches_nothing_more(tmp_path, fake, sim_factory):
     assert "reviewer_context" not in result.certificate["context"]
     assert "CONTEXT-MARKER" not in prompts(sim)[0]
     assert "git/get-blob" not in [r.operation for r in fake.requests]
+
+
+def test_a_review_that_blocks_on_coverage_fetches_no_context(tmp_path, fake, sim_factory):
+    """The files are fetched only for a review that will ask (or a question a pass names):
+    a block on coverage, decided before any request, spends no blob request on them."""
+    setup_pull(fake, diff=base.DIFF + base.BINARY, config=FILES)
+    fake.set_file(HEAD, "src/calc.py", NEW_CALC)
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload())
+    assert result.code == 3, result.stdout
+    assert result.outputs["reason"] == "partial_coverage"
+    assert sim.requests == []
+    assert "git/get-blob" not in [r.operation for r in fake.requests]
