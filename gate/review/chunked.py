@@ -60,7 +60,7 @@ from gate.review.budget import (
 from gate.review.carry import Asked, Ledger, settle
 from gate.review.certificate import attempts_from, envelope_bytes
 from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve, plan
-from gate.review.context import HeadFiles, record, whole_prompt_sha256
+from gate.review.context import HeadFiles, partial_note, record, whole_prompt_sha256
 from gate.review.cost import fits
 from gate.review.prompt import Prompt
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
@@ -369,10 +369,11 @@ def review_chunks(
     context = dict(extra_cert or {})
     context["chunks"] = manifest_json(plan, reviews, asked, template)
     sent = [(r.chunk.name, r.chunk.data) for r in reviews if r.carried is None]
-    if (shown := record(config, head, sent)) is not None and sent:
+    shown = record(config, head, sent) if sent else None
+    if shown is not None:
         context["reviewer_context"] = shown
     carried = sum(1 for r in reviews if r.carried is not None)
-    notes = () if note is None else (note,)
+    notes = (*(() if note is None else (note,)), *partial_note(shown))
     if carried:
         notes = (
             f"{carried} of {len(plan.chunks)} chunks carried: their exact bytes passed (or "

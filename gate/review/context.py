@@ -416,3 +416,23 @@ def fetch_plan(sizes: Sequence[tuple[str, int | None]]) -> tuple[list[str], list
             fetch.append(path)
             total += size
     return fetch, left
+
+
+def partial_note(shown: dict[str, Any] | None) -> tuple[str, ...]:
+    """One line for the run's notes when a :func:`record` left files out (none else):
+    how many, the first few with why; the verdict covers the diff alone."""
+    if shown is None or not shown["partial"]:
+        return ()
+    left = {
+        (row["path"], row["why"])
+        for request in shown["requests"]
+        for row in request["left_out"]
+        if row["why"] != LeftWhy.DELETED
+    }
+    named = ", ".join(f"{_json_string(path)} ({why})" for path, why in sorted(left)[:3])
+    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+    return (
+        f"context: files showed the reviewer the new version of the changed files but left "
+        f"out {len(left)}: {named}{more}; the verdict covers the diff alone, so this does "
+        "not block (the certificate's context.reviewer_context names each)",
+    )

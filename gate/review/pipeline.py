@@ -31,7 +31,13 @@ from gate.decide.decision import Binding, Family, State, binding_for, decide
 from gate.decide.ends import outage
 from gate.diff import Coverage
 from gate.errors import GateError
-from gate.review.context import HeadFiles, record, shown_for, whole_prompt_sha256
+from gate.review.context import (
+    HeadFiles,
+    partial_note,
+    record,
+    shown_for,
+    whole_prompt_sha256,
+)
 from gate.review.prompt import build_prompt
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage
@@ -264,6 +270,7 @@ def _review_whole(
     extra = dict(extra_cert or {})
     if (context := record(config, head, [(None, diff)])) is not None:
         extra["reviewer_context"] = context
+        notes = (*notes, *partial_note(context))
     return ReviewResult(
         decision=decision,
         outcome=outcomes[0],

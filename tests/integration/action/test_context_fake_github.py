@@ -60,6 +60,9 @@ def test_a_file_github_cannot_give_is_named_and_the_review_still_runs(tmp_path, 
     assert record["partial"] is True
     (left,) = record["requests"][0]["left_out"]
     assert (left["path"], left["why"]) == ("src/calc.py", "unavailable")
+    # said where people look: a warning annotation in the log, and the job summary
+    assert 'left out 1: "src/calc.py" (unavailable)' in result.stdout
+    assert "left out 1" in result.summary
     assert "git/get-blob" not in [r.operation for r in fake.requests]
 
 
