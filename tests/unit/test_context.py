@@ -293,3 +293,17 @@ def test_replay_of_a_context_files_config_is_unreplayable_and_says_why() -> None
     row = replay_one(recorded, diff, FILES, api_key=None)
     assert row.outcome is Outcome.UNREPLAYABLE
     assert "context: files" in row.note
+
+
+def test_the_settings_are_read_checked_and_kept_out_of_old_digests() -> None:
+    from gate.config.load import parse_config
+    from gate.errors import ConfigError
+    from gate.review.result import config_sha256
+
+    got = parse_config("context: files\ncontext_bytes: 4096\n", source="x.yml")
+    assert (got.context, got.context_bytes) == ("files", 4096)
+    assert config_sha256(parse_config("context: diff\n", source="x.yml")) == config_sha256(Config())
+    for text, key in (("context: full\n", "context"), ("context_bytes: 10\n", "context_bytes")):
+        with pytest.raises(ConfigError) as err:
+            parse_config(text, source="x.yml")
+        assert f"{key} must be" in err.value.message
