@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -307,3 +308,21 @@ def test_the_settings_are_read_checked_and_kept_out_of_old_digests() -> None:
         with pytest.raises(ConfigError) as err:
             parse_config(text, source="x.yml")
         assert f"{key} must be" in err.value.message
+
+
+def test_a_case_from_a_cases_file_has_no_head_so_its_files_are_named_unavailable() -> None:
+    from gate.backtest.cases import Case
+    from gate.backtest.runner import files_of
+
+    diff = modify("a.py")
+    case = Case("c1", "block", False, "", text=diff)
+    assert case.head is None
+    assert files_of(case, diff, Config()) is None  # context: diff reads nothing
+    shown = shown_for(diff, FILES, files_of(case, diff, FILES))
+    assert shown.parts == ()
+    (left,) = shown.left_out
+    assert (left.path, left.why) == ("a.py", LeftWhy.UNAVAILABLE)
+    assert "no head commit" in left.detail
+    merge = Case("m", "allow", True, "", repo=Path("."), revs=("p1...p2",))
+    squash = Case("s", "allow", True, "", repo=Path("."), revs=("p", "sq"))
+    assert (merge.head, squash.head) == ("p2", "sq")
