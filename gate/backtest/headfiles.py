@@ -49,16 +49,16 @@ def head_files(repo: Path, rev: str, diff: bytes, config: Config) -> HeadFiles |
         ) from err
     sha = commit.decode("ascii", "replace").strip()
     listing = _ls_tree(repo, sha, paths)
-    fetch, left = fetch_plan([(p, listing.get(p, (None, 0))[1]) for p in paths])
+    fetch, left = fetch_plan([(p, listing[p][1] if p in listing else None) for p in paths])
     got: dict[str, FileText] = {t.path: t for t in left}
     for path in fetch:
         oid = listing[path][0]
-        data = git_bytes(repo, ["cat-file", "blob", oid or ""], MAX_FILE_BYTES)
+        data = git_bytes(repo, ["cat-file", "blob", oid], MAX_FILE_BYTES)
         got[path] = file_text(path, data)
     return HeadFiles(f"git {sha}", tuple(got[p] for p in paths))
 
 
-def _ls_tree(repo: Path, sha: str, paths: list[str]) -> dict[str, tuple[str | None, int | None]]:
+def _ls_tree(repo: Path, sha: str, paths: list[str]) -> dict[str, tuple[str, int]]:
     """(object id, size) of each regular file among ``paths`` at ``sha``; a path that is
     not a regular file there has none. Asked :data:`PATHS_PER_CALL` paths at a time."""
     out = b""
@@ -66,7 +66,7 @@ def _ls_tree(repo: Path, sha: str, paths: list[str]) -> dict[str, tuple[str | No
         some = paths[start : start + PATHS_PER_CALL]
         args = ["--literal-pathspecs", "ls-tree", "-z", "-l", "--full-tree", sha, "--", *some]
         out += git_bytes(repo, args)
-    found: dict[str, tuple[str | None, int | None]] = {}
+    found: dict[str, tuple[str, int]] = {}
     for row in out.split(b"\0"):
         if not row:
             continue

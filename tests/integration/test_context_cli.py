@@ -196,3 +196,38 @@ def test_a_review_in_chunks_shows_each_chunk_its_own_files_and_records_each(
     record = result.certificate["context"]["reviewer_context"]
     assert [r["chunk"] for r in record["requests"]] == [c.chunk.name for c in result.chunks]
     assert sorted(p["path"] for r in record["requests"] for p in r["shown"]) == names
+
+
+def test_git_gives_regular_files_only_and_names_the_rest(tmp_path: Path) -> None:
+    """A symbolic link is never followed (its blob is a path, not the file), a binary
+    file and an absent one are named; a regular file reads back as its bytes."""
+    from dataclasses import replace
+
+    from gate.backtest.headfiles import head_files
+    from gate.config.model import Config
+    from gate.errors import UsageError
+    from gate.review.context import LeftWhy, shown_for
+
+    repo = new_history(tmp_path / "repo")
+    (repo.repo / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (repo.repo / "bin.dat").write_bytes(b"\0\1\2")
+    (repo.repo / "link.py").symlink_to("a.py")
+    repo.git("add", ".")
+    repo.git("commit", "-q", "-m", "files")
+    diff = b"".join(
+        f"diff --git a/{n} b/{n}\n--- a/{n}\n+++ b/{n}\n@@ -1 +1 @@\n-o\n+n\n".encode()
+        for n in ("a.py", "bin.dat", "link.py", "gone.py")
+    )
+    config = replace(Config(), context="files")
+    head = head_files(repo.repo, "HEAD", diff, config)
+    assert head is not None
+    assert head.source == f"git {repo.head()}"
+    shown = shown_for(diff, config, head)
+    assert [(p.path, p.text) for p in shown.parts] == [("a.py", "x = 1\n")]
+    assert [(x.path, x.why) for x in shown.left_out] == [
+        ("bin.dat", LeftWhy.BINARY),
+        ("link.py", LeftWhy.UNAVAILABLE),
+        ("gone.py", LeftWhy.UNAVAILABLE),
+    ]
+    with pytest.raises(UsageError, match="no commit of"):
+        head_files(repo.repo, "no-such-rev", diff, config)
