@@ -25,6 +25,7 @@ from gate import __version__
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision
 from gate.decide.envelope import sealed_json
+from gate.decide.signature import Signature
 from gate.errors import AtomicWriteError, UsageError
 from gate.safe import redact
 from gate.safe.atomic import atomic_write
@@ -138,6 +139,7 @@ def attempts_from(cert: Mapping[str, Any]) -> tuple[Attempt, ...]:
                     end_reason=EndReason(row["end_reason"]),
                     finish_reason=FinishReason(row["finish_reason"]),
                     bytes_received=int(row["bytes_received"]),
+                    signature=Signature.from_json(row.get("signature")),
                 )
             )
         except (KeyError, TypeError, ValueError) as err:
