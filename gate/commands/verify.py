@@ -481,24 +481,18 @@ def statement_check(
 
 
 def public_key_from(path: str) -> Ed25519PublicKey:
-    """The key of ``--public-key FILE``; an unreadable file or one that is not an Ed25519
-    public key in PEM is a ConfigError naming the option (``config_public_key``)."""
-    from pathlib import Path
-
+    """The key of ``--public-key FILE``; a missing or unreadable file, or one that is not
+    an Ed25519 public key in PEM, is a usage error naming the option
+    (``config_public_key``)."""
+    from gate.commands._io import read_public_key
     from gate.decide.signature import public_key_from_pem
-    from gate.errors import ConfigError
+    from gate.errors import ConfigError, UsageError
 
-    source = f"--public-key {path}"
+    data = read_public_key(path)
     try:
-        data = Path(path).read_bytes()[: 64 * 1024]
-    except OSError as err:
-        raise ConfigError(
-            f"cannot read the public key file: {err.strerror or err}",
-            source=source,
-            fix="give the PATH.pub file that 'review-gate serve --new-key PATH' wrote",
-            reason="config_public_key",
-        ) from err
-    return public_key_from_pem(data, source=source)
+        return public_key_from_pem(data, source=f"--public-key {path}")
+    except ConfigError as err:
+        raise UsageError(err.message, reason=err.reason) from err
 
 
 def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Decision | None:

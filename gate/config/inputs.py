@@ -22,6 +22,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "provider": ("reviewer", "provider"),
     "model": ("reviewer", "model"),
     "base-url": ("reviewer", "base_url"),
+    "public-key": ("reviewer", "public_key"),
     "api-key-env": ("reviewer", "api_key_env"),
     "deployment": ("reviewer", "deployment"),
     "api-version": ("reviewer", "api_version"),
