@@ -167,4 +167,3 @@ def test_another_config_file_needs_the_default_one_to_allow_it(
     assert sim.requests == []
     assert result.outputs["reason"] == "config_input_lowers_bar"
     assert "config (another file than" in fake.status_list(HEAD)[-1]["description"]
-
