@@ -231,3 +231,48 @@ def test_the_statement_names_the_key_only_when_the_gate_checked_it(
         certificate=files["cert"].read_bytes(),
         diff_sha=json.loads(files["cert"].read_text())["binding"]["diff_sha"],
     )
+
+
+def test_a_review_in_chunks_has_every_chunk_signed_for_its_own_prompt() -> None:
+    import copy
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from gate.config.model import Config, ReviewerConfig
+    from gate.decide.decision import State
+    from gate.errors import SignatureError
+    from gate.lab.demo import ScriptedModel
+    from gate.review.certificate import check_origin
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import select_diff
+    from tests.integration.test_chunked_review import big_diff
+
+    def config(key: bytes) -> Config:
+        reviewer = ReviewerConfig(
+            provider="mc1", model=MODEL, base_url=sim.base_url, public_key=key.decode()
+        )
+        return Config(reviewer=reviewer, max_chunk_bytes=2048, concurrency=1)
+
+    with ReviewerSimulator("mc1", ScriptedModel("pass"), signing_key=KEY) as sim:
+        selected = select_diff(big_diff(), config(public_pem(KEY)))
+        result = review_diff(
+            selected.data, config(public_pem(KEY)), api_key=None, coverage=selected.coverage
+        )
+        assert result.decision.state is State.PASS
+        assert len(result.chunks) > 2
+        other = review_diff(
+            selected.data, config(public_pem(OTHER)), api_key=None, coverage=selected.coverage
+        )
+        assert other.decision.state is not State.PASS
+    public: Ed25519PublicKey = KEY.public_key()
+    answers = check_origin(result.certificate, public)
+    assert len(answers) == len(result.chunks)
+    assert {a.prompt_sha256 for a in answers} == {r.prompt_sha256 for r in result.chunks}
+    # each chunk's signature is for its own prompt: swapped between chunks, none checks
+    swapped = copy.deepcopy(result.certificate)
+    reviews = swapped["context"]["chunks"]["reviews"]
+    first, second = reviews[0]["attempts"][-1], reviews[1]["attempts"][-1]
+    first["signature"], second["signature"] = second["signature"], first["signature"]
+    with pytest.raises(SignatureError) as err:
+        check_origin(swapped, public)
+    assert err.value.message.startswith(f"chunk {reviews[0]['chunk']}")
