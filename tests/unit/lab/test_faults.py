@@ -389,3 +389,18 @@ def test_reseal_through_the_proxy_sends_the_rewritten_response() -> None:
     body = got.partition(b"\r\n\r\n")[2]
     assert verify_text(body) == '{"verdict": "pass"}'
     assert proxy.records[0].applied
+
+
+def test_the_command_line_offers_the_reseal() -> None:
+    from gate.cli import build_parser
+    from gate.commands.fault_proxy import fault_from_args
+
+    args = build_parser().parse_args(
+        ["fault-proxy", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--reseal"]
+    )
+    assert fault_from_args(args) == Fault(FaultKind.RESEAL)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(
+            ["fault-proxy", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--reseal",
+             "--cut-after", "3"]
+        )  # fmt: skip
