@@ -149,4 +149,8 @@ def attempt_line(attempt: Attempt, total: int | None = None) -> str:
         f"{attempt.bytes_received} bytes in {attempt.elapsed_s:.2f}s, "
         f"finish {attempt.finish_reason}"
     )
+    signed = attempt.signature
+    if signed is not None and attempt.complete:
+        checked = "checked" if signed.checked else "not checked: no reviewer.public_key is set"
+        head += f", signed by {signed.key_id or 'a malformed key id'} ({checked})"
     return head if attempt.complete else f"{head}: {attempt.detail}"

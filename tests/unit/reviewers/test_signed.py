@@ -259,3 +259,15 @@ def test_any_change_to_a_valid_value_never_checks(index: int, new: str, tail: st
 def test_every_well_formed_value_parses_back_to_its_parts(raw: bytes, hexid: str) -> None:
     text = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
     assert signature.parse(f"ed25519 key=ed25519:{hexid} sig={text}") == (f"ed25519:{hexid}", raw)
+
+
+def test_the_attempt_line_says_who_signed_and_whether_it_was_checked() -> None:
+    from gate.reviewers.transport import attempt_line
+
+    value = signature.sign(KEY, prompt_digest=DIGEST, envelope=ENVELOPE)
+    key_id = signature.key_id(KEY.public_key())
+    for key, words in ((PEM, "(checked)"), (None, "(not checked: no reviewer.public_key")):
+        got = signed.checked(reply(value), settings_with(key), system=SYSTEM, user=USER)
+        line = attempt_line(got.to_attempt(1))
+        assert f"signed by {key_id} {words}" in line
+    assert "signed" not in attempt_line(reply(None).to_attempt(1))
