@@ -165,7 +165,10 @@ class Sealed:
 
 def sealed_answers(cert: Mapping[str, Any]) -> tuple[Sealed, ...]:
     """Every envelope the certificate holds (the answer, each ``agreement`` answer, each
-    chunk's and each of its answers), with what each was asked and its signature."""
+    chunk's and each of its answers), with what each was asked and its signature. A chunk
+    carried from an earlier run (``carried``) is left out: it was not asked here, and the
+    certificate it came from (``carried_from``) holds its attempts and signature; the
+    question it answered had the same config, ``public_key`` included."""
     inputs = cert.get("inputs")
     prompt = inputs.get("prompt") if isinstance(inputs, dict) else None
     found: list[Sealed] = []
@@ -178,6 +181,8 @@ def sealed_answers(cert: Mapping[str, Any]) -> tuple[Sealed, ...]:
             _sealed(found, f"answer {answer.get('number')}", answer, prompt)
     chunks = context.get("chunks")
     for review in _rows(chunks.get("reviews") if isinstance(chunks, dict) else None):
+        if review.get("carried") is not None:
+            continue  # asked in an earlier run, under the same key: its certificate holds it
         name = f"chunk {review.get('chunk')}"
         asked = review.get("prompt_sha256")
         _sealed(found, name, review, asked)

@@ -271,3 +271,37 @@ def test_the_attempt_line_says_who_signed_and_whether_it_was_checked() -> None:
         line = attempt_line(got.to_attempt(1))
         assert f"signed by {key_id} {words}" in line
     assert "signed" not in attempt_line(reply(None).to_attempt(1))
+
+
+def test_a_certificates_answers_each_checked_for_its_own_prompt_carried_chunks_left_out() -> None:
+    from gate.decide.envelope import sealed_json
+    from gate.review.certificate import check_origin, sealed_answers
+
+    def row(envelope: bytes, prompt: str) -> dict[str, object]:
+        value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
+        recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+        return {"attempts": [{"signature": recorded.to_json()}], "envelope": sealed_json(envelope)}
+
+    one, two = signature.prompt_sha256("s", "chunk 1"), signature.prompt_sha256("s", "chunk 2")
+    reviews = [
+        {"chunk": "1/3", "prompt_sha256": one, **row(seal(b"a"), one)},
+        {"chunk": "2/3", "prompt_sha256": two, **row(seal(b"b"), two)},
+        # carried: asked in an earlier run; its attempts are in that run's certificate
+        {"chunk": "3/3", "prompt_sha256": "", "attempts": [], "envelope": sealed_json(seal(b"c")),
+         "carried": {"from": "x"}},
+    ]  # fmt: skip
+    cert = {
+        "inputs": {},
+        "envelope": None,
+        "attempts": [],
+        "context": {"chunks": {"reviews": reviews}},
+    }
+    assert [a.where for a in sealed_answers(cert)] == ["chunk 1/3", "chunk 2/3"]
+    assert len(check_origin(cert, KEY.public_key())) == 2
+    with pytest.raises(SignatureError) as err:
+        check_origin(cert, OTHER.public_key())
+    assert err.value.reason == "signature_key"
+    reviews[1]["prompt_sha256"] = one  # the certificate says chunk 2 was asked chunk 1's prompt
+    with pytest.raises(SignatureError) as err:
+        check_origin(cert, KEY.public_key())
+    assert err.value.message.startswith("chunk 2/3: ")
