@@ -16,13 +16,17 @@ rest, pure:
   whole where what is left allows; what does not fit is left out as ``over_budget``.
   ``context_bytes`` bounds the whole section as sent (the words, the lines naming each
   part and the fences), so the estimate and ``max_cost`` count the real bytes;
-* **how it is written** (:meth:`Shown.text`): after the diff, each part named by a line
+* **how it is written** (:attr:`Shown.text`): after the diff, each part named by a line
   the gate writes (the path as a JSON string, the lines shown) and enclosed by
   :func:`gate.review.prompt.fenced`, the fence the diff has, so no file text can close it,
   forge the binding lines or add a second contract;
 * **the record** (:meth:`Shown.to_json`): paths, line and byte ranges, the SHA-256 of
   the bytes shown, the file's git blob id (so ``verify`` or a person can fetch the very
   bytes again) and every file left out and why.
+* **the fetch plan** (:func:`paths_to_fetch`, :func:`fetch_plan`): which files a source
+  reads, decided from sizes before a byte is read (:data:`MAX_FILES`,
+  :data:`MAX_FETCH_BYTES`), and the certificate's record of a review
+  (:func:`record`, :func:`partial_note`).
 
 Coverage is the diff's alone (:mod:`gate.review.scope`): the context widens nothing,
 and a context that leaves files out (``partial``) never blocks, because the verdict
