@@ -40,7 +40,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from gate.config.model import Config
-from gate.decide.agreement import Answer
+from gate.decide.agreement import Answer, stops_asking
 from gate.decide.agreement import aggregate as agree
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.chunk_table import aggregate
@@ -128,8 +128,9 @@ def carried_reviews(
         )
         outcome = ReviewOutcome(attempts=(), envelope=found.envelopes[0])
         out[chunk.name] = ChunkReview(
-            chunk, total, "", outcome, decision, answers=answers, carried=found
-        )
+            chunk, total, "", outcome, decision, answers=answers, carried=found,
+            k=config.agreement,
+        )  # fmt: skip
     return out
 
 
@@ -172,8 +173,9 @@ def run_chunks(
             # never sent: it cannot fit, so it is split as an overflow would split it
             empty = ReviewOutcome(attempts=(), envelope=None)
             return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
-        # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
-        # needs k passes); a context overflow ends the asking (the chunk is split)
+        # agreement: k asks each chunk up to k times, as review_diff asks a whole diff (a
+        # pass needs k passes); a context overflow ends the asking (the chunk is split),
+        # and so does an answer that decides a block (no set could still pass)
         for _ in range(config.agreement):
             paced = review_paced(
                 settings,
@@ -184,7 +186,7 @@ def run_chunks(
                 on_attempt=live,
             )
             answers.append(paced)
-            if paced.overflow:
+            if paced.overflow or stops_asking(_answer(chunk, paced, config)):
                 break
         return chunk, depth, prompt, answers
 
@@ -209,8 +211,9 @@ def run_chunks(
                     continue
                 decision, answers = _decide_chunk(chunk, prompt, asked, config)
                 done[chunk.name] = ChunkReview(
-                    chunk, total, prompt.sha256(), outcome, decision, answers=answers
-                )
+                    chunk, total, prompt.sha256(), outcome, decision, answers=answers,
+                    k=config.agreement,
+                )  # fmt: skip
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     return _chunk_table(plan, reviews, config), reviews
 
@@ -265,20 +268,7 @@ def _decide_chunk(
     """One chunk's decision from its answers (each decided against the chunk's own
     binding, then agreed), and the answers; a chunk never sent because its prompt cannot
     fit the window and cannot be split further is ``context_overflow``."""
-    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
-    answers = tuple(
-        Answer(
-            decide(
-                paced.outcome.envelope,
-                binding=binding,
-                min_confidence=config.min_confidence,
-                attempts=paced.outcome.attempts,
-            ),
-            paced.outcome.attempts,
-            paced.outcome.envelope,
-        )
-        for paced in asked
-    )
+    answers = tuple(_answer(chunk, paced, config) for paced in asked)
     decision = agree([answer.decision for answer in answers])
     if asked[-1].overflow and not any(paced.outcome.attempts for paced in asked):
         decision = blocked(
@@ -293,6 +283,18 @@ def _decide_chunk(
             status=Status.FAILURE,
         )
     return decision, answers
+
+
+def _answer(chunk: Chunk, paced: PacedOutcome, config: Config) -> Answer:
+    """One answer of a chunk, decided against the chunk's own binding."""
+    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+    decision = decide(
+        paced.outcome.envelope,
+        binding=binding,
+        min_confidence=config.min_confidence,
+        attempts=paced.outcome.attempts,
+    )
+    return Answer(decision, paced.outcome.attempts, paced.outcome.envelope)
 
 
 def _chunk_table(plan: Plan, reviews: Sequence[ChunkReview], config: Config) -> Decision:

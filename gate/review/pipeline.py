@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gate.config.model import Config
-from gate.decide.agreement import Answer, aggregate
+from gate.decide.agreement import Answer, aggregate, stops_asking
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Family, State, binding_for, decide
@@ -69,8 +69,9 @@ def review_diff(
     ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
     applies :func:`guard_coverage` to the decision and goes into the certificate.
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
-    With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
-    connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes).
+    With ``config.agreement`` k > 1 the reviewer is asked up to k times, each on a fresh
+    connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes);
+    the asking stops at the first answer that decides a block (no set could still pass).
     ``carry``: earlier chunk answers (:mod:`gate.review.carry`) for a review in chunks;
     ignored with ``incremental: off`` and for a diff reviewed in one request.
     ``question``: the key of the question this review answers
@@ -223,7 +224,8 @@ def _review_whole(
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
 ) -> ReviewResult:
-    """The review in one request (asked ``agreement`` times), decided and aggregated."""
+    """The review in one request (asked up to ``agreement`` times: the asking stops at the
+    first answer that decides a block), decided and aggregated."""
     from gate.reviewers.transport import review  # httpx: loaded when a request is made
 
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
@@ -242,6 +244,8 @@ def _review_whole(
         )
         outcomes.append(outcome)
         answers.append(Answer(answer_decision, outcome.attempts, outcome.envelope))
+        if stops_asking(answers[-1]):
+            break
     verdict_decision = aggregate([a.decision for a in answers])
     decision, note = verdict_decision, None
     if coverage is not None:
@@ -249,8 +253,8 @@ def _review_whole(
             verdict_decision, coverage, allow_partial=config.allow_partial_coverage
         )
     notes: tuple[str, ...] = () if note is None else (note,)
-    if len(answers) > 1:
-        notes = (f"agreement: {agreement_summary(answers)}", *notes)
+    if config.agreement > 1:
+        notes = (f"agreement: {agreement_summary(answers, config.agreement)}", *notes)
     return ReviewResult(
         decision=decision,
         outcome=outcomes[0],
@@ -264,4 +268,5 @@ def _review_whole(
         notes=notes,
         extra=dict(extra_cert or {}),
         answers=tuple(answers),
+        k=config.agreement,
     )
