@@ -43,6 +43,18 @@ class ReviewerConfig:
     location: str | None = None  # vertex: region, e.g. us-east5, or "global"
     # self-hosted servers (issue 33): ask the server to keep the answer in the contract's shape
     output_grammar: str = "none"  # "none", "gbnf" (llama.cpp) or "vllm"
+    #: the server's context (issue 33, gate/reviewers/window.py): "off", "auto", a server
+    #: kind ("llama.cpp", "vllm", "ollama") whose endpoint tells it, or tokens
+    context_window: str | int = "off"
+    #: the context the server told this run (never read from a file, never in the
+    #: config's digest: the question is the same, the size is the server's evidence)
+    served_window: int | None = None
+
+    def window(self) -> int | None:
+        """The server's context in tokens, set or told; None: unknown."""
+        if isinstance(self.context_window, int) and not isinstance(self.context_window, bool):
+            return self.context_window
+        return self.served_window
 
     def key_env(self) -> str:
         """The environment variable that holds the API key (explicit, or the provider's)."""
@@ -149,11 +161,9 @@ class Config:
                     )
             elif f.name == "fallbacks":
                 if value:  # absent when empty: a config without fallbacks keeps its digest
-                    out[f.name] = [
-                        {rf.name: getattr(fb, rf.name) for rf in fields(fb)} for fb in value
-                    ]
+                    out[f.name] = [_reviewer_json(fb) for fb in value]
             elif isinstance(value, ReviewerConfig):
-                out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
+                out[f.name] = _reviewer_json(value)
             elif isinstance(value, tuple):
                 out[f.name] = list(value)
             else:
@@ -164,6 +174,19 @@ class Config:
 #: keys :meth:`Config.to_json` leaves out at their default, so the digest of every config
 #: written before they existed (and of every certificate naming it) stays the same
 ABSENT_AT_DEFAULT = frozenset({"escalation", "needs_human_label", "nothing_in_scope"})
+#: the same for a reviewer's keys
+REVIEWER_ABSENT_AT_DEFAULT = frozenset({"context_window"})
+#: a reviewer's fields that are no setting (what a run learnt), never in the digest
+REVIEWER_LEARNT = frozenset({"served_window"})
+
+
+def _reviewer_json(reviewer: ReviewerConfig) -> dict[str, Any]:
+    return {
+        f.name: getattr(reviewer, f.name)
+        for f in fields(reviewer)
+        if f.name not in REVIEWER_LEARNT
+        and not (f.name in REVIEWER_ABSENT_AT_DEFAULT and getattr(reviewer, f.name) == f.default)
+    }
 
 
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:

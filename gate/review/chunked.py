@@ -52,9 +52,11 @@ from gate.review.budget import (
     chunk_prompt,
     chunk_setup,
     chunk_template_sha,
+    fits_served,
     fits_window,
     input_window,
     request_size,
+    too_long,
     too_many,
 )
 from gate.review.carry import Asked, Ledger, settle
@@ -271,17 +273,17 @@ def _decide_chunk(
     answers = tuple(_answer(chunk, paced, config) for paced in asked)
     decision = agree([answer.decision for answer in answers])
     if asked[-1].overflow and not any(paced.outcome.attempts for paced in asked):
-        decision = blocked(
-            State.NEEDS_HUMAN,
-            CONTEXT_OVERFLOW,
-            f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+        detail = (
+            f"chunk {chunk.name}: {too_long(prompt.size, config)}; it cannot be split further"
+            if not fits_served(prompt.size, config)
+            else f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
             f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
             f"{config.reviewer.max_tokens}) does not fit the model's window of "
             f"{input_window(config)} tokens and was not sent: it cannot be split "
             "further within max_cost; raise max_input_tokens or max_cost, or "
-            "split the change",
-            status=Status.FAILURE,
+            "split the change"
         )
+        decision = blocked(State.NEEDS_HUMAN, CONTEXT_OVERFLOW, detail, status=Status.FAILURE)
     return decision, answers
 
 
@@ -337,12 +339,19 @@ def review_chunks(
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
+        window = config.reviewer.window()
         review_decision = blocked(
             State.NEEDS_HUMAN,
             "too_large",
             f"the prompt around the diff (about {overhead} tokens, with the list of "
             f"{len(files)} files) and max_tokens fill the model's window of "
-            f"{input_window(config)} tokens; raise max_input_tokens or split the change",
+            f"{input_window(config)} tokens; raise max_input_tokens or split the change"
+            if window is None
+            else f"the prompt around the diff (with the list of {len(files)} files) and "
+            f"max_tokens {config.reviewer.max_tokens:,} leave no room for any diff in the "
+            f"server's context of {window:,} tokens (one token a byte, the chat template's "
+            "own); raise the server's context (llama.cpp --ctx-size, Ollama PARAMETER "
+            "num_ctx, vLLM --max-model-len, llama-cpp-python --n_ctx) or lower max_tokens",
         )
     elif (over := too_many(plan, config, overhead)) is not None:
         review_decision = over

@@ -27,13 +27,25 @@ from gate.config.model import Config
 from gate.decide.agreement import Answer, aggregate, stops_asking
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
-from gate.decide.decision import Binding, Family, State, binding_for, decide
-from gate.decide.ends import outage
+from gate.decide.decision import (
+    Binding,
+    Decision,
+    Family,
+    State,
+    Status,
+    binding_for,
+    blocked,
+    decide,
+)
+from gate.decide.ends import CONTEXT_OVERFLOW, outage
 from gate.diff import Coverage
-from gate.errors import GateError
+from gate.errors import ContextUnknown, GateError
+from gate.review.budget import fits_served, too_long
+from gate.review.cost import over_budget
 from gate.review.prompt import build_prompt, prompt_sha256
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage
+from gate.review.served import refused, with_served
 from gate.reviewers.settings import ReviewerSettings, validate
 
 if TYPE_CHECKING:
@@ -86,34 +98,37 @@ def review_diff(
     chain = settings_chain(config, api_key, fallback_keys)
     allow = config.allow_partial_coverage
     if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
-        return ReviewResult(  # never pay for a review that will block on coverage
-            decision=gap,
-            outcome=ReviewOutcome(attempts=(), envelope=None),
-            binding=binding,
-            prompt_sha256=prompt_sha256(diff, config),
-            config_sha256=config_sha256(config),
-            reviewer=reviewer_of(chain[0][1]),
-            min_confidence=config.min_confidence,
-            coverage=coverage,
-            review_decision=gap,
-            extra=dict(extra_cert or {}),
-        )
+        # never pay for a review that will block on coverage
+        return _unasked(gap, diff, config, chain[0][1], binding, coverage, extra_cert)
     earlier: list[ReviewResult] = []
     for position, (asked, settings) in enumerate(chain):
-        result = review_chunks(
-            diff,
-            asked,
-            settings,
-            coverage=coverage,
-            extra_cert=extra_cert,
-            sleep=sleep,
-            on_attempt=on_attempt,
-            carry=None if config.incremental == "off" else carry,
-            question=question,
-        ) or _review_whole(
-            diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
-            sleep=sleep, on_attempt=on_attempt,
-        )  # fmt: skip
+        try:  # the server's context, once per reviewer (gate/review/served.py)
+            asked, settings, served = with_served(asked, settings)
+        except ContextUnknown as err:
+            served = None
+            result = _unasked(refused(err), diff, asked, settings, binding, coverage, extra_cert)
+        else:
+            costly = None
+            if served is not None and served.tokens is not None:
+                # max_cost again over the cut the server's size makes (more chunks)
+                costly = over_budget(diff, asked, coverage)
+            if costly is not None:
+                result = _unasked(costly, diff, asked, settings, binding, coverage, extra_cert)
+            else:
+                result = review_chunks(
+                    diff, asked, settings, coverage=coverage, extra_cert=extra_cert,
+                    sleep=sleep, on_attempt=on_attempt,
+                    carry=None if config.incremental == "off" else carry, question=question,
+                ) or _review_whole(
+                    diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
+                    sleep=sleep, on_attempt=on_attempt,
+                )  # fmt: skip
+        if served is not None:
+            result = replace(
+                result,
+                notes=(*result.notes, served.note),
+                extra={**result.extra, "context_window": served.to_json()},
+            )
         if position + 1 == len(chain) or not could_not_answer(result):
             break
         earlier.append(result)
@@ -124,6 +139,30 @@ def review_diff(
         config_sha256=config_sha256(config),
         earlier=tuple(earlier),
         notes=(*fallback_notes(result, earlier), *result.notes),
+    )
+
+
+def _unasked(
+    decision: Decision,
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    binding: Binding,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+) -> ReviewResult:
+    """The result of a review blocked before its reviewer was asked."""
+    return ReviewResult(
+        decision=decision,
+        outcome=ReviewOutcome(attempts=(), envelope=None),
+        binding=binding,
+        prompt_sha256=prompt_sha256(diff, config),
+        config_sha256=config_sha256(config),
+        reviewer=reviewer_of(settings),
+        min_confidence=config.min_confidence,
+        coverage=coverage,
+        review_decision=decision,
+        extra=dict(extra_cert or {}),
     )
 
 
@@ -229,6 +268,14 @@ def _review_whole(
     from gate.reviewers.transport import review  # httpx: loaded when a request is made
 
     prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
+    if not fits_served(prompt.size, config):  # a server cuts what does not fit: not sent
+        too = blocked(
+            State.NEEDS_HUMAN,
+            CONTEXT_OVERFLOW,
+            too_long(prompt.size, config),
+            status=Status.FAILURE,
+        )
+        return _unasked(too, diff, config, settings, binding, coverage, extra_cert)
     answers: list[Answer] = []
     outcomes: list[ReviewOutcome] = []
     for _ in range(config.agreement):

@@ -218,6 +218,19 @@ def _grammar_setting(settings: ReviewerSettings) -> None:
         )
 
 
+def _window_setting(settings: ReviewerSettings) -> None:
+    """``context_window`` asks a self-hosted server (gate/reviewers/window.py): only the
+    openai provider speaks to one."""
+    if settings.context_window != "off" and settings.provider != Provider.OPENAI:
+        raise UsageError(
+            f"reviewer context_window {settings.context_window!r} is for a self-hosted "
+            f"server behind the openai provider (llama.cpp, vLLM, Ollama), not "
+            f"{settings.provider}; remove context_window or set provider: openai with the "
+            "server's base_url",
+            reason="config_context_window",
+        )
+
+
 def validate(settings: ReviewerSettings) -> None:
     """Raise :class:`UsageError` naming the first invalid setting and its fix."""
     if settings.provider not in PROVIDERS:
@@ -261,6 +274,7 @@ def validate(settings: ReviewerSettings) -> None:
             )
     _cloud_settings(settings)
     _grammar_setting(settings)
+    _window_setting(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(
