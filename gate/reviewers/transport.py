@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.ends import name_refusal
 from gate.providers import PROVIDERS, Provider
-from gate.reviewers import prompt_read
+from gate.reviewers import prompt_read, signed
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
 
@@ -54,7 +54,8 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
         exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
-        return named(prompt_read.checked(parser.conclude(exchange), system=system, user=user))
+        reply = signed.checked(parser.conclude(exchange), settings, system=system, user=user)
+        return named(prompt_read.checked(reply, system=system, user=user))
 
 
 def named(reply: Reply) -> Reply:
@@ -147,4 +148,8 @@ def attempt_line(attempt: Attempt, total: int | None = None) -> str:
         f"{attempt.bytes_received} bytes in {attempt.elapsed_s:.2f}s, "
         f"finish {attempt.finish_reason}"
     )
+    signed = attempt.signature
+    if signed is not None and attempt.complete:
+        checked = "checked" if signed.checked else "not checked: no reviewer.public_key is set"
+        head += f", signed by {signed.key_id or 'a malformed key id'} ({checked})"
     return head if attempt.complete else f"{head}: {attempt.detail}"
