@@ -9,10 +9,13 @@ later required run, which asks the model itself (gate/action/shadow.py).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from gate.action.github.mark import of_status, plain
 from gate.action.ledger import REF
 from gate.errors import ExitCode
 from gate.lab.sim import SimResponse
+from gate.memory.stats import load_folder, shadow_rates
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_fake_github import (
     HEAD,
@@ -117,12 +120,22 @@ def test_a_rerun_asks_again_and_writes_only_what_changes(tmp_path, fake, sim_fac
     setup_pull(fake)
     answers = iter(["fail", "fail", "fail", "pass", "pass", "fail"])
     sim = sim_factory(lambda req: verdict_text(req, next(answers)))
-    for _ in range(6):
-        assert run_gate(tmp_path, fake, sim, pr_payload("reopened"), inputs=SHADOW).code == 0
+    for i in range(6):
+        env = {"GITHUB_RUN_ID": str(4300 + i)}  # a certificate per run
+        assert (
+            run_gate(tmp_path, fake, sim, pr_payload("reopened"), inputs=SHADOW, env=env).code == 0
+        )
     assert sim.count == 6  # no memory: every run is an answer (as backtest counts them)
     kinds = [of_status(s["description"]).kind for s in fake.status_list(HEAD)]
     # the head showed it already: nothing written, until what it says changes
     assert kinds == ["would_block", "would_pass", "would_block"]
+    # review-gate stats --shadow over the certificates: one question, six answers
+    runs, _unreadable = load_folder(tmp_path)
+    rates = shadow_rates(runs, since=datetime.now(UTC) - timedelta(days=1), until=datetime.now(UTC))
+    assert (rates["cases"], rates["answers"]) == (1, 6)
+    assert (rates["would_block"]["k"], rates["would_block"]["n"]) == (1, 1)
+    assert rates["would_block"]["about_the_code"]["k"] == 1
+    assert (rates["stable_rate"]["k"], rates["stable_rate"]["n"]) == (0, 1)
 
 
 def test_a_later_required_run_asks_the_model_and_decides_on_its_own(tmp_path, fake, sim_factory):
