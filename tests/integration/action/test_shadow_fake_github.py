@@ -87,7 +87,8 @@ def test_a_pass_answer_posts_would_pass(tmp_path, fake, sim_factory):
 
 def test_check_run_mode_posts_a_neutral_check_run(tmp_path, fake, sim_factory):
     setup_pull(fake, config="report: check-run\n")
-    result = run_gate(tmp_path, fake, sim_factory(fail), pr_payload(), inputs=SHADOW)
+    sim = sim_factory(fail)  # one reviewer address: one question
+    result = run_gate(tmp_path, fake, sim, pr_payload(), inputs=SHADOW)
     assert result.code == ExitCode.PASS
     assert fake.status_list(HEAD) == []
     (run,) = fake.check_runs.values()
@@ -100,6 +101,28 @@ def test_check_run_mode_posts_a_neutral_check_run(tmp_path, fake, sim_factory):
     assert run["output"]["title"].startswith("would block: ")
     assert {a["annotation_level"] for a in run.get("annotations", [])} <= {"warning"}
     nothing_required_reads(fake)
+    writes = [r for r in fake.requests if "/check-runs" in r.path and r.method != "GET"]
+    again = run_gate(tmp_path, fake, sim, pr_payload("reopened"), inputs=SHADOW)
+    assert again.code == ExitCode.PASS
+    assert len(fake.check_runs) == 1  # the head shows it: nothing written
+    assert [r for r in fake.requests if "/check-runs" in r.path and r.method != "GET"] == writes
+
+
+def test_both_channels_and_a_required_gate_beside_it(tmp_path, fake, sim_factory):
+    """``report: both``: a shadow status and a neutral check run; the required run on the
+    same head then writes its own, and neither run reads the other's."""
+    setup_pull(fake, config="report: both\n")
+    assert run_gate(tmp_path, fake, sim_factory(fail), pr_payload(), inputs=SHADOW).code == 0
+    assert contexts(fake) == {"review-gate/shadow"}
+    assert [c["conclusion"] for c in fake.check_runs.values()] == ["neutral"]
+    required = sim_factory()
+    assert run_gate(tmp_path, fake, required, pr_payload("reopened")).code == 0
+    assert required.count == 1
+    by_name = {c["name"]: c["conclusion"] for c in fake.check_runs.values()}
+    assert by_name == {"review-gate/shadow": "neutral", "review-gate": "success"}
+    assert [s["state"] for s in fake.status_list(HEAD) if s["context"] == "review-gate"][-1] == (
+        "success"
+    )
 
 
 def test_outage_and_config_problems_never_fail_the_job(tmp_path, fake, sim_factory):
