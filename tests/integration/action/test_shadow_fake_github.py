@@ -183,6 +183,10 @@ def test_a_later_required_run_asks_the_model_and_decides_on_its_own(tmp_path, fa
         "pending",
         "failure",
     ]
+    # the required gate's own memory still holds: its question is answered, not asked again
+    kept = run_gate(tmp_path, fake, strict, pr_payload("reopened"))
+    assert kept.code == 1
+    assert strict.count == 1
 
 
 def test_a_shadow_block_is_no_standing_block_for_the_required_run(tmp_path, fake, sim_factory):
