@@ -27,7 +27,8 @@ cause and, where there is one, the fix::
     │   ├── BindingError           diff_sha / policy_version differ
     │   └── PromptUnread           the read words differ: a part of the prompt never arrived
     ├── TransportError             the reviewer's bytes did not all arrive
-    │   └── ReviewerUnreachable    could not connect / HTTP error after budget
+    │   ├── ReviewerUnreachable    could not connect / HTTP error after budget
+    │   └── ContextUnknown         a self-hosted server's context size could not be read
     ├── GitHubError                a GitHub API call failed
     ├── LedgerError                the question ledger is not the gate's, or cannot be written
     ├── AtomicWriteError           a verified atomic write could not be proven
@@ -285,6 +286,14 @@ class TransportError(GateError):
 
 class ReviewerUnreachable(TransportError):
     reason = "unreachable"
+
+
+class ContextUnknown(TransportError):
+    """The context size ``context_window`` asked a self-hosted server for could not be
+    read (no answer, a refusal, a body that is not the server's shape): the review is not
+    asked (gate/reviewers/window.py)."""
+
+    reason = "context_window_unknown"
 
 
 class GitHubError(GateError):
