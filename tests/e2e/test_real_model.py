@@ -247,10 +247,13 @@ def test_a_backtest_against_the_real_server_ends_with_a_valid_report(
     assert variant["cases"] == 3, variant
     cases = {case["id"]: case for case in report["cases"]}
     assert sorted(case["label"] for case in cases.values()) == ["allow", "allow", "block"]
-    for case in cases.values():
-        # each decided by the model: a pass or a fail, never malformed, cut or unbound
-        assert [d["state"] for d in case["decisions"][variant["name"]]] in (["pass"], ["fail"]), (
-            case
-        )
+    # each decided by the model: a pass or a fail, never malformed, cut or unbound. SmolLM2-
+    # 135M now and then repeats the read word of another part (it wrote the tail's word for
+    # the middle's in one of these three; 11 of 12 reviews of DIFFS repeat all four:
+    # decision record 0049): that answer is bound and well-formed, and prompt_unread blocks it
+    decided = [d for case in cases.values() for d in case["decisions"][variant["name"]]]
+    assert len(decided) == 3, cases
+    assert all(d["state"] in ("pass", "fail") or d["reason"] == "prompt_unread" for d in decided)
+    assert sum(d["state"] in ("pass", "fail") for d in decided) >= 2, decided
     for name in ("report.json", "report.md", "report.html", "results.jsonl"):
         assert (out / name).stat().st_size > 0, name
