@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from gate.decide.attempt import Attempt
     from gate.decide.decision import Binding, Decision
 
 NAME = "verify"
@@ -330,9 +331,8 @@ def run(args: argparse.Namespace) -> int:
 
     from gate.commands._io import read_input
     from gate.decide.decision import decide
-    from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
-    from gate.review.certificate import attempts_from, build, envelope_from, read_recorded, write
+    from gate.review.certificate import build, write
     from gate.safe import strictjson
 
     _check_arguments(args)
@@ -352,21 +352,7 @@ def run(args: argparse.Namespace) -> int:
         if mismatch is not None:
             return _report(args, mismatch, None)
     binding, inputs = binding_from(args)
-    # a certificate made before the read words is decided by the contract it was made by
-    read = read_recorded(cert) if args.from_certificate is not None else True
-    if args.from_certificate is not None:
-        attempts = attempts_from(cert)
-        raw = envelope_from(cert) if cert.get("envelope") is not None else None
-        chunked = chunk_record(cert)
-    else:
-        attempts, chunked = (), None
-        # Never hold more than the limit allows: an oversize response is judged
-        # (incomplete, size_limit or trailing_bytes), not read whole.
-        raw = read_input(
-            args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
-        )
-        refuse_certificate_as_response(args.response, raw)
-        refuse_raw_stream(args.response, raw)
+    attempts, raw, chunked, read = to_decide(args, cert if args.from_certificate else None)
     if raw is not None:
         inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(
@@ -417,6 +403,29 @@ def run(args: argparse.Namespace) -> int:
         )
         write(args.certificate, cert_out)
     return _report(args, decision, binding)
+
+
+def to_decide(
+    args: argparse.Namespace, cert: dict[str, Any] | None
+) -> tuple[tuple[Attempt, ...], bytes | None, dict[str, Any] | None, bool]:
+    """What is decided: the certificate's attempts, envelope and chunk record, and whether
+    by the contract with the read words (a certificate made before them: by its own), or
+    the RESPONSE, read under the size limit, by today's contract."""
+    from gate.commands._io import read_input
+    from gate.decide.envelope import MAX_HEADER_BYTES
+    from gate.review.certificate import attempts_from, envelope_from, read_recorded
+
+    if cert is not None:
+        raw = envelope_from(cert) if cert.get("envelope") is not None else None
+        return attempts_from(cert), raw, chunk_record(cert), read_recorded(cert)
+    # Never hold more than the limit allows: an oversize response is judged
+    # (incomplete, size_limit or trailing_bytes), not read whole.
+    raw = read_input(
+        args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
+    )
+    refuse_certificate_as_response(args.response, raw)
+    refuse_raw_stream(args.response, raw)
+    return (), raw, None, True
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
