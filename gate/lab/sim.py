@@ -618,6 +618,7 @@ class ReviewerSimulator:
         self._listener: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
         self.port = 0
+        self.model_lists = 0  # GET /v1/models answered (not among the requests)
 
     # -- lifecycle
     def __enter__(self) -> ReviewerSimulator:
@@ -734,6 +735,8 @@ class ReviewerSimulator:
             request = self._read_request(conn)
             if request is None:
                 return
+            if self._lists_models(conn, request):
+                return
             with self._lock:
                 self._requests.append(request)
                 if self._script:
@@ -759,6 +762,20 @@ class ReviewerSimulator:
         finally:
             with contextlib.suppress(OSError):
                 conn.close()
+
+    def _lists_models(self, conn: socket.socket, request: SimRequest) -> bool:
+        """``GET /v1/models`` of the OpenAI dialect, as every compatible server answers it
+        (``review-gate serve`` asks it at start-up); not counted among the requests."""
+        if (request.method, request.path) != ("GET", "/v1/models") or self.dialect != "openai":
+            return False
+        with self._lock:
+            self.model_lists += 1
+        listing = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+        body = json.dumps(listing).encode()
+        head = _head(200, [("Content-Type", "application/json"),
+                           ("Content-Length", str(len(body))), ("Connection", "close")])  # fmt: skip
+        conn.sendall(head + body)
+        return True
 
     def _path_ok(self, request: SimRequest) -> bool:
         if request.method != "POST":
