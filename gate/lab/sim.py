@@ -599,9 +599,11 @@ class ReviewerSimulator:
         tls: ssl.SSLContext | None = None,
         chooser: Callable[[dict[str, Any]], SimResponse] | None = None,
         port: int = 0,
+        record: bool = True,
     ) -> None:
         """``chooser`` picks each answer from the request's body once ``script`` is spent
-        (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port."""
+        (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port;
+        ``record`` False keeps no request (a long run: :attr:`count` still counts)."""
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.dialect = dialect
@@ -619,6 +621,8 @@ class ReviewerSimulator:
         self._acceptor: threading.Thread | None = None
         self.port = 0
         self.model_lists = 0  # GET /v1/models answered (not among the requests)
+        self._record = record
+        self._count = 0
 
     # -- lifecycle
     def __enter__(self) -> ReviewerSimulator:
@@ -703,7 +707,7 @@ class ReviewerSimulator:
     @property
     def count(self) -> int:
         with self._lock:
-            return len(self._requests)
+            return self._count
 
     # -- serving
     def _accept(self) -> None:
@@ -718,7 +722,9 @@ class ReviewerSimulator:
             thread = threading.Thread(
                 target=self._serve, args=(conn,), name="sim-conn", daemon=True
             )
-            with self._lock:
+            with self._lock:  # what ended is dropped: a long run keeps only what is open
+                self._threads = [t for t in self._threads if t.is_alive()]
+                self._conns = [c for c in self._conns if c.fileno() != -1]
                 self._conns.append(conn)
                 self._threads.append(thread)
             thread.start()
@@ -738,7 +744,9 @@ class ReviewerSimulator:
             if self._lists_models(conn, request):
                 return
             with self._lock:
-                self._requests.append(request)
+                self._count += 1
+                if self._record:
+                    self._requests.append(request)
                 if self._script:
                     response = self._script.pop(0)
                 elif self._chooser is not None:
@@ -772,8 +780,14 @@ class ReviewerSimulator:
             self.model_lists += 1
         listing = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
         body = json.dumps(listing).encode()
-        head = _head(200, [("Content-Type", "application/json"),
-                           ("Content-Length", str(len(body))), ("Connection", "close")])  # fmt: skip
+        head = _head(
+            200,
+            [
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(body))),
+                ("Connection", "close"),
+            ],
+        )
         conn.sendall(head + body)
         return True
 

@@ -27,6 +27,9 @@ from gate.serve.service import Service
 from gate.serve.upstream import Answer, BadQuestion, forward, parse, refused
 
 PATH = "/review"
+#: what is read and dropped, at most, after a refusal sent before the body was read
+LINGER_BYTES = 1 << 20
+LINGER_S = 1.0
 HEALTH = "/healthz"
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
@@ -40,6 +43,7 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    request_queue_size = 128  # 200 clients connecting at once are queued, not reset
 
     def __init__(self, service: Service, address: tuple[str, int]) -> None:
         self.service = service
@@ -78,9 +82,26 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         started = time.monotonic()
+        self._body_read = False
         answer, received = self._post()
         self._send(answer)
         self._log("POST", answer, received, started)
+        if not self._body_read:
+            self._linger()
+
+    def _linger(self) -> None:
+        """After a refusal sent before the body was read: close our side, then read what
+        the client still sends (at most :data:`LINGER_BYTES` within :data:`LINGER_S`), so
+        the close does not reset the connection before the client read the refusal."""
+        until, left = time.monotonic() + LINGER_S, LINGER_BYTES
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(LINGER_S)
+            while left > 0 and time.monotonic() < until:
+                part = self.connection.recv(min(left, 1 << 16))
+                if not part:
+                    return
+                left -= len(part)
 
     def do_GET(self) -> None:
         started = time.monotonic()
@@ -113,8 +134,12 @@ class Handler(BaseHTTPRequestHandler):
                 **{"www-authenticate": 'Bearer realm="review-gate"'},
             ), 0
         if service.stopping.is_set():
-            return refused(503, "stopping", "the service is stopping; retryable",
-                           **{"retry-after": str(RETRY_AFTER_S)}), 0  # fmt: skip
+            return refused(
+                503,
+                "stopping",
+                "the service is stopping; retryable",
+                **{"retry-after": str(RETRY_AFTER_S)},
+            ), 0
         with service.slot() as free:
             if not free:
                 return refused(
@@ -128,6 +153,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, length: int) -> tuple[Answer, int]:
         body = self._read_body(length)
+        self._body_read = body is not None
         if body is None:
             return refused(
                 408,

@@ -121,8 +121,9 @@ def error_body(reason: str, message: str, *, end: str = "") -> bytes:
 
 
 def refused(status: int, reason: str, message: str, **headers: str) -> Answer:
-    return Answer(status, error_body(reason, message), {"content-type": "application/json",
-                  **headers}, reason)  # fmt: skip
+    return Answer(
+        status, error_body(reason, message), {"content-type": "application/json", **headers}, reason
+    )
 
 
 def forward(

@@ -61,7 +61,7 @@ def key_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def serve(key_path: Path) -> Iterator[Callable[..., Running]]:
     started: list[Running] = []
 
-    def make(sim: ReviewerSimulator, **overrides: Any) -> Running:
+    def make(sim: ReviewerSimulator, *, check: bool = True, **overrides: Any) -> Running:
         values: dict[str, Any] = {
             "upstream": sim.base_url,
             "key_path": key_path,
@@ -74,7 +74,7 @@ def serve(key_path: Path) -> Iterator[Callable[..., Running]]:
             **overrides,
         }
         logs: list[str] = []
-        service, server = start(ServeConfig(**values), logs.append)
+        service, server = start(ServeConfig(**values), logs.append, check_upstream=check)
         stop = threading.Event()
         thread = threading.Thread(target=run, args=(service, server, stop), daemon=True)
         thread.start()
