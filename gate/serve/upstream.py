@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from gate.decide.ends import End, reason_end
 from gate.decide.signature import HEADER, prompt_sha256, sign
 from gate.errors import GateError
+from gate.reviewers.mc1 import MEDIA_TYPE
 from gate.safe import strictjson
 
 if TYPE_CHECKING:
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from gate.serve.cancel import Cancel
     from gate.serve.config import ServeConfig
 
-MEDIA_TYPE = "application/x-mc1"
 #: the reasons of an outage that is a timeout (504; every other outage is a 502)
 TIMEOUTS = frozenset({"timeout", "connect_timeout", "deadline"})
 MAX_TOKENS = 1_000_000
