@@ -30,6 +30,7 @@ error (the message names the setting).
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from gate.reviewers.settings import OUTPUT_GRAMMARS
     from gate.serve import config as c
 
     add = parser.add_argument
@@ -60,7 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("--grace", float, c.GRACE_S, "seconds in-flight requests get at SIGTERM"),
     )
     for flag, kind, default, what in limits:
-        add(flag, type=kind, default=default, help=f"{what} (default: {default:g})")
+        metavar = "N" if kind is int else "SECONDS"
+        add(flag, type=kind, default=default, metavar=metavar, help=f"{what} (default: {default})")
+    add(
+        "--output-grammar",
+        choices=OUTPUT_GRAMMARS,
+        default="none",
+        help="ask the upstream for the verdict's shape: gbnf (llama.cpp), vllm (default: none)",
+    )
     add("--no-upstream-check", action="store_true", help="skip GET /models at start-up")
 
 
@@ -120,6 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout,
         read_timeout=args.read_timeout,
         grace=args.grace,
+        output_grammar=args.output_grammar,
     )
 
     def log(line: str) -> None:

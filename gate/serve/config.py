@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.errors import ConfigError, UsageError
-from gate.reviewers.settings import ReviewerSettings, base_url_problem, shown_url
+from gate.reviewers.settings import (
+    OUTPUT_GRAMMARS,
+    ReviewerSettings,
+    base_url_problem,
+    shown_url,
+)
 from gate.safe.redact import checked_key
 
 #: the token's environment variable: the one the gate's mc1 provider sends its key from
@@ -53,6 +58,7 @@ class ServeConfig:
     allowed_hosts: tuple[str, ...] = ()  # Host names allowed besides the loopback ones
     model: str | None = None  # the upstream's model, whatever the gate names
     upstream_key: str | None = field(default=None, repr=False)
+    output_grammar: str = "none"  # the verdict contract as a grammar: gbnf, vllm (reviewers.md)
     max_body_bytes: int = MAX_BODY_BYTES
     max_answer_bytes: int = MAX_ANSWER_BYTES
     max_concurrent: int = MAX_CONCURRENT
@@ -80,6 +86,8 @@ class ServeConfig:
                 raise UsageError(f"--{name.replace('_', '-')} must be within (0, 86400] seconds")
         if self.max_connections < self.max_concurrent:
             raise UsageError("--max-connections must be at least --max-concurrent")
+        if self.output_grammar not in OUTPUT_GRAMMARS:
+            raise UsageError(f"--output-grammar must be one of {', '.join(OUTPUT_GRAMMARS)}")
         if not 0 <= self.port <= 65535:
             raise UsageError(f"--port must be within 0-65535, got {self.port}")
 
@@ -105,6 +113,7 @@ class ServeConfig:
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
             deadline=self.deadline,
+            output_grammar=self.output_grammar,
         )
 
 
