@@ -41,6 +41,7 @@ from gate.decide.envelope import SENTINEL, seal
 from gate.providers import PROVIDERS
 from gate.reviewers.eventstream import encode_frame
 from gate.reviewers.settings import ReviewerSettings
+from gate.serve import door
 
 #: Every dialect the simulator speaks: all of the gate's providers.
 DIALECTS = PROVIDERS
@@ -600,10 +601,13 @@ class ReviewerSimulator:
         chooser: Callable[[dict[str, Any]], SimResponse] | None = None,
         port: int = 0,
         record: bool = True,
+        front_door: door.Door | None = None,
     ) -> None:
         """``chooser`` picks each answer from the request's body once ``script`` is spent
         (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port;
-        ``record`` False keeps no request (a long run: :attr:`count` still counts)."""
+        ``record`` False keeps no request (a long run: :attr:`count` still counts);
+        ``front_door`` refuses what ``review-gate serve`` refuses (``Host``, ``Origin``, the
+        body's length) before the body is read (``demo --serve``)."""
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.dialect = dialect
@@ -622,6 +626,7 @@ class ReviewerSimulator:
         self.port = 0
         self.model_lists = 0  # GET /v1/models answered (not among the requests)
         self._record = record
+        self._door = front_door
         self._count = 0
 
     # -- lifecycle
@@ -817,6 +822,18 @@ class ReviewerSimulator:
             )
         return request.path == "/review"
 
+    def _refuse(self, conn: socket.socket, refusal: door.Refusal) -> None:
+        """The front door's refusal (``review-gate serve``'s own, :mod:`gate.serve.door`)."""
+        error = {"error": {"type": refusal.reason, "message": refusal.message}}
+        conn.sendall(
+            wire_for(
+                self.dialect, "", SimResponse(status=refusal.status, error_body=json.dumps(error))
+            )
+        )
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_WR)
+        self._drain(conn)
+
     def _read_request(self, conn: socket.socket) -> SimRequest | None:
         data = b""
         while b"\r\n\r\n" not in data:
@@ -830,9 +847,16 @@ class ReviewerSimulator:
         lines = head.decode("latin-1").split("\r\n")
         method, path, _ = [*lines[0].split(" ", 2), "", ""][:3]
         headers: dict[str, str] = {}
+        pairs = []
         for line in lines[1:]:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
+            pairs.append((name, value.strip()))
+        if self._door is not None:  # before a byte of the body is read
+            refusal = door.check(self._door, method, pairs)
+            if refusal is not None:
+                self._refuse(conn, refusal)
+                return None
         length = int(headers.get("content-length", "0") or 0)
         while len(rest) < length:
             more = conn.recv(65536)
