@@ -11,11 +11,12 @@ upstream's end (:mod:`gate.serve.upstream`). An index; each name lives in its mo
 * :mod:`~gate.serve.keys`: the signing key, made (``--new-key``) and read;
 * :mod:`~gate.serve.door`: the front door every local server shares (``Host``,
   ``Origin``, the body's length), ``demo --serve`` included;
+* :mod:`~gate.serve.probe`: ``GET /models`` at start-up and for ``/healthz``;
 * :mod:`~gate.serve.upstream`: one question forwarded, its answer sealed or refused;
-  the start-up probe and the health probe;
 * :mod:`~gate.serve.cancel`: cutting an upstream exchange whose client left;
 * :mod:`~gate.serve.handler`: the HTTP handler and server (authentication, limits);
-* :mod:`~gate.serve.service`: start-up, the in-flight requests, graceful shutdown.
+* :mod:`~gate.serve.service`: the token check, the slots, the in-flight requests, drain;
+* :mod:`~gate.serve.life`: start-up checks, serving, the graceful stop.
 
 It reads ``reviewers/`` and ``decide/``; nothing imports it but ``commands/`` and
 ``lab/`` (the demo's reviewer shares the front door).

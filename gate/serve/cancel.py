@@ -8,7 +8,9 @@ answered, and answers 503 (or nobody).
 
 :class:`ClientWatch` is one thread for all requests: it waits (``selectors``) on the
 client sockets of the requests being forwarded; a socket that becomes readable with
-nothing to read is a client that closed its side, and its request is cut.
+nothing to read is a client that closed its side, and its request is cut. The same thread
+shuts down a connection whose request did not arrive within its deadline: the socket's own
+timeout bounds each read, not a client that sends a byte just inside it, again and again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import contextlib
 import selectors
 import socket
 import threading
+import time
 
 from gate.safe.watchdog import Watchdog
 
@@ -42,10 +45,12 @@ class Cancel:
 
 
 class ClientWatch:
-    """One thread that cuts a request as soon as its client closes the connection."""
+    """One thread that cuts a request as soon as its client closes the connection, and
+    shuts a connection down whose request did not arrive in time (:meth:`reading`)."""
 
     def __init__(self) -> None:
         self._selector = selectors.DefaultSelector()
+        self._reading: dict[socket.socket, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="serve-client-watch", daemon=True)
@@ -59,6 +64,27 @@ class ClientWatch:
         with self._lock, contextlib.suppress(ValueError, KeyError, OSError):
             self._selector.unregister(sock)
 
+    def reading(self, sock: socket.socket, seconds: float) -> None:
+        """``sock``'s request (its head and body) must arrive within ``seconds``: a client
+        that sends a byte now and then (a slow-loris) is cut off then."""
+        with self._lock:
+            self._reading[sock] = time.monotonic() + seconds
+
+    def read(self, sock: socket.socket) -> None:
+        """``sock``'s request arrived (or the connection ends): no read deadline any more."""
+        with self._lock:
+            self._reading.pop(sock, None)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            late = [sock for sock, until in self._reading.items() if until <= now]
+            for sock in late:
+                del self._reading[sock]
+        for sock in late:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
@@ -67,6 +93,7 @@ class ClientWatch:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._expire()
             with self._lock:
                 empty = not self._selector.get_map()
             if empty:

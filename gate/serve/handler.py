@@ -75,7 +75,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.connection.settimeout(self.server.service.config.client_read)
+        seconds = self.server.service.config.client_read
+        self.connection.settimeout(seconds)  # each read; the watch bounds them all
+        self.server.service.watch.reading(self.connection, seconds)
+
+    def finish(self) -> None:
+        self.server.service.watch.read(self.connection)
+        super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:
         """http.server's own lines (with the request line) are not written: see :meth:`_log`."""
@@ -105,6 +111,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         started = time.monotonic()
+        self.service.watch.read(self.connection)
         answer = self._health()
         self._send(answer)
         self._log("GET", answer, 0, started)
@@ -153,6 +160,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, length: int) -> tuple[Answer, int]:
         body = self._read_body(length)
+        self.service.watch.read(self.connection)  # the request is in: no read deadline
         self._body_read = body is not None
         if body is None:
             return refused(

@@ -9,6 +9,7 @@ cuts the rest (:meth:`gate.serve.service.Service.drain`) and returns.
 
 from __future__ import annotations
 
+import stat
 import threading
 
 from gate.errors import UsageError
@@ -28,12 +29,8 @@ def start(config: ServeConfig, log: Log, *, check_upstream: bool = True) -> tupl
             raise UsageError(f"the upstream check failed: {probed.problem}")
         if config.model and probed.models and config.model not in probed.models:
             log(f"warning: --model {config.model} is not among the upstream's models")
-    if not config.loopback:
-        log(
-            f"WARNING: listening on {config.host}, not on loopback: anyone who can reach this "
-            "address can ask the upstream with a valid token; put TLS in front and allow the "
-            "Host names with --allow-host"
-        )
+    for warning in warnings(config):
+        log(warning)
     service = Service(config, key, key_id, log)
     try:
         server = Server(service, (config.host, config.port))
@@ -43,6 +40,27 @@ def start(config: ServeConfig, log: Log, *, check_upstream: bool = True) -> tupl
             f"cannot listen on {config.host}:{config.port}: {err.strerror}; choose --port or --host"
         ) from err
     return service, server
+
+
+def warnings(config: ServeConfig) -> list[str]:
+    """What start-up says loudly: a bind beyond loopback, a private key others can read."""
+    said = []
+    if not config.loopback:
+        said.append(
+            f"WARNING: listening on {config.host}, NOT on loopback: anyone who can reach this "
+            "address can ask the upstream with a valid token, over plain HTTP; put TLS in "
+            "front of it and allow the Host names clients use with --allow-host"
+        )
+    try:
+        mode = stat.S_IMODE(config.key_path.stat().st_mode)
+    except OSError:
+        mode = 0
+    if mode & 0o077:
+        said.append(
+            f"WARNING: --key {config.key_path} can be read by other users (mode {mode:o}); "
+            f"chmod 600 {config.key_path}"
+        )
+    return said
 
 
 def run(service: Service, server: Server, stop: threading.Event) -> None:

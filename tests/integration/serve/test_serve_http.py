@@ -7,6 +7,7 @@ Every refusal is checked to have cost the upstream nothing (``sim.count``).
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
 import time
@@ -256,3 +257,27 @@ def test_the_log_holds_no_prompt_no_answer_and_no_secret(sim_factory: Any, serve
     assert len(running.logs) >= 4
     for planted in (planted_prompt, planted_answer, TOKEN, upstream_key, "s3cr3t"):
         assert planted not in text
+
+
+def test_a_client_that_trickles_its_request_is_cut_off_at_the_read_deadline(
+    sim_factory: Any, serve: Any
+) -> None:
+    sim = sim_factory()
+    running: Running = serve(sim, client_read=1.0)
+    port = running.server.server_address[1]
+    with socket.create_connection(("127.0.0.1", port), timeout=10.0) as sock:
+        sock.sendall(b"POST /review HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started, closed = time.monotonic(), False
+        for _ in range(40):  # a header byte every 0.2 s, each inside the socket's timeout
+            try:
+                sock.sendall(b"X")
+            except OSError:
+                closed = True
+                break
+            readable, _, _ = select.select([sock], [], [], 0.2)
+            if readable and not sock.recv(4096):
+                closed = True
+                break
+    assert closed
+    assert time.monotonic() - started < 4.0  # the 1 s deadline, not 40 bytes x 0.2 s
+    assert sim.count == 0

@@ -51,7 +51,8 @@ def test_new_key_writes_the_pair_once(tmp_path: Path) -> None:
     assert b"BEGIN PUBLIC KEY" in (tmp_path / "reviewer.key.pub").read_bytes()
     before = path.read_bytes()
     again = _run("--new-key", str(path))
-    assert again.returncode == 2 and "never overwritten" in again.stderr
+    assert again.returncode == 2
+    assert "never overwritten" in again.stderr
     assert path.read_bytes() == before
 
 
@@ -145,7 +146,8 @@ def test_sigterm_lets_a_request_finish_within_the_grace(key: Path, sim_factory: 
     process.send_signal(signal.SIGTERM)
     thread.join(timeout=30)
     assert process.wait(timeout=30) == 0
-    assert answers[0].status_code == 200 and "mc1-signature" in answers[0].headers
+    assert answers[0].status_code == 200
+    assert "mc1-signature" in answers[0].headers
     with pytest.raises(httpx.ConnectError):  # no longer accepting
         httpx.post(url, content=BODY, headers=headers, timeout=5)
 

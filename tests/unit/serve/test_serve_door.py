@@ -69,3 +69,24 @@ def test_the_token_comes_from_a_variable_or_a_file(tmp_path: object) -> None:
     assert read_token(file=str(path), environ={}) == good
     with pytest.raises(UsageError, match="--token-file"):
         read_token(file=str(path) + ".none", environ={})
+
+
+def test_start_up_warns_loudly_of_a_bind_beyond_loopback_and_a_readable_key(
+    tmp_path: object,
+) -> None:
+    from pathlib import Path
+
+    from gate.serve.config import ServeConfig
+    from gate.serve.life import warnings
+
+    key = Path(str(tmp_path)) / "k"
+    key.write_text("x")
+    key.chmod(0o600)
+    base = {"upstream": "http://127.0.0.1:1/v1", "key_path": key, "token": "t" * MIN_TOKEN}
+    assert warnings(ServeConfig(**base)) == []
+    assert warnings(ServeConfig(**base, host="::1")) == []
+    (said,) = warnings(ServeConfig(**base, host="0.0.0.0"))
+    assert "NOT on loopback" in said
+    key.chmod(0o644)
+    (said,) = warnings(ServeConfig(**base))
+    assert "chmod 600" in said
