@@ -67,7 +67,7 @@ LOWERS: dict[str, tuple[Rule, str]] = {
         name: (_repinned, "changed from the reviewer the base config names")
         for name in (
             "provider", "model", "base-url", "api-key-env", "deployment", "api-version",
-            "auth", "region", "project", "location",
+            "auth", "region", "project", "location", "public-key",
         )
     },
 }  # fmt: skip

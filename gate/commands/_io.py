@@ -70,6 +70,16 @@ def read_input(
     return data
 
 
+#: the most of a --public-key file read (a PEM Ed25519 public key is 113 bytes)
+MAX_KEY_BYTES = 64 * 1024
+
+
+def read_public_key(name: str) -> bytes:
+    """The PEM text of ``--public-key FILE`` (parsed by the caller); a missing, unreadable
+    or oversized file is a usage error naming the option."""
+    return read_input(name, what="--public-key", limit=MAX_KEY_BYTES)
+
+
 def write_output(name: str | None, data: bytes) -> None:
     """Write bytes to a file (atomically) or to standard output for None/``-``."""
     if name is None or name == "-":

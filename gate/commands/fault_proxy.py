@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from gate.lab.faults import ConnectionRecord, Fault
 
 NAME = "fault-proxy"
-HELP = "forward a server's response with a cut, a flipped byte or a stall"
+HELP = "forward a server's response with a cut, a flipped byte, a stall or a reseal"
 ORDER = 40
 DESCRIPTION = """\
 A TCP proxy for trying the gate against broken responses. It accepts connections on
@@ -20,6 +20,10 @@ the upstream's response with one fault:
   --cut-after N    forward N response bytes, then close the connection
   --flip-at N      forward everything, with response byte N flipped (xor 0x01)
   --stall-after N  forward N response bytes, then send nothing and hold the connection
+  --reseal         rewrite an MC1 answer ("verdict": "fail" becomes "pass") and seal it
+                   again with a correct length and SHA-256, keeping every other header:
+                   what a rewriting intermediary without the service's key can do (only
+                   reviewer.public_key catches it)
 
 Response bytes count from the first byte the upstream sends (HTTP headers included).
 Point a reviewer's base URL at the proxy, e.g.
@@ -57,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cut-after", type=_offset, metavar="N", help="close after N bytes")
     group.add_argument("--flip-at", type=_offset, metavar="N", help="flip response byte N")
     group.add_argument("--stall-after", type=_offset, metavar="N", help="stall after N bytes")
+    group.add_argument(
+        "--reseal", action="store_true", help="rewrite an MC1 answer and seal it again, no key"
+    )
     parser.add_argument("--once", action="store_true", help="serve one connection, then exit")
     parser.add_argument(
         "--stall-seconds",
@@ -77,7 +84,9 @@ def fault_from_args(args: argparse.Namespace) -> Fault:
         return Fault(FaultKind.FLIP, args.flip_at)
     if args.stall_after is not None:
         return Fault(FaultKind.STALL, args.stall_after)
-    raise UsageError("choose one fault: --cut-after N, --flip-at N or --stall-after N")
+    if args.reseal:
+        return Fault(FaultKind.RESEAL)
+    raise UsageError("choose one fault: --cut-after N, --flip-at N, --stall-after N or --reseal")
 
 
 def report(record: ConnectionRecord) -> None:

@@ -76,8 +76,13 @@ _OVERRIDES = {
     "project": "project",
     "location": "location",
 }
-#: The clouds' settings (issue 13): option, metavar, help.
+#: The clouds' settings (issue 13) and the MC1 service's key (issue 33): option, metavar, help.
 _CLOUD_OPTIONS = (
+    (
+        "--public-key",
+        "FILE",
+        "mc1: the service's Ed25519 public key (PEM); every answer must carry its signature",
+    ),
     ("--deployment", "NAME", "azure-openai: the deployment (default: the v1 path)"),
     ("--api-version", "VERSION", "azure-openai: the api-version query parameter"),
     ("--auth", "KIND", "azure-openai: api-key (default) or entra (a bearer token)"),
@@ -228,6 +233,10 @@ def load(args: argparse.Namespace) -> Config:
             for dest, name in _OVERRIDES.items()
             if getattr(args, dest) is not None
         }
+        if getattr(args, "public_key", None) is not None:
+            from gate.commands._io import read_public_key
+
+            given["public-key"] = read_public_key(args.public_key).decode("utf-8", "replace")
         return apply_inputs(config, given)
     except ConfigError as err:
         raise usage_from(err) from err

@@ -6,6 +6,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     from gate.decide.decision import Binding, Decision
 
 NAME = "verify"
@@ -21,7 +23,10 @@ review --save-response writes is the provider's own bytes, not an envelope).
   2. form: exactly one ```json fence holding one strict JSON object with the
      keys verdict, reasons, confidence, diff_sha, policy_version;
   3. binding: diff_sha and policy_version equal the ones given here;
-  4. outcome: pass only with confidence >= --min-confidence and reasons.
+  4. outcome: pass only with confidence >= --min-confidence and reasons;
+  5. origin (--public-key FILE, with --from-certificate): every answer the
+     certificate holds carries the MC1 service's signature by that key, over its
+     envelope and the prompt the certificate records; else incomplete (signature_*).
 
 exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
 
@@ -29,6 +34,7 @@ examples:
   review-gate verify response.mc1 --diff change.diff --policy-version 1
   curl -s $URL | review-gate verify - --diff-sha $SHA --policy-version 1 --json
   review-gate verify --from-certificate cert.json --diff change.diff
+  review-gate verify --from-certificate cert.json --diff change.diff --public-key serve.pub
   review-gate verify --statement review-gate.statement.json --from-certificate cert.json \\
       --diff change.diff
 """
@@ -65,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(review-gate.statement.json) names this certificate, this diff and the same "
         "decision; a mismatch is needs_human (statement_mismatch) naming the field. The "
         "signature is not checked here: use gh attestation verify (docs/security.md)",
+    )
+    parser.add_argument(
+        "--public-key",
+        metavar="FILE",
+        help="with --from-certificate: the MC1 reviewer service's Ed25519 public key (PEM, "
+        "as review-gate serve --new-key writes it); every answer in the certificate must "
+        "carry its signature, else the result is incomplete; says which key signed",
     )
     parser.add_argument(
         "--min-confidence",
@@ -299,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
     from gate.safe import strictjson
 
     _check_arguments(args)
+    key = public_key_from(args.public_key) if args.public_key is not None else None
     cert_bytes = b""
     if args.from_certificate is not None:
         cert_bytes = read_input(args.from_certificate, what="certificate")
@@ -358,6 +372,8 @@ def run(args: argparse.Namespace) -> int:
     if args.from_certificate is not None:
         decision = names_these_bytes(cert, binding, chunked=chunked is not None) or decision
         decision = no_higher_than_recorded(decision, cert)
+        if key is not None:
+            decision = origin_check(cert, key, args.public_key) or decision
     if args.certificate:
         cert_out = build(
             decision,
@@ -381,6 +397,11 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.max_size < 1:
         raise UsageError("--max-size must be at least 1")
     check_output_path("--certificate", args.certificate)
+    if args.public_key is not None and args.from_certificate is None:
+        raise UsageError(
+            "--public-key needs --from-certificate CERT: the prompt each answer was signed "
+            "for is recorded in the certificate, not in a response file"
+        )
     if args.statement is not None and args.from_certificate is None:
         raise UsageError(
             "--statement needs --from-certificate CERT: the statement is checked against "
@@ -454,6 +475,52 @@ def statement_check(
         args.policy_version = recorded if isinstance(recorded, str) else ""
     say(
         f"statement: {args.statement} names this certificate, this diff and its decision",
+        err=True,
+    )
+    return None
+
+
+def public_key_from(path: str) -> Ed25519PublicKey:
+    """The key of ``--public-key FILE``; a missing or unreadable file, or one that is not
+    an Ed25519 public key in PEM, is a usage error naming the option
+    (``config_public_key``)."""
+    from gate.commands._io import read_public_key
+    from gate.decide.signature import public_key_from_pem
+    from gate.errors import ConfigError, UsageError
+
+    data = read_public_key(path)
+    try:
+        return public_key_from_pem(data, source=f"--public-key {path}")
+    except ConfigError as err:
+        raise UsageError(err.message, reason=err.reason) from err
+
+
+def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Decision | None:
+    """``--public-key``: None when the key signed every answer the certificate holds
+    (said on standard error, naming the key); else ``incomplete`` with the signature's
+    reason, naming the answer and the cause. A certificate with no answer has nothing to
+    check (its decision is no pass already)."""
+    from gate.commands._io import say
+    from gate.decide.decision import State, blocked
+    from gate.decide.signature import key_id
+    from gate.errors import SignatureError
+    from gate.review.certificate import check_origin
+
+    try:
+        answers = check_origin(cert, key)
+    except SignatureError as err:
+        return blocked(
+            State.INCOMPLETE,
+            err.reason,
+            f"the certificate's signature does not check against {key_id(key)} ({path}): "
+            f"{err.message}",
+        )
+    if not answers:
+        say(f"signature: the certificate holds no answer to check against {path}", err=True)
+        return None
+    say(
+        f"signature: {len(answers)} answer(s) signed by {key_id(key)} (the key in {path}), "
+        "each over its envelope and the prompt the certificate records",
         err=True,
     )
     return None

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gate.config.load import build_config, require_price
+from gate.config.load import build_config, require_keys, require_price
 from gate.config.model import Config
 from gate.config.schema import schema_at, schema_errors
 from gate.config.wording import all_problems, describe, did_you_mean
@@ -22,6 +22,7 @@ INPUT_KEYS: dict[str, tuple[str, ...]] = {
     "provider": ("reviewer", "provider"),
     "model": ("reviewer", "model"),
     "base-url": ("reviewer", "base_url"),
+    "public-key": ("reviewer", "public_key"),
     "api-key-env": ("reviewer", "api_key_env"),
     "deployment": ("reviewer", "deployment"),
     "api-version": ("reviewer", "api_version"),
@@ -118,7 +119,8 @@ def apply_inputs(config: Config, inputs: Mapping[str, str]) -> Config:
             culprit = given.get(tuple(str(p) for p in err.absolute_path))
             problems += describe(err, source="config", lines=lines, input_name=culprit)
         raise all_problems(problems, reason="config_invalid_input")
-    return require_price(build_config(data), source="config and inputs")
+    merged = require_price(build_config(data), source="config and inputs")
+    return require_keys(merged, source="config and inputs")
 
 
 _TRUE = frozenset({"true", "True", "TRUE"})

@@ -22,6 +22,7 @@ from gate.config.schema import schema_errors
 from gate.config.wording import all_problems, describe, dotted, in_line_order
 from gate.errors import ConfigError
 from gate.prices import CURRENCY, listed_price
+from gate.providers import Provider
 
 if TYPE_CHECKING:
     import yaml
@@ -100,7 +101,48 @@ def parse_config(text: str, *, source: str) -> Config:
     if errors:
         problems = [p for e in errors for p in describe(e, source=source, lines=lines)]
         raise all_problems(in_line_order(problems), reason="config_invalid")
-    return require_price(build_config(data), source=source, lines=lines)
+    return require_keys(
+        require_price(build_config(data), source=source, lines=lines), source=source, lines=lines
+    )
+
+
+def require_keys(
+    config: Config, *, source: str, lines: Mapping[tuple[str | int, ...], int] | None = None
+) -> Config:
+    """``config``, unless a reviewer's ``public_key`` cannot be used: set for a provider
+    other than mc1 (no other dialect carries a signature, so the key would check nothing),
+    or not an Ed25519 public key in PEM (:func:`gate.decide.signature.public_key_from_pem`).
+    Said when the config is read, naming the key and its line, never at the first answer."""
+    reviewers: list[tuple[tuple[str | int, ...], ReviewerConfig]]
+    reviewers = [(("reviewer", "public_key"), config.reviewer)]
+    reviewers += [(("fallbacks", n, "public_key"), fb) for n, fb in enumerate(config.fallbacks)]
+    for path, reviewer in reviewers:
+        if reviewer.public_key is None:
+            continue
+        key, line = dotted(path), (lines or {}).get(path, 0)
+        if reviewer.provider != Provider.MC1:
+            raise ConfigError(
+                f"{key} is set for provider {reviewer.provider}, which carries no signature",
+                source=source,
+                line=line,
+                key=key,
+                fix="set provider: mc1 (a review-gate serve service), or remove public_key",
+                reason="config_public_key",
+            )
+        from gate.decide.signature import public_key_from_pem
+
+        try:
+            public_key_from_pem(reviewer.public_key.encode("utf-8"), source=key)
+        except ConfigError as err:
+            raise ConfigError(
+                f"{key}: {err.cause}",
+                source=source,
+                line=line,
+                key=key,
+                fix=err.fix,
+                reason="config_public_key",
+            ) from err
+    return config
 
 
 def require_price(

@@ -43,6 +43,9 @@ class ReviewerConfig:
     location: str | None = None  # vertex: region, e.g. us-east5, or "global"
     # self-hosted servers (issue 33): ask the server to keep the answer in the contract's shape
     output_grammar: str = "none"  # "none", "gbnf" (llama.cpp) or "vllm"
+    #: mc1 (issue 33): the reviewer service's Ed25519 public key, PEM text; when set, every
+    #: answer must carry its signature (gate.decide.signature), else it is incomplete
+    public_key: str | None = None
 
     def key_env(self) -> str:
         """The environment variable that holds the API key (explicit, or the provider's)."""
@@ -149,11 +152,9 @@ class Config:
                     )
             elif f.name == "fallbacks":
                 if value:  # absent when empty: a config without fallbacks keeps its digest
-                    out[f.name] = [
-                        {rf.name: getattr(fb, rf.name) for rf in fields(fb)} for fb in value
-                    ]
+                    out[f.name] = [reviewer_json(fb) for fb in value]
             elif isinstance(value, ReviewerConfig):
-                out[f.name] = {rf.name: getattr(value, rf.name) for rf in fields(value)}
+                out[f.name] = reviewer_json(value)
             elif isinstance(value, tuple):
                 out[f.name] = list(value)
             else:
@@ -164,6 +165,18 @@ class Config:
 #: keys :meth:`Config.to_json` leaves out at their default, so the digest of every config
 #: written before they existed (and of every certificate naming it) stays the same
 ABSENT_AT_DEFAULT = frozenset({"escalation", "needs_human_label", "nothing_in_scope"})
+#: the same for the keys of a reviewer (and of each fallback)
+REVIEWER_ABSENT_AT_DEFAULT = frozenset({"public_key"})
+
+
+def reviewer_json(reviewer: ReviewerConfig) -> dict[str, Any]:
+    """A reviewer as the file would spell it (keys of :data:`REVIEWER_ABSENT_AT_DEFAULT`
+    only when set)."""
+    return {
+        f.name: getattr(reviewer, f.name)
+        for f in fields(reviewer)
+        if f.name not in REVIEWER_ABSENT_AT_DEFAULT or getattr(reviewer, f.name) != f.default
+    }
 
 
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:

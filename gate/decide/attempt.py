@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from gate.decide.signature import Signature
+
 
 class EndReason(StrEnum):
     """How the byte stream of one attempt ended."""
@@ -55,8 +57,12 @@ class Attempt:
     request_id: str | None = None
     elapsed_s: float = 0.0
     retryable: bool = False
+    #: the MC1 service's signature of this attempt's envelope (gate.reviewers.signed):
+    #: checked against reviewer.public_key, or recorded unchecked where none is set
+    signature: Signature | None = None
 
     def to_json(self) -> dict[str, Any]:
+        signed = {} if self.signature is None else {"signature": self.signature.to_json()}
         return {
             "number": self.number,
             "provider": self.provider,
@@ -73,6 +79,7 @@ class Attempt:
             "request_id": self.request_id,
             "elapsed_s": round(self.elapsed_s, 3),
             "retryable": self.retryable,
+            **signed,
         }
 
 

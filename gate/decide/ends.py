@@ -117,6 +117,17 @@ REASONS: dict[str, End] = {
     "missing_sentinel": End.OUTAGE,
     "trailing_bytes": End.OUTAGE,
     "envelope_invalid": End.OUTAGE,
+    # a whole MC1 envelope that is not the configured service's (gate.reviewers.signed):
+    # rewritten between the service and the gate, or signed with another key or none.
+    # No diff can make the service's key sign another answer: incomplete, never a pass
+    "signature_missing": End.OUTAGE,
+    "signature_malformed": End.OUTAGE,
+    "signature_key": End.OUTAGE,
+    "signature_invalid": End.OUTAGE,
+    "envelope_signature_missing": End.OUTAGE,
+    "envelope_signature_malformed": End.OUTAGE,
+    "envelope_signature_key": End.OUTAGE,
+    "envelope_signature_invalid": End.OUTAGE,
     # the gate's setup or what stands between it and the provider: no diff can cause it
     "bad_base_url": End.OUTAGE,
     "plain_http": End.OUTAGE,

@@ -27,7 +27,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gate.errors import (
     ConfigError,
@@ -52,14 +52,52 @@ _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _VALUE = re.compile(r"ed25519 key=(ed25519:[0-9a-f]{16}) sig=([A-Za-z0-9_-]{86})\Z")
 
 
+#: the longest header value recorded when no key checks it (a valid one is 125 characters)
+MAX_RECORDED = 200
+
+
 @dataclass(frozen=True)
 class Signature:
-    """A checked signature: what the certificate records."""
+    """A signature as an attempt and the certificate record it.
 
-    key_id: str
-    value: str  # the header value, exactly as received
+    ``checked`` is true when :func:`check` verified it against the configured key; a
+    signature that arrived where no key is configured is recorded unchecked
+    (:func:`unchecked`): it proves nothing until ``review-gate verify --public-key``
+    checks it offline against the recorded envelope and prompt digest.
+    """
+
+    key_id: str  # "" when the value is not the one accepted form
+    value: str  # the header value, exactly as received (unchecked: at most MAX_RECORDED)
     prompt_sha256: str
     envelope_sha256: str
+    checked: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key_id": self.key_id or None,
+            "value": self.value,
+            "prompt_sha256": self.prompt_sha256,
+            "envelope_sha256": self.envelope_sha256,
+            "checked": self.checked,
+        }
+
+    @staticmethod
+    def from_json(value: object) -> Signature | None:
+        """A recorded signature, or None when ``value`` is not one (read strictly)."""
+        if not isinstance(value, dict):
+            return None
+        key, text = value.get("key_id"), value.get("value")
+        prompt, envelope = value.get("prompt_sha256"), value.get("envelope_sha256")
+        checked = value.get("checked")
+        if not (
+            (key is None or isinstance(key, str))
+            and isinstance(text, str)
+            and isinstance(prompt, str)
+            and isinstance(envelope, str)
+            and isinstance(checked, bool)
+        ):
+            return None
+        return Signature(key or "", text, prompt, envelope, checked)
 
 
 def prompt_sha256(system: str, user: str) -> str:
@@ -89,6 +127,52 @@ def message(prompt_digest: str, envelope_digest: str) -> bytes:
     return _CONTEXT + f"{prompt_digest}\n{envelope_digest}\n".encode("ascii")
 
 
+def parse(value: str | None) -> tuple[str, bytes]:
+    """(key id, 64 signature bytes) of a :data:`HEADER` value, or the error it is.
+
+    Raises :class:`SignatureMissing` (no value) or :class:`SignatureMalformed` (not the
+    one accepted form, or a base64url text that is not the canonical spelling of 64
+    bytes). Nothing is verified here: :func:`check` does.
+    """
+    if value is None or value == "":
+        raise SignatureMissing(
+            f"the envelope carries no {HEADER} header, and a reviewer public key is "
+            "configured: only the reviewer service holding the private key can seal it"
+        )
+    match = _VALUE.match(value)
+    if match is None:
+        raise SignatureMalformed(
+            f"the {HEADER} header is not 'ed25519 key=ed25519:<16 hex> sig=<86 base64url>'"
+        )
+    signer, text = match.groups()
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (
+        binascii.Error,
+        ValueError,
+    ) as err:  # pragma: no cover - the regex admits only base64url
+        raise SignatureMalformed(f"the {HEADER} signature is not base64url") from err
+    if len(raw) != _SIGNATURE_BYTES or base64.urlsafe_b64encode(raw).rstrip(b"=") != text.encode():
+        raise SignatureMalformed(f"the {HEADER} signature is not one canonical 64-byte value")
+    return signer, raw
+
+
+def unchecked(value: str, *, prompt_digest: str, envelope: bytes) -> Signature:
+    """The record of a signature that arrived where no key is configured: its key id when
+    it has the accepted form (else ""), its value (bounded), ``checked`` false."""
+    try:
+        signer, _ = parse(value)
+    except SignatureError:
+        signer = ""
+    return Signature(
+        key_id=signer,
+        value=value[:MAX_RECORDED],
+        prompt_sha256=prompt_digest,
+        envelope_sha256=hashlib.sha256(envelope).hexdigest(),
+        checked=False,
+    )
+
+
 def sign(private_key: Ed25519PrivateKey, *, prompt_digest: str, envelope: bytes) -> str:
     """The :data:`HEADER` value for ``envelope``, answered to the prompt ``prompt_digest``."""
     envelope_digest = hashlib.sha256(envelope).hexdigest()
@@ -111,31 +195,12 @@ def check(
     :class:`SignatureError` (the signature does not verify: another envelope, another
     prompt, or a forgery).
     """
-    if value is None or value == "":
-        raise SignatureMissing(
-            f"the envelope carries no {HEADER} header, and a reviewer public key is "
-            "configured: only the reviewer service holding the private key can seal it"
-        )
-    match = _VALUE.match(value)
-    if match is None:
-        raise SignatureMalformed(
-            f"the {HEADER} header is not 'ed25519 key=ed25519:<16 hex> sig=<86 base64url>'"
-        )
-    signer, text = match.groups()
+    signer, raw = parse(value)
     expected = key_id(public_key)
     if signer != expected:
         raise SignatureKey(
             f"the envelope is signed by key {signer}, not by the configured {expected}"
         )
-    try:
-        raw = base64.urlsafe_b64decode(text + "==")
-    except (
-        binascii.Error,
-        ValueError,
-    ) as err:  # pragma: no cover - the regex admits only base64url
-        raise SignatureMalformed(f"the {HEADER} signature is not base64url") from err
-    if len(raw) != _SIGNATURE_BYTES or base64.urlsafe_b64encode(raw).rstrip(b"=") != text.encode():
-        raise SignatureMalformed(f"the {HEADER} signature is not one canonical 64-byte value")
     from cryptography.exceptions import InvalidSignature
 
     envelope_digest = hashlib.sha256(envelope).hexdigest()
@@ -146,6 +211,7 @@ def check(
             "the envelope's signature does not verify: it was made for another envelope or "
             "another prompt, or not by the configured key"
         ) from err
+    assert value is not None  # parse() refused None
     return Signature(
         key_id=signer,
         value=value,

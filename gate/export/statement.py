@@ -15,7 +15,8 @@ The statement (``<stem>.statement.json`` beside ``<stem>.certificate.json``)::
                    config_sha256, reviewer (provider, model), prompt_sha256, coverage
                    (counts), chunks (count, manifest digest, carried and the
                    certificates they came from), certificate (schema, sha256), commit,
-                   gate_version
+                   gate_version; signed_by (the MC1 service's key ids), only when every
+                   answer carries a signature the gate checked
 
 The predicate holds digests, the gate's own codes and the config's names only: never a
 secret, never the reviewer's words (the reasons are in the certificate, which the
@@ -43,6 +44,7 @@ from gate.decide.decision import family_of as decision_family
 from gate.diff import COMMIT_ID, SHA256_HEX
 from gate.errors import StatementError, StatementMismatch
 from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
+from gate.review.certificate import sealed_answers
 from gate.safe import redact, strictjson
 from gate.safe.atomic import atomic_write
 
@@ -220,6 +222,25 @@ def _reviewer(context: Mapping[str, Any]) -> dict[str, str] | None:
     }
 
 
+#: a key id as gate.decide.signature names it
+_KEY_ID = re.compile(r"ed25519:[0-9a-f]{16}\Z")
+
+
+def signed_by(cert: Mapping[str, Any]) -> list[str] | None:
+    """The key ids that signed the certificate's answers, when the gate checked a
+    signature on every one of them (``reviewer.public_key``); else None: an unsigned
+    answer, or one recorded unchecked, proves no origin, so the statement claims none."""
+    answers = sealed_answers(cert)
+    signatures = [a.signature for a in answers]
+    if not signatures or any(s is None or not s.checked for s in signatures):
+        return None
+    keys = sorted({s.key_id for s in signatures if s is not None})
+    for key in keys:
+        if not _KEY_ID.match(key):
+            raise _fail("signature.key_id", "is not an ed25519 key id")
+    return keys
+
+
 def commit_of(cert: Mapping[str, Any]) -> str | None:
     """The head commit the certificate names: the action's ``context.github.head_sha``,
     or ``context.commit`` (``review-gate review --commit``); None when it names none."""
@@ -250,6 +271,9 @@ def predicate_of(cert: Mapping[str, Any], certificate_sha256: str) -> dict[str, 
         "config_sha256": _optional_hex64(inputs.get("config"), "inputs.config"),
         "reviewer": _reviewer(context),
         "prompt_sha256": _optional_hex64(inputs.get("prompt"), "inputs.prompt"),
+        # issue 33: absent unless every answer was signed and checked, so the predicate of
+        # every certificate without one is the same as before
+        **({"signed_by": keys} if (keys := signed_by(cert)) else {}),
         "coverage": _coverage(context),
         "chunks": _chunks(context),
         "certificate": {"schema": CERTIFICATE_SCHEMA, "sha256": certificate_sha256},

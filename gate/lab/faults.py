@@ -8,7 +8,13 @@ forwards the upstream's response with one fault applied (:class:`Fault`):
   connections (the client sees the peer close early);
 * ``flip`` byte N: forward everything, with response byte N XOR-ed with a mask;
 * ``stall`` after N bytes: forward N bytes, then send nothing more and hold the
-  connection open until the client gives up or ``stall_seconds`` pass.
+  connection open until the client gives up or ``stall_seconds`` pass;
+* ``reseal``: hold the whole HTTP response, and when its body is an MC1 envelope rewrite
+  the answer (each ``"verdict": "fail"`` becomes ``"pass"``; with none, a space leads the
+  content) and seal it again with a correct MC1 header, length and SHA-256 recomputed,
+  under a new ``Content-Length``; every other header, ``mc1-signature`` included, is kept
+  (:func:`reseal`). What a rewriting intermediary without the service's key can do: the
+  envelope checks, only the signature can tell (decision record 0051).
 
 Response bytes are counted from the first byte the upstream sends on that
 connection (HTTP status line included). The fault can be changed between
@@ -21,6 +27,7 @@ block) closes every socket and joins every thread it started.
 from __future__ import annotations
 
 import contextlib
+import re
 import selectors
 import socket
 import threading
@@ -30,12 +37,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
 
-from gate.errors import UsageError
+from gate.errors import EnvelopeError, UsageError
 
 #: How often the threads look at the stop flag (seconds).
 POLL = 0.05
 #: Bytes read from a socket at a time.
 CHUNK = 65536
+#: The most a reseal holds before it gives up and forwards what it has unchanged.
+HOLD_LIMIT = 16 << 20
 
 
 class FaultKind(StrEnum):
@@ -43,6 +52,7 @@ class FaultKind(StrEnum):
     CUT = "cut"  # close after N response bytes
     FLIP = "flip"  # XOR response byte N with the mask
     STALL = "stall"  # stop forwarding after N response bytes
+    RESEAL = "reseal"  # rewrite an MC1 answer and seal it again (no key)
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,8 @@ class Fault:
             return f"cut after {self.at} bytes"
         if self.kind is FaultKind.FLIP:
             return f"flip byte {self.at} (xor 0x{self.mask:02x})"
+        if self.kind is FaultKind.RESEAL:
+            return "rewrite the MC1 answer and seal it again (no key)"
         return f"stall after {self.at} bytes"
 
 
@@ -81,6 +93,7 @@ class ConnectionRecord:
     applied: bool = False  # the fault's offset was reached
     outcome: str = "open"  # closed | cut | stalled | upstream_unreachable | error: ...
     captured: bytearray = field(default_factory=bytearray, repr=False)
+    held: bytearray = field(default_factory=bytearray, repr=False)  # reseal: the response so far
     done: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
@@ -332,6 +345,7 @@ class FaultProxy:
                         continue
                     data = upstream.recv(CHUNK)
                     if not data:
+                        self._release(client, rec, ended=True)
                         return  # upstream finished: the client gets a clean close
                     if self._forward(client, data, rec, fault, client_open):
                         return
@@ -347,6 +361,10 @@ class FaultProxy:
         """Forward one upstream chunk with the fault applied; True ends the connection."""
         start = rec.upstream_bytes
         rec.upstream_bytes += len(data)
+        if fault.kind is FaultKind.RESEAL and not rec.applied:
+            rec.held += data
+            self._release(client, rec, ended=False)
+            return False
         out = data
         stop_after = False
         if fault.kind in (FaultKind.CUT, FaultKind.STALL) and start + len(data) >= fault.at:
@@ -372,6 +390,27 @@ class FaultProxy:
         self._hold(client, client_open)
         return True
 
+    def _send(self, client: socket.socket, rec: ConnectionRecord, out: bytes) -> None:
+        room = self.capture_limit - len(rec.captured)
+        if room > 0:
+            rec.captured += out[:room]
+        client.sendall(out)
+        rec.client_bytes += len(out)
+
+    def _release(self, client: socket.socket, rec: ConnectionRecord, *, ended: bool) -> None:
+        """Reseal: once the held response is whole (or the upstream ended, or it passed
+        :data:`HOLD_LIMIT`), send it rewritten and forward the rest as it comes."""
+        if rec.applied or not rec.held:
+            return
+        whole = response_end(bytes(rec.held))
+        if whole is None and not ended and len(rec.held) <= HOLD_LIMIT:
+            return
+        held = bytes(rec.held)
+        cut = whole if whole is not None else len(held)
+        rec.held.clear()
+        rec.applied = True
+        self._send(client, rec, reseal(held[:cut]) + held[cut:])
+
     def _hold(self, client: socket.socket, client_open: bool) -> None:
         """Stall: send nothing until the client leaves, stop() or ``stall_seconds``."""
         end = time.monotonic() + self.stall_seconds
@@ -385,6 +424,95 @@ class FaultProxy:
                     return  # the client gave up
             except TimeoutError:
                 continue
+
+
+#: a verdict a rewriting intermediary turns into a pass
+_FAIL_VERDICT = re.compile(rb'"verdict"\s*:\s*"fail"')
+_HEAD_END = b"\r\n\r\n"
+
+
+def _header_lines(head: bytes) -> list[bytes]:
+    return head.split(b"\r\n")[1:]
+
+
+def _header(head: bytes, name: bytes) -> bytes | None:
+    for line in _header_lines(head):
+        key, sep, value = line.partition(b":")
+        if sep and key.strip().lower() == name:
+            return value.strip()
+    return None
+
+
+def _chunks(body: bytes) -> tuple[bytes, int] | None:
+    """(the payload, the bytes of ``body`` its chunked framing took), or None while the
+    terminal chunk has not arrived (at most one pass over ``body``)."""
+    payload, at = bytearray(), 0
+    while True:
+        line_end = body.find(b"\r\n", at)
+        if line_end < 0:
+            return None
+        try:
+            size = int(body[at:line_end].split(b";")[0].strip() or b"x", 16)
+        except ValueError:
+            return None
+        start = line_end + 2
+        if size == 0:
+            trailer_end = body.find(b"\r\n", start)
+            return (bytes(payload), trailer_end + 2) if trailer_end >= 0 else None
+        if len(body) < start + size + 2:
+            return None
+        payload += body[start : start + size]
+        at = start + size + 2
+
+
+def response_end(data: bytes) -> int | None:
+    """How many bytes of ``data`` make one whole HTTP response (by ``Content-Length`` or the
+    terminal chunk), or None while it is not whole (or its end cannot be told)."""
+    head_end = data.find(_HEAD_END)
+    if head_end < 0:
+        return None
+    head, body = data[:head_end], data[head_end + 4 :]
+    if b"chunked" in (_header(head, b"transfer-encoding") or b"").lower():
+        framed = _chunks(body)
+        return None if framed is None else head_end + 4 + framed[1]
+    length = _header(head, b"content-length")
+    if length is None or not length.isdigit():
+        return None
+    end = head_end + 4 + int(length)
+    return end if len(data) >= end else None
+
+
+def reseal(response: bytes) -> bytes:
+    """``response`` with its MC1 answer rewritten and sealed again, its framing now one
+    ``Content-Length``; every other header kept. A response whose body is no whole MC1
+    envelope is returned unchanged."""
+    from gate.decide.envelope import seal, verify_text
+
+    head, sep, body = response.partition(_HEAD_END)
+    if not sep:
+        return response
+    if b"chunked" in (_header(head, b"transfer-encoding") or b"").lower():
+        framed = _chunks(body)
+        if framed is None:
+            return response
+        body = framed[0]
+    try:
+        content = verify_text(body).encode("utf-8")
+    except EnvelopeError:
+        return response
+    rewritten = _FAIL_VERDICT.sub(b'"verdict": "pass"', content)
+    if rewritten == content:
+        rewritten = b" " + content
+    envelope = seal(rewritten)
+    framing = (b"content-length", b"transfer-encoding")
+    kept = [
+        line
+        for line in _header_lines(head)
+        if line.partition(b":")[0].strip().lower() not in framing
+    ]
+    status = head.split(b"\r\n", 1)[0]
+    lines = [status, *kept, b"Content-Length: %d" % len(envelope)]
+    return b"\r\n".join(lines) + _HEAD_END + envelope
 
 
 class _Done(Exception):

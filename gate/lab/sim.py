@@ -35,13 +35,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gate.decide import signature
 from gate.decide.envelope import SENTINEL, seal
 from gate.providers import PROVIDERS
 from gate.reviewers.eventstream import encode_frame
 from gate.reviewers.settings import ReviewerSettings
 from gate.serve import door
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 #: Every dialect the simulator speaks: all of the gate's providers.
 DIALECTS = PROVIDERS
@@ -504,8 +508,12 @@ def wire_for(
     response: SimResponse = SimResponse(),
     *,
     prompt_tokens: int = 10,
+    signer: Callable[[bytes], str] | None = None,
 ) -> bytes:
-    """The exact bytes (status line, headers, framed body) sent for ``response``."""
+    """The exact bytes (status line, headers, framed body) sent for ``response``.
+
+    ``signer`` (MC1): the ``mc1-signature`` value for the envelope's bytes, sent in a
+    header of a 2xx answer unless ``response.headers`` carries one already."""
     headers: list[tuple[str, str]] = []
     if not 200 <= response.status < 300:
         body_parts = [
@@ -518,6 +526,9 @@ def wire_for(
         body_parts = render_events(dialect, content, response, prompt_tokens=prompt_tokens)
         headers.append(("Content-Type", _CONTENT_TYPE[dialect]))
         headers.append(("Cache-Control", "no-cache"))
+        scripted = {name.lower() for name, _ in response.headers}
+        if signer is not None and dialect == "mc1" and signature.HEADER not in scripted:
+            headers.append((signature.HEADER, signer(b"".join(body_parts))))
     if dialect in _REQUEST_ID_HEADER:
         headers.append((_REQUEST_ID_HEADER[dialect], "req_sim"))
     if response.retry_after is not None:
@@ -602,12 +613,15 @@ class ReviewerSimulator:
         port: int = 0,
         record: bool = True,
         front_door: door.Door | None = None,
+        signing_key: Ed25519PrivateKey | None = None,
     ) -> None:
         """``chooser`` picks each answer from the request's body once ``script`` is spent
         (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port;
         ``record`` False keeps no request (a long run: :attr:`count` still counts);
         ``front_door`` refuses what ``review-gate serve`` refuses (``Host``, ``Origin``, the
-        body's length) before the body is read (``demo --serve``)."""
+        body's length) before the body is read (``demo --serve``).
+        ``signing_key`` (MC1): every 2xx answer is signed with it, as ``review-gate serve``
+        signs, over the prompt of the request it answers and the envelope sent."""
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
         self.dialect = dialect
@@ -616,6 +630,7 @@ class ReviewerSimulator:
         self._script = list(script)
         self._chooser = chooser
         self._port = port
+        self._signing_key = signing_key
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._requests: list[SimRequest] = []
@@ -879,7 +894,9 @@ class ReviewerSimulator:
             # one token per 4 bytes, and never under the 10 a scripted answer has always
             # reported, so the wire of a tiny test prompt is what render_events() makes
             read = max(10, len((system + user).encode("utf-8", "surrogatepass")) // 4)
-        wire = wire_for(dialect, content, response, prompt_tokens=read)
+        wire = wire_for(
+            dialect, content, response, prompt_tokens=read, signer=self._signer(request)
+        )
         limit = len(wire)
         for bound in (response.cut_after, response.stall_after):
             if bound is not None:
@@ -902,6 +919,15 @@ class ReviewerSimulator:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_WR)
             self._drain(conn)
+
+    def _signer(self, request: SimRequest) -> Callable[[bytes], str] | None:
+        """What signs an answer to ``request``: the key over its prompt (MC1), or None."""
+        key = self._signing_key
+        if key is None or self.dialect != "mc1":
+            return None
+        system, user = extract_prompt("mc1", request.body)
+        digest = signature.prompt_sha256(system, user)
+        return lambda envelope: signature.sign(key, prompt_digest=digest, envelope=envelope)
 
     def wire_dialect(self, path: str) -> str:
         """The dialect the answer is in: Vertex serves Claude models in Anthropic's."""

@@ -2,9 +2,10 @@
 
 :func:`build` assembles a JSON-ready record (gate version, the digests of the
 inputs, the binding, the sealed envelope itself (base64) with its digest,
-every attempt with its finish and end reasons, and the decision), so a
-decision can be re-verified offline from the certificate alone
-(``review-gate verify --certificate-in``). :func:`write` stores it with a
+every attempt with its finish and end reasons and, for an MC1 service that signs, its
+signature, and the decision), so a decision can be re-verified offline from the
+certificate alone (``review-gate verify --from-certificate``), and who sealed each answer
+checked against the service's public key (:func:`check_origin`). :func:`write` stores it with a
 verified atomic write, every string redacted first (:mod:`gate.safe.redact`; the
 paths of what was redacted are listed in ``context.redacted``), and refuses to
 write a record in which a secret is still found. :func:`write_response` stores
@@ -18,16 +19,21 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate import __version__
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision
 from gate.decide.envelope import sealed_json
-from gate.errors import AtomicWriteError, UsageError
+from gate.decide.signature import Signature, check
+from gate.errors import AtomicWriteError, SignatureError, SignatureMissing, UsageError
 from gate.safe import redact
 from gate.safe.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 SCHEMA = "review-gate.certificate/1"
 
@@ -138,8 +144,91 @@ def attempts_from(cert: Mapping[str, Any]) -> tuple[Attempt, ...]:
                     end_reason=EndReason(row["end_reason"]),
                     finish_reason=FinishReason(row["finish_reason"]),
                     bytes_received=int(row["bytes_received"]),
+                    signature=Signature.from_json(row.get("signature")),
                 )
             )
         except (KeyError, TypeError, ValueError) as err:
             raise UsageError(f"the certificate has a malformed attempt record: {err}") from err
     return tuple(attempts)
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """One answer a certificate holds: where it is, its envelope, the prompt digest it
+    answered (as the certificate records it) and the signature its last attempt recorded."""
+
+    where: str  # "the answer", "answer 2", "chunk 3/7", "chunk 3/7 answer 2"
+    envelope: bytes
+    prompt_sha256: str | None
+    signature: Signature | None
+
+
+def sealed_answers(cert: Mapping[str, Any]) -> tuple[Sealed, ...]:
+    """Every envelope the certificate holds (the answer, each ``agreement`` answer, each
+    chunk's and each of its answers), with what each was asked and its signature. A chunk
+    carried from an earlier run (``carried``) is left out: it was not asked here, and the
+    certificate it came from (``carried_from``) holds its attempts and signature; the
+    question it answered had the same config, ``public_key`` included."""
+    inputs = cert.get("inputs")
+    prompt = inputs.get("prompt") if isinstance(inputs, dict) else None
+    found: list[Sealed] = []
+    _sealed(found, "the answer", cert, prompt)
+    context = cert.get("context")
+    context = context if isinstance(context, dict) else {}
+    agreement = context.get("agreement")
+    if isinstance(agreement, dict):
+        for answer in _rows(agreement.get("answers")):
+            _sealed(found, f"answer {answer.get('number')}", answer, prompt)
+    chunks = context.get("chunks")
+    for review in _rows(chunks.get("reviews") if isinstance(chunks, dict) else None):
+        if review.get("carried") is not None:
+            continue  # asked in an earlier run, under the same key: its certificate holds it
+        name = f"chunk {review.get('chunk')}"
+        asked = review.get("prompt_sha256")
+        _sealed(found, name, review, asked)
+        for answer in _rows(review.get("answers")):
+            _sealed(found, f"{name} answer {answer.get('number')}", answer, asked)
+    unique: dict[bytes, Sealed] = {}
+    for sealed in found:  # the first answer is also the certificate's own
+        unique.setdefault(sealed.envelope + (sealed.prompt_sha256 or "").encode(), sealed)
+    return tuple(unique.values())
+
+
+def _rows(value: object) -> list[Mapping[str, Any]]:
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
+def _sealed(found: list[Sealed], where: str, record: Mapping[str, Any], prompt: object) -> None:
+    envelope = envelope_bytes(record.get("envelope"))
+    if envelope is None:
+        return
+    attempts = _rows(record.get("attempts"))
+    signature = Signature.from_json(attempts[-1].get("signature")) if attempts else None
+    asked = prompt if isinstance(prompt, str) else None
+    found.append(Sealed(where, envelope, asked, signature))
+
+
+def check_origin(cert: Mapping[str, Any], public_key: Ed25519PublicKey) -> tuple[Sealed, ...]:
+    """Check that ``public_key`` signed every answer the certificate holds, for the prompt
+    the certificate records it was asked; return them. Raises :class:`SignatureError`
+    naming the first answer whose signature is missing, by another key, or does not verify
+    (another envelope, another prompt, a forgery)."""
+    answers = sealed_answers(cert)
+    for sealed in answers:
+        recorded = sealed.signature
+        try:
+            if recorded is None:
+                raise SignatureMissing(
+                    "the certificate records no mc1-signature for it: the run received it "
+                    "unsigned, so nothing proves who sealed it"
+                )
+            asked = sealed.prompt_sha256 or recorded.prompt_sha256
+            if recorded.prompt_sha256 != asked:
+                raise SignatureError(
+                    f"its signature records the prompt {recorded.prompt_sha256[:16]}..., "
+                    f"not the prompt {asked[:16]}... the certificate says was asked"
+                )
+            check(public_key, recorded.value, prompt_digest=asked, envelope=sealed.envelope)
+        except SignatureError as err:
+            raise type(err)(f"{sealed.where}: {err.message}", reason=err.reason) from err
+    return answers

@@ -46,6 +46,7 @@ import httpx
 
 from gate import USER_AGENT
 from gate.decide.attempt import Attempt, EndReason, FinishReason
+from gate.decide.signature import Signature
 from gate.errors import GateError, Interrupted
 from gate.reviewers.limits import classify
 from gate.reviewers.settings import ReviewerSettings, shown_url
@@ -131,6 +132,10 @@ class Reply:
     first_byte_s: float | None = None
     retryable: bool = False
     retry_after: float | None = None
+    #: MC1: the mc1-signature header as received (gate.reviewers.signed reads it) ...
+    signature_header: str | None = field(default=None, repr=False)
+    #: ... and the signature the attempt records
+    signature: Signature | None = None
 
     @classmethod
     def from_exchange(
@@ -195,6 +200,7 @@ class Reply:
             request_id=self.request_id,
             elapsed_s=self.elapsed_s,
             retryable=self.retryable,
+            signature=self.signature,
         )
 
 

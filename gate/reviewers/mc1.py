@@ -7,15 +7,19 @@ an MC1 envelope (``MC1 <len> <sha256>\\n<body>``), verified with
 :class:`~gate.decide.envelope.StreamVerifier` while it streams, so a bad header or a
 body longer than declared stops the read at once. The envelope is passed on
 exactly as received, never re-sealed. A cut or a digest mismatch is retried;
-an envelope the service built wrong is not.
+an envelope the service built wrong is not. The ``mc1-signature`` header of a whole
+envelope goes with the reply (:attr:`Reply.signature_header`):
+:mod:`gate.reviewers.signed` checks it against ``reviewer.public_key`` and the prompt sent.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from gate.decide.attempt import EndReason
 from gate.decide.envelope import StreamVerifier
+from gate.decide.signature import HEADER
 from gate.errors import EnvelopeError, SizeLimitExceeded
 from gate.providers import Provider
 from gate.reviewers.base import Exchange, Failure, HttpRequest, Reply
@@ -126,10 +130,5 @@ class Stream:
                 EndReason.TRAILER,
                 retry=retry,
             )
-        return reply(
-            "",
-            "",
-            EndReason.TRAILER,
-            envelope=exchange.raw,
-            content=envelope.text(),
-        )
+        whole = reply("", "", EndReason.TRAILER, envelope=exchange.raw, content=envelope.text())
+        return replace(whole, signature_header=exchange.headers.get(HEADER))

@@ -218,6 +218,25 @@ def _grammar_setting(settings: ReviewerSettings) -> None:
         )
 
 
+def _public_key_setting(settings: ReviewerSettings) -> None:
+    """``public_key`` only for mc1, and an Ed25519 public key in PEM (the config's reader
+    said so already; settings built in code are held to the same)."""
+    if settings.public_key is None:
+        return
+    if settings.provider != Provider.MC1:
+        raise UsageError(
+            f"reviewer public_key is set for provider {settings.provider}, which carries no "
+            "signature; set provider: mc1 or remove public_key",
+            reason="config_public_key",
+        )
+    from gate.decide.signature import public_key_from_pem
+
+    try:
+        public_key_from_pem(settings.public_key.encode("utf-8"), source="reviewer.public_key")
+    except ConfigError as err:
+        raise UsageError(err.message, reason="config_public_key") from err
+
+
 def validate(settings: ReviewerSettings) -> None:
     """Raise :class:`UsageError` naming the first invalid setting and its fix."""
     if settings.provider not in PROVIDERS:
@@ -261,6 +280,7 @@ def validate(settings: ReviewerSettings) -> None:
             )
     _cloud_settings(settings)
     _grammar_setting(settings)
+    _public_key_setting(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname
         raise UsageError(

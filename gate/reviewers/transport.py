@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.ends import name_refusal
 from gate.providers import PROVIDERS, Provider
-from gate.reviewers import prompt_read
+from gate.reviewers import prompt_read, signed
 from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
 
@@ -66,7 +66,8 @@ def call_once(
             watchdog=watchdog,
         )
         prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
-        return named(prompt_read.checked(parser.conclude(exchange), prompt_bytes))
+        reply = signed.checked(parser.conclude(exchange), settings, system=system, user=user)
+        return named(prompt_read.checked(reply, prompt_bytes))
 
 
 def named(reply: Reply) -> Reply:
@@ -159,4 +160,8 @@ def attempt_line(attempt: Attempt, total: int | None = None) -> str:
         f"{attempt.bytes_received} bytes in {attempt.elapsed_s:.2f}s, "
         f"finish {attempt.finish_reason}"
     )
+    signed = attempt.signature
+    if signed is not None and attempt.complete:
+        checked = "checked" if signed.checked else "not checked: no reviewer.public_key is set"
+        head += f", signed by {signed.key_id or 'a malformed key id'} ({checked})"
     return head if attempt.complete else f"{head}: {attempt.detail}"

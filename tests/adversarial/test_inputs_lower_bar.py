@@ -33,6 +33,15 @@ fake = base.fake
 sim_factory = base.sim_factory
 ROOT = Path(__file__).resolve().parents[2]
 
+#: the base config names the MC1 service's key (the workflow gives the service's URL, as
+#: the harness gives every reviewer's); the input names another key
+KEY_A = "MCowBQYDK2VwAyEAA6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="
+KEY_B = "MCowBQYDK2VwAyEAebVWLo/mVPlAeLES6KmLp5AfhTrmlb7X4OORC60ElmQ="
+SIGNED_MC1 = (
+    "reviewer:\n  provider: mc1\n  public_key: |\n    -----BEGIN PUBLIC KEY-----\n"
+    f"    {KEY_A}\n    -----END PUBLIC KEY-----\n"
+)
+OTHER_KEY = f"-----BEGIN PUBLIC KEY-----\n{KEY_B}\n-----END PUBLIC KEY-----"
 FALLBACK = "fallbacks:\n  - {provider: anthropic, model: sim-model, api_key_env: FB_KEY}\n"
 #: input -> (the base config that sets the bar, an input value below it)
 LOWERING: dict[str, tuple[str, str]] = {
@@ -53,6 +62,8 @@ LOWERING: dict[str, tuple[str, str]] = {
     "region": ("reviewer:\n  region: us-east-1\n", "eu-west-1"),
     "project": ("reviewer:\n  project: prod-project\n", "my-project"),
     "location": ("reviewer:\n  location: us-east5\n", "europe-west4"),
+    # another key: the author's own service could sign the answer (issue 33)
+    "public-key": (SIGNED_MC1, OTHER_KEY),
     # with a fallback, a primary that times out or gives up sooner lets the workflow pick
     # who judges (test_fallback_forcing_inputs.py: without one they apply)
     "timeout": (f"reviewer:\n  deadline: 120\n{FALLBACK}", "0.5"),
@@ -77,7 +88,10 @@ def test_the_schema_allows_exactly_the_inputs_that_can_lower() -> None:
 
 
 def _inputs(name: str, value: str | None, sim_url: str) -> dict[str, str]:
-    return {name: value if value is not None else sim_url}
+    given = {name: value if value is not None else sim_url}
+    if name == "public-key":  # the harness's provider input is openai's; a key is mc1's
+        given["provider"] = "mc1"
+    return given
 
 
 @pytest.mark.parametrize("name", sorted(LOWERING))

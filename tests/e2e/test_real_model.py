@@ -200,3 +200,54 @@ def test_an_answer_cut_on_the_way_is_never_a_pass(server: str, at: int) -> None:
         config = _config(f"{proxy.url}/v1", attempts=1)
         result = review_diff(_diff(path, body), config, api_key=None)
     assert result.decision.state is not State.PASS, result.decision
+
+
+def test_a_backtest_against_the_real_server_ends_with_a_valid_report(
+    server: str, tmp_path: Path
+) -> None:
+    """Issue 32's proof against a real model: ``review-gate backtest`` over a small history
+    (two merges and a squash merge, one of them reverted later) asks the real server for
+    each, and ends with a complete report: every case decided by the model within the
+    contract, the revert labelled block, the JSON, Markdown and HTML reports written."""
+    import json
+    import sys
+
+    from tests.githistory import new_history
+
+    history = new_history(tmp_path / "repo")
+    bad = history.merge("auth.py", "fail")
+    history.merge("util.py", "pass")
+    history.squash("clamp.py", "pass", 7)
+    history.revert(bad, merge=True)
+    config = tmp_path / "local.yml"
+    config.write_text(
+        "reviewer:\n  provider: openai\n  model: smollm2\n"
+        f"  base_url: {server}\n  output_grammar: gbnf\n  max_tokens: 600\n"
+        "  read_timeout: 300\n  deadline: 600\nmin_confidence: 0.0\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "gate", "backtest", "--repo", str(history.repo)),
+            *("--last", "3", "--config", str(config), "--jobs", "1", "--out", str(out), "--json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["status"]["complete"], report["status"]
+    (variant,) = report["configs"]
+    assert variant["cases"] == 3, variant
+    cases = {case["id"]: case for case in report["cases"]}
+    assert sorted(case["label"] for case in cases.values()) == ["allow", "allow", "block"]
+    for case in cases.values():
+        # each decided by the model: a pass or a fail, never malformed, cut or unbound
+        assert [d["state"] for d in case["decisions"][variant["name"]]] in (["pass"], ["fail"]), (
+            case
+        )
+    for name in ("report.json", "report.md", "report.html", "results.jsonl"):
+        assert (out / name).stat().st_size > 0, name

@@ -10,6 +10,7 @@ from the upstream: an outage stays an outage, a chosen end stays chosen, with it
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +25,39 @@ from gate.lab.sim import SimResponse
 from gate.review.pipeline import review_diff
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.transport import call_once
-from gate.serve.keys import public_path
+from gate.serve.keys import new_key, public_path
 from tests.integration.serve.conftest import TOKEN, Running
 
 
-def _review(url: str, token: str = TOKEN) -> Any:
+def _review(url: str, public_key: str | None = None) -> Any:
     config = demo_config(url, read_timeout=10.0, provider="mc1")
-    return review_diff(load_sample(), config, api_key=token, sleep=lambda _: None)
+    config = replace(config, reviewer=replace(config.reviewer, public_key=public_key))
+    return review_diff(load_sample(), config, api_key=TOKEN, sleep=lambda _: None)
 
 
 @pytest.mark.parametrize(("mode", "state"), [("pass", State.PASS), ("fail", State.FAIL)])
+@pytest.mark.parametrize("keyed", [False, True])
 def test_the_gate_decides_on_what_serve_sealed(
-    sim_factory: Any, serve: Any, mode: str, state: State
+    sim_factory: Any, serve: Any, key_path: Path, mode: str, state: State, keyed: bool
 ) -> None:
     sim = sim_factory(ScriptedModel(mode))
     running: Running = serve(sim)
-    result = _review(running.url)
+    public = public_path(key_path).read_text() if keyed else None
+    result = _review(running.url, public)
     assert result.decision.state is state, result.decision
     assert sim.count == 1  # one upstream call per gate attempt, no retries inside serve
+
+
+def test_the_gate_with_another_public_key_refuses_what_serve_signed(
+    sim_factory: Any, serve: Any, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.key"
+    new_key(other)
+    sim = sim_factory(ScriptedModel("pass"))
+    running: Running = serve(sim)
+    result = _review(running.url, public_path(other).read_text())
+    assert result.decision.state is State.INCOMPLETE
+    assert result.decision.reason == "signature_key", result.decision
 
 
 def test_the_signature_verifies_with_the_public_key_for_this_prompt(

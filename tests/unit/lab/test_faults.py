@@ -328,3 +328,79 @@ def test_cli_ctrl_c_stops_cleanly(upstream: Upstream) -> None:
     assert "connection 1: request 39 bytes, response 1024 bytes in, 1024 bytes out" in live
     assert proc.returncode == 0
     assert "fault-proxy: stopped" in rest
+
+
+# --- reseal: a rewriting hop without the key ---------------------------------------------
+
+
+def _mc1_response(content: bytes, *, chunked: bool) -> bytes:
+    from gate.decide.envelope import seal
+
+    envelope = seal(content)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-mc1\r\nmc1-signature: kept\r\n"
+    if chunked:
+        half = len(envelope) // 2
+        body = b"".join(
+            b"%x\r\n%s\r\n" % (len(part), part) for part in (envelope[:half], envelope[half:])
+        )
+        return head + b"Transfer-Encoding: chunked\r\n\r\n" + body + b"0\r\n\r\n"
+    return head + b"Content-Length: %d\r\n\r\n" % len(envelope) + envelope
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_reseal_turns_a_fail_into_a_pass_sealed_again_keeping_the_other_headers(
+    chunked: bool,
+) -> None:
+    from gate.decide.envelope import verify_text
+    from gate.lab.faults import reseal, response_end
+
+    original = _mc1_response(b'```json\n{"verdict": "fail"}\n```\n', chunked=chunked)
+    assert response_end(original) == len(original)
+    assert response_end(original[:-1]) is None
+    rewritten = reseal(original)
+    head, _, body = rewritten.partition(b"\r\n\r\n")
+    assert b"mc1-signature: kept" in head
+    assert b"Transfer-Encoding" not in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    assert verify_text(body) == '```json\n{"verdict": "pass"}\n```\n'
+    assert response_end(rewritten) == len(rewritten)
+
+
+def test_reseal_changes_an_answer_without_a_fail_and_leaves_other_bodies_alone() -> None:
+    from gate.decide.envelope import verify_text
+    from gate.lab.faults import reseal
+
+    original = _mc1_response(b"pass", chunked=False)
+    assert verify_text(reseal(original).partition(b"\r\n\r\n")[2]) == " pass"
+    plain = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+    assert reseal(plain) == plain
+    assert Fault(FaultKind.RESEAL).describe().startswith("rewrite the MC1 answer")
+
+
+def test_reseal_through_the_proxy_sends_the_rewritten_response() -> None:
+    from gate.decide.envelope import verify_text
+
+    original = _mc1_response(b'{"verdict": "fail"}', chunked=True)
+    server = Upstream(original, piece=7)
+    with server, FaultProxy(server.address, Fault(FaultKind.RESEAL)) as proxy:
+        got, how = fetch(proxy.address)
+        assert proxy.wait(5)
+    assert how == "eof"
+    body = got.partition(b"\r\n\r\n")[2]
+    assert verify_text(body) == '{"verdict": "pass"}'
+    assert proxy.records[0].applied
+
+
+def test_the_command_line_offers_the_reseal() -> None:
+    from gate.cli import build_parser
+    from gate.commands.fault_proxy import fault_from_args
+
+    args = build_parser().parse_args(
+        ["fault-proxy", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--reseal"]
+    )
+    assert fault_from_args(args) == Fault(FaultKind.RESEAL)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(
+            ["fault-proxy", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9", "--reseal",
+             "--cut-after", "3"]
+        )  # fmt: skip
