@@ -177,3 +177,12 @@ def test_an_upstream_that_is_gone_is_an_outage(sim_factory: Any, serve: Any) -> 
     health = httpx.get(running.root + "/healthz", timeout=10.0)
     assert health.status_code == 503
     assert health.json()["upstream"] == "unreachable"
+
+
+def test_an_answer_over_the_answer_limit_is_never_sealed(sim_factory: Any, serve: Any) -> None:
+    sim = sim_factory(script=[SimResponse(content="long " * 2000)])
+    running: Running = serve(sim, max_answer_bytes=4096)
+    reply = call_once(_mc1(running.url), system=SYSTEM, user=USER)
+    assert reply.http_status == 422
+    assert reply.reason == "size_limit"
+    assert end_of(reply.to_attempt(1)) is End.CHOSEN  # the model's length chose it
