@@ -312,7 +312,7 @@ def siblings(
             config, selected = question_of(other)
             theirs = selected.coverage
             same = (
-                question.key_for(selected.data, config) == key
+                question.key_for(selected.data, config, head=run.head_files) == key
                 and _coverage_holds(theirs, config)
                 and mine is not None
                 and (theirs.reviewed, theirs.skipped) == (mine.reviewed, mine.skipped)

@@ -170,7 +170,7 @@ def _review(
         run.target = replace(target, ignore=refused)
         return None
     _read_pull(run, gh)  # the first request: the pipeline loads after it (issue 22)
-    from gate.action import guards
+    from gate.action import guards, headfiles
     from gate.review import cost, scope
 
     if (fork := guards.fork_on_pull_request(target.event, run.pull)) is not None:
@@ -211,13 +211,17 @@ def _review(
     selected = scope.select_diff(_sections(run, gh, config, fetch), config, source=fetch.source)
     run.evidence.coverage = coverage = selected.coverage
     run.reviewed_diff = selected.data
-    if (empty := scope.before_any_request(coverage, config)) is not None:
+    empty = scope.before_any_request(coverage, config)
+    if empty is None or empty.status is Status.SUCCESS:  # context: files, for a question
+        run.head_files = headfiles.fetch(gh, run.head, selected.data, config)
+    head = run.head_files
+    if empty is not None:
         if empty.status is Status.SUCCESS:  # assets or excluded files only: no call to make
             _question(run, selected.data, config)  # what another base's pull must answer
         return _post_final(run, empty)  # nothing to review, or partial: before any request
-    run.estimate = cost.preflight(selected.data, config, coverage)
+    run.estimate = cost.preflight(selected.data, config, coverage, head)
     report.emit([untrusted.line(run.estimate.line())], run.out)
-    if (costly := cost.over_budget(selected.data, config, coverage)) is not None:
+    if (costly := cost.over_budget(selected.data, config, coverage, head)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
     if (kept := guards.memory(run, gh, _question(run, selected.data, config))) is not None:
@@ -275,6 +279,7 @@ def _ask(
             fallback_keys=keys,
             carry=run.carry,
             question=run.question,
+            head=run.head_files,
         )
 
 
@@ -300,7 +305,7 @@ def _question(run: RunState, data: bytes, config: Config) -> QuestionKey:
     """The question this run asks (:mod:`gate.memory.question`), kept on the run."""
     from gate.memory import question
 
-    run.question = key = question.key_for(data, config)
+    run.question = key = question.key_for(data, config, head=run.head_files)
     run.prompt_sha = key.prompt_sha
     return key
 

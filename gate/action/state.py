@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the review pipeline's types: a run holds them only after it
     from gate.memory.question import QuestionKey
     from gate.memory.record import Record
     from gate.review.carry import Book
+    from gate.review.context import HeadFiles
     from gate.review.cost import Preflight
     from gate.review.result import ReviewResult
 
@@ -173,6 +174,8 @@ class RunState:
     clock: Callable[[], float] = time.monotonic
     #: the cost estimate made before any request (the bound and the likely figure)
     estimate: Preflight | None = None
+    #: ``context: files``: the changed files' text at the head (gate.action.headfiles)
+    head_files: HeadFiles | None = None
 
     @property
     def run_url(self) -> str | None:

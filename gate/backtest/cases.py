@@ -61,6 +61,14 @@ class Case:
     #: the commit time (seconds since the epoch) of a change from history, else 0
     time: int = 0
 
+    @property
+    def head(self) -> str | None:
+        """The commit the change ends at (what ``context: files`` reads its files at): a
+        merge's second parent, a squash commit; None for a case from a file."""
+        if self.repo is None or not self.revs:
+            return None
+        return self.revs[-1].split("...")[-1]
+
     def load(self) -> bytes:
         """The diff's bytes; :class:`CaseTooLarge` past :data:`MAX_CASE_DIFF_BYTES`, a
         UsageError when the file or the git command cannot give it."""

@@ -42,12 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from gate.backtest.cases import Case, CaseTooLarge, Plan
+from gate.backtest.headfiles import head_files
 from gate.config.model import Config
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, blocked
 from gate.errors import UsageError
 from gate.memory.question import key_for
 from gate.review import certificate, cost
+from gate.review.context import HeadFiles, file_text, paths_to_fetch
 from gate.review.pipeline import review_diff
 from gate.review.result import blocked_certificate
 from gate.review.scope import before_any_request, select_diff
@@ -361,7 +363,8 @@ class Runner:
             self._answer_blocked(variant, case, repeat, b"", _too_large(case, str(err)), None)
             return
         selected = select_diff(data, config)
-        question = key_for(selected.data, config)
+        head = files_of(case, selected.data, config)
+        question = key_for(selected.data, config, head=head)
         with self._lock:
             self.outcome.questions[(variant.name, case.id, repeat)] = question.id
             if (variant.name, case.id, repeat, question.id) in self.done:
@@ -369,12 +372,12 @@ class Runner:
                 return
         coverage = selected.coverage
         early = before_any_request(coverage, config) or cost.over_budget(
-            selected.data, config, coverage
+            selected.data, config, coverage, head
         )
         if early is not None:
             self._answer_blocked(variant, case, repeat, selected.data, early, question.id)
             return
-        bound = bound_of(selected.data, config, coverage)
+        bound = bound_of(selected.data, config, coverage, head)
         if not self.budget.reserve(bound):
             self._stop_for(case, variant, bound)
             return
@@ -391,6 +394,7 @@ class Runner:
                 sleep=self.pause.sleep,
                 on_attempt=self.pause.saw,
                 question=question,
+                head=head,
             )
             actual = cost.cost_of(result.paid_attempts(), config, models=result.paid_models()).cost
         finally:
@@ -510,12 +514,28 @@ class Runner:
             self._stop.set()
 
 
-def bound_of(data: bytes, config: Config, coverage: Any) -> float | None:
+def files_of(case: Case, data: bytes, config: Config) -> HeadFiles | None:
+    """The files ``context: files`` shows for ``case`` (None with ``context: diff``): read
+    from git at the case's head; a case from a file has no head, so every file is left
+    out, named (the review runs on the diff, as the action's does when it cannot fetch)."""
+    if config.context != "files":
+        return None
+    if case.repo is None or case.head is None:
+        why = "a case from a cases file names no head commit to read files at"
+        return HeadFiles(
+            "none", tuple(file_text(p, None, missing=why) for p in paths_to_fetch(data, config))
+        )
+    return head_files(case.repo, case.head, data, config)
+
+
+def bound_of(
+    data: bytes, config: Config, coverage: Any, head: HeadFiles | None = None
+) -> float | None:
     """The most one review can cost: the preflight bound of the reviewer and of each
     fallback asked in full (None when any has no price)."""
     total = 0.0
     for each in config.chain():
-        bound = cost.preflight(data, each, coverage).bound
+        bound = cost.preflight(data, each, coverage, head).bound
         if bound is None:
             return None
         total += bound

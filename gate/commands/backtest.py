@@ -23,9 +23,12 @@ per config: how often it would block presumed-good merges (split into blocks
 about the code and not), how often it catches a change labelled block (a later
 commit reverted it, or the cases file says so), how often it blocks a change
 labelled allow, how stable its answer is (--repeat), what it cost, and latency.
-Two or more configs (--config A.yml --config B.yml, or several --model or
---min-confidence values) are compared on the same cases: the paired difference
-of each rate and the exact McNemar p-value of the discordant cases.
+Two or more configs (--config A.yml --config B.yml, or several --model,
+--min-confidence or --context values) are compared on the same cases: the paired
+difference of each rate and the exact McNemar p-value of the discordant cases.
+With context: files (--context files) each case's changed files are read from
+git at its head (a merge's second parent, a squash commit); a case from a
+--cases file has no head, so its files are left out, named in its certificate.
 
 Cases: --repo PATH --last N (the newest N first-parent merges and squash merges
 of HEAD, each as its pull request's diff) or --repo PATH --range A..B, or
@@ -45,6 +48,7 @@ report is partial), 130 interrupted (the report is partial).
 examples:
   review-gate backtest --repo . --last 50 --model gpt-4o-mini --max-cost 2
   review-gate backtest --cases bugs.jsonl --config a.yml --config b.yml --repeat 3 --jobs 8
+  review-gate backtest --repo . --last 30 --model gpt-4o-mini --context diff --context files
 """
 
 #: reviewer options: dest -> the action input name apply_inputs knows (as review has them)
@@ -59,10 +63,13 @@ _OVERRIDES = {
     "agreement": "agreement",
 }
 MAX_REPEAT, MAX_JOBS, MAX_LAST, DEFAULT_LAST = 10, 64, 10_000, 50
+
 DEFAULT_OUT = "review-gate-backtest"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from gate.config.model import CONTEXTS
+
     cases = parser.add_argument_group("cases (one of --repo or --cases)")
     cases.add_argument("--repo", metavar="PATH", help="a local git repository (a clone)")
     cases.add_argument("--last", type=int, metavar="N", help="the newest N merges (default 50)")
@@ -89,6 +96,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="F",
         help="the lowest confidence a pass may have (repeatable)",
+    )
+    asked.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        choices=CONTEXTS,
+        help="what the reviewer is shown besides the diff: diff, or files (also the changed "
+        "files' new text, read from git at each case's head); repeatable: one variant each",
     )
     for option, dest in _OVERRIDES.items():
         asked.add_argument(
@@ -165,10 +180,11 @@ def _load(path: str | None, given: dict[str, str]) -> Config:
 
 
 def variants(args: argparse.Namespace) -> list[Variant]:
-    """Every config to compare: each --config, then each --model and --min-confidence
-    value over it (a product when several are repeated), each with its keys."""
+    """Every config to compare: each --config, then each --model, --min-confidence and
+    --context value over it (a product when several are repeated), each with its keys."""
     import itertools
     import os
+    from dataclasses import replace
 
     from gate.backtest.runner import Variant
     from gate.commands.review import api_key_for
@@ -183,7 +199,11 @@ def variants(args: argparse.Namespace) -> list[Variant]:
     }
     files: list[str | None] = list(args.config) or [None]
     stems = [Path(f).stem if f else "default" for f in files]
-    axes = [("model", args.model or [None]), ("min-confidence", args.min_confidence or [None])]
+    axes = [
+        ("model", args.model or [None]),
+        ("min-confidence", args.min_confidence or [None]),
+        ("context", args.context or [None]),
+    ]
     found: list[Variant] = []
     for (path, stem), *values in itertools.product(
         zip(files, stems, strict=True), *(values for _, values in axes)
@@ -195,7 +215,10 @@ def variants(args: argparse.Namespace) -> list[Variant]:
                 given[axis] = value
                 if len(options) > 1:
                     parts.append(f"{axis}={value}")
+        context = given.pop("context", None)  # a config key, not an action input
         config = _load(path, given)
+        if context is not None:
+            config = replace(config, context=context)
         explicit = config.reviewer.api_key_env is not None or args.api_key_env is not None
         key = api_key_for(config, explicit_env=explicit)
         try:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from gate.diff import Coverage
     from gate.errors import ConfigError, UsageError
     from gate.review.carry import Book
+    from gate.review.context import HeadFiles
     from gate.review.cost import CostReport
     from gate.review.result import ChunkReview, ReviewResult
 
@@ -170,6 +171,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "pricing for the model); above it, or with no price, needs_human (over_budget) and "
         "the model is not called (default: from --config, else no limit)",
     )
+    _add_reads(parser)
+    _add_outputs(parser)
+
+
+def _add_reads(parser: argparse.ArgumentParser) -> None:
+    """What the review reads besides the diff: earlier chunk answers, the head's files."""
+    from gate.config.model import CONTEXTS
+
     parser.add_argument(
         "--carry",
         action="append",
@@ -181,7 +190,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "bound fail stands; every other chunk is sent. Without it every chunk is sent "
         "(default: none; ignored with incremental: off)",
     )
-    _add_outputs(parser)
+    parser.add_argument(
+        "--context",
+        choices=CONTEXTS,
+        help="what the reviewer is shown besides the diff: diff, or files (also the new "
+        "version of each changed file, read from git at --commit in --repo, within the "
+        "config's context_bytes) (default: from --config, else diff)",
+    )
+    parser.add_argument(
+        "--repo",
+        default=".",
+        metavar="PATH",
+        help="the git repository --commit is in, read with context: files (default: the "
+        "current folder)",
+    )
 
 
 def _add_outputs(parser: argparse.ArgumentParser) -> None:
@@ -221,6 +243,8 @@ def _add_outputs(parser: argparse.ArgumentParser) -> None:
 
 def load(args: argparse.Namespace) -> Config:
     """The config file (or defaults) with the command-line overrides applied."""
+    from dataclasses import replace
+
     from gate.config.inputs import apply_inputs
     from gate.config.load import load_config
     from gate.config.model import default_config
@@ -237,9 +261,12 @@ def load(args: argparse.Namespace) -> Config:
             from gate.commands._io import read_public_key
 
             given["public-key"] = read_public_key(args.public_key).decode("utf-8", "replace")
-        return apply_inputs(config, given)
+        config = apply_inputs(config, given)
     except ConfigError as err:
         raise usage_from(err) from err
+    if getattr(args, "context", None):  # a config key, not an action input
+        return replace(config, context=args.context)
+    return config
 
 
 def check_base_url(config: Config, args: argparse.Namespace) -> None:
@@ -384,6 +411,24 @@ def _check_before_reading(args: argparse.Namespace, config: Config) -> None:
     check_output_path("--certificate", args.certificate)
     check_output_path("--save-response", args.save_response)
     check_exports(args)
+    if config.context == "files" and not args.commit:
+        where = "--context files" if args.context else f"context: files in {args.config}"
+        raise UsageError(
+            f"{where} shows the reviewer the new version of each changed file, read from "
+            "git: pass --commit SHA (the head the diff is of) and --repo PATH (the clone "
+            "holding it; default: the current folder), or use --context diff",
+            reason="context_without_commit",
+        )
+
+
+def head_of(args: argparse.Namespace, data: bytes, config: Config) -> HeadFiles | None:
+    """The changed files' text at --commit in --repo with ``context: files`` (a
+    :class:`gate.review.context.HeadFiles`), else None."""
+    if config.context != "files":
+        return None
+    from gate.backtest.headfiles import head_files
+
+    return head_files(Path(args.repo), args.commit, data, config)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -408,16 +453,18 @@ def _run(args: argparse.Namespace) -> int:
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
+    head = head_of(args, selected.data, config)  # context: files, from git at --commit
     # nothing in scope (a pass), nothing to review, or files left out that block:
     # decided before any request
     empty = before_any_request(selected.coverage, config)
     if empty is not None:
         return _blocked_before_call(args, empty, selected.data, config, selected.coverage)
     # max_cost: decided before any request
-    costly = cost.over_budget(selected.data, config, selected.coverage)
+    costly = cost.over_budget(selected.data, config, selected.coverage, head)
     if costly is not None:
         return _blocked_before_call(args, costly, selected.data, config, selected.coverage)
-    say(untrusted.line(cost.preflight(selected.data, config, selected.coverage).line()), err=True)
+    estimate = cost.preflight(selected.data, config, selected.coverage, head)
+    say(untrusted.line(estimate.line()), err=True)
     total = config.reviewer.attempts
     carry = carry_book(args.carry)
     from gate.memory.question import key_for  # the one question key (record, carry, replay)
@@ -443,7 +490,8 @@ def _run(args: argparse.Namespace) -> int:
                 coverage=selected.coverage,
                 on_attempt=report_attempt,
                 carry=carry,
-                question=key_for(selected.data, config),
+                question=key_for(selected.data, config, head=head),
+                head=head,
             )
     except KeyboardInterrupt as err:  # Ctrl-C: keep what had arrived, then exit 130
         raw = err.raw if isinstance(err, Interrupted) else b""
@@ -456,7 +504,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         out = summary_json(result, cert_sha)
         out["cost"] = spent.to_json()
-        out["cost_estimate"] = cost.preflight(selected.data, config, selected.coverage).to_json()
+        out["cost_estimate"] = estimate.to_json()
         say_json(out)
     else:
         say("\n".join(decision_lines(decision)))

@@ -226,6 +226,28 @@ def names_these_bytes(cert: dict[str, Any], binding: Binding, *, chunked: bool) 
     )
 
 
+def context_note(cert: dict[str, Any]) -> str | None:
+    """What the reviewer was shown besides the diff (``context.reviewer_context``,
+    ``context: files``), named: the check needs none of it (the verdict binds the diff
+    alone), and each part's blob id and SHA-256 let a person fetch the very bytes again."""
+    from gate.safe import untrusted
+
+    context = cert.get("context")
+    record = context.get("reviewer_context") if isinstance(context, dict) else None
+    if not isinstance(record, dict) or not isinstance(record.get("requests"), list):
+        return None
+    rows = [r for r in record["requests"] if isinstance(r, dict)]
+    shown = [p for r in rows for p in r.get("shown") or () if isinstance(p, dict)]
+    left = [x for r in rows for x in r.get("left_out") or () if isinstance(x, dict)]
+    files = len({str(p.get("path")) for p in shown})
+    return untrusted.line(
+        f"note: the reviewer was also shown {len(shown)} parts of {files} changed files "
+        f"(context: files, read from {record.get('source')}); {len(left)} left out "
+        "(context.reviewer_context names each, with its blob id and SHA-256); the verdict "
+        "binds the diff alone, so this check needs none of them"
+    )
+
+
 def chunk_record(cert: dict[str, Any]) -> dict[str, Any] | None:
     """The certificate's record of a review in chunks (``context.chunks``), if any."""
     context = cert.get("context")
@@ -374,6 +396,10 @@ def run(args: argparse.Namespace) -> int:
         decision = no_higher_than_recorded(decision, cert)
         if key is not None:
             decision = origin_check(cert, key, args.public_key) or decision
+        if (seen := context_note(cert)) is not None:
+            from gate.commands._io import say
+
+            say(seen, err=True)
     if args.certificate:
         cert_out = build(
             decision,

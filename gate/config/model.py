@@ -17,6 +17,8 @@ from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
 from gate.safe.redact import first_key
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
+#: the values of ``context`` (what the reviewer is shown besides the diff)
+CONTEXTS = ("diff", "files")
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,11 @@ class Config:
     escalation: Escalation = field(default_factory=Escalation)
     #: triage: a label the gate keeps on each pull request waiting for a human (None: none)
     needs_human_label: str | None = None
+    #: what the reviewer is shown besides the diff (gate/review/context.py): ``diff`` (the
+    #: diff alone) or ``files`` (also the new version of each changed file, whole or
+    #: around its hunks, within ``context_bytes`` per request); coverage stays the diff
+    context: str = "diff"
+    context_bytes: int = 32_768
 
     def chain(self) -> tuple[Config, ...]:
         """This config, then one per fallback (its reviewer in place, no fallbacks of its
@@ -164,7 +171,9 @@ class Config:
 
 #: keys :meth:`Config.to_json` leaves out at their default, so the digest of every config
 #: written before they existed (and of every certificate naming it) stays the same
-ABSENT_AT_DEFAULT = frozenset({"escalation", "needs_human_label", "nothing_in_scope"})
+ABSENT_AT_DEFAULT = frozenset(
+    {"escalation", "needs_human_label", "nothing_in_scope", "context", "context_bytes"}
+)
 #: the same for the keys of a reviewer (and of each fallback)
 REVIEWER_ABSENT_AT_DEFAULT = frozenset({"public_key"})
 

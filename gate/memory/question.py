@@ -8,8 +8,9 @@ a context-overflow split, ``agreement: k``). :class:`QuestionKey` is that questi
 * ``policy_version``: the policy the verdict must repeat;
 * ``config_sha``: the digest of the whole effective config (base config + inputs);
 * ``model``: the reviewer model;
-* ``prompt_sha``: the digest of the **whole-diff** prompt
-  (:func:`gate.review.prompt.prompt_sha256`), even when the diff was reviewed in chunks:
+* ``prompt_sha``: the digest of the **whole-diff** prompt, with the files
+  ``context: files`` shows beside it (:func:`gate.review.context.whole_prompt_sha256`),
+  even when the diff was reviewed in chunks:
   known before any call, the same for every review shape. The chunk prompts' digests
   travel beside it (``chunk_prompts``, not part of equality: the chunk cut follows from
   the diff and the config, which the key holds).
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from gate.diff import diff_sha
 from gate.memory.record import Record
-from gate.review.prompt import prompt_sha256
+from gate.review.context import HeadFiles, whole_prompt_sha256
 from gate.review.result import config_sha256
 
 if TYPE_CHECKING:
@@ -121,14 +122,21 @@ class QuestionKey:
 CHUNK_QUESTION_SCHEMA = "review-gate.chunk-question/2"
 
 
-def key_for(diff: bytes, config: Config, *, chunk_prompts: tuple[str, ...] = ()) -> QuestionKey:
-    """The question a review of ``diff`` (the selected bytes) under ``config`` asks."""
+def key_for(
+    diff: bytes,
+    config: Config,
+    *,
+    chunk_prompts: tuple[str, ...] = (),
+    head: HeadFiles | None = None,
+) -> QuestionKey:
+    """The question a review of ``diff`` (the selected bytes) under ``config`` asks;
+    ``head``: the files ``context: files`` shows (their text is in the prompt digest)."""
     return QuestionKey(
         diff_sha=diff_sha(diff),
         policy_version=config.policy_version,
         config_sha=config_sha256(config),
         model=config.reviewer.model,
-        prompt_sha=prompt_sha256(diff, config),
+        prompt_sha=whole_prompt_sha256(diff, config, head),
         chunk_prompts=chunk_prompts,
         fallback_models=tuple(fb.model for fb in config.fallbacks),
     )

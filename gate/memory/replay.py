@@ -276,6 +276,14 @@ def replay_one(
     if found is None:
         return row("-", Outcome.UNREPLAYABLE, "diff changed: its bytes no longer hash to diff_sha")
     data, coverage = found
+    if config.context == "files":
+        return row(
+            "-",
+            Outcome.UNREPLAYABLE,
+            "the config shows the changed files beside the diff (context: files); replay "
+            "has the diff alone, so its prompt would not be the run's: pass --config with "
+            "context: diff, or backtest the commit with --context files",
+        )
     if recorded.chunk_prompts:
         # a review in chunks: compared chunk by chunk (its prompt_sha is chunk 1's only)
         if (why := chunk_prompts_differ(recorded, data, coverage, config)) is not None:

@@ -5,6 +5,8 @@ Read top-down, in the order the modules depend on each other:
 * :mod:`~gate.review.scope`: what is reviewed (``select_diff``, the coverage rules);
 * :mod:`~gate.review.prompt`: the reviewer prompt;
 * :mod:`~gate.review.chunks`: the chunker (file, then hunk, boundaries);
+* :mod:`~gate.review.context`: ``context: files``, the changed files' text each request
+  shows beside its diff, within ``context_bytes``;
 * :mod:`~gate.review.budget`: the window budget, each chunk's prompt, the one cut;
 * :mod:`~gate.review.cost`: tokens, prices and the ``max_cost`` estimate;
 * :mod:`~gate.review.certificate` and :mod:`~gate.review.result`: the audit record and

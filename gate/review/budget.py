@@ -27,6 +27,7 @@ from gate.review.chunks import (
     plan,
     plan_file_list,
 )
+from gate.review.context import HeadFiles, most_shown, shown_for
 from gate.review.prompt import Prompt, build_prompt, fenced
 
 #: bytes added to the measured prompt overhead for what varies between chunks
@@ -56,13 +57,22 @@ def scope_text(chunk: Chunk, total: int, files: Sequence[FileEntry]) -> str:
     )
 
 
-def chunk_prompt(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> Prompt:
+def chunk_prompt(
+    chunk: Chunk,
+    total: int,
+    files: Sequence[FileEntry],
+    config: Config,
+    head: HeadFiles | None = None,
+) -> Prompt:
+    """A chunk's prompt: its bytes, its place, and (``context: files``) its own files'
+    text from ``head`` within ``context_bytes`` (:func:`gate.review.context.shown_for`)."""
     binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
     return build_prompt(
         chunk.data,
         binding=binding,
         instructions=config.instructions,
         scope=scope_text(chunk, total, files),
+        context=shown_for(chunk.data, config, head).text,
     )
 
 
@@ -81,12 +91,18 @@ def input_window(config: Config) -> int:
     return context_window(config.reviewer.model)
 
 
-def request_size(chunk: Chunk, total: int, files: Sequence[FileEntry], config: Config) -> int:
+def request_size(
+    chunk: Chunk,
+    total: int,
+    files: Sequence[FileEntry],
+    config: Config,
+    head: HeadFiles | None = None,
+) -> int:
     """A chunk's request in prompt bytes: the size of the prompt that will really be sent
     (:func:`chunk_prompt`: its fence, one backtick longer than the chunk's longest run,
     twice; its label, ``3.2 of 12``; its byte count's digits). ``max_cost`` approves the
     plan and every overflow half with it, and :func:`fits_window` checks the window."""
-    return chunk_prompt(chunk, total, files, config).size
+    return chunk_prompt(chunk, total, files, config, head).size
 
 
 def fits_window(size: int, config: Config) -> bool:
@@ -95,15 +111,19 @@ def fits_window(size: int, config: Config) -> bool:
     return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
 
 
-def chunk_budget(config: Config, files: Sequence[FileEntry]) -> tuple[int, int]:
+def chunk_budget(
+    config: Config, files: Sequence[FileEntry], head: HeadFiles | None = None
+) -> tuple[int, int]:
     """(max bytes of diff per chunk, estimated tokens of the prompt around it).
 
     The bytes are at most ``max_chunk_bytes``, and the window less ``max_tokens`` and the
     prompt's own tokens at :data:`BYTES_PER_TOKEN` bytes a token; 0 when nothing fits.
+    With ``context: files`` the prompt around the diff holds the most file context one
+    request can show (:func:`gate.review.context.most_shown`).
     """
     probe = Chunk(number=1, pieces=())
     empty = chunk_prompt(probe, 1, files, config)
-    overhead = empty.size + OVERHEAD_SLACK
+    overhead = empty.size + OVERHEAD_SLACK + most_shown(config, head)
     overhead_tokens = estimate_tokens(overhead)
     room = input_window(config) - config.reviewer.max_tokens - overhead_tokens
     return max(0, min(config.max_chunk_bytes, room * BYTES_PER_TOKEN)), overhead_tokens
@@ -137,13 +157,19 @@ class ChunkSetup:
 
 
 @last_answer
-def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -> ChunkSetup | None:
+def chunk_setup(
+    diff: bytes,
+    config: Config,
+    coverage: Coverage | None = None,
+    head: HeadFiles | None = None,
+) -> ChunkSetup | None:
     """The chunks ``diff`` is reviewed in, or None when it fits one request whole (and
     ``incremental`` is not ``always``, which chunks even then). The one place the cut is
     made: :func:`gate.review.chunked.review_chunks` and the cost estimate
     (:func:`gate.review.cost.estimate`) both ask here, so the last answer is kept
-    (:func:`gate.memo.last_answer`): the cut is a pure function of the three arguments, and
-    every part of it is frozen."""
+    (:func:`gate.memo.last_answer`): the cut is a pure function of the arguments, and
+    every part of it is frozen. ``head``: the files ``context: files`` shows, whose room
+    each request sets aside."""
     sections = split_diff(diff)
     cov = coverage or Coverage(
         reviewed=tuple(s.path for s in sections if s.path),
@@ -152,7 +178,7 @@ def chunk_setup(diff: bytes, config: Config, coverage: Coverage | None = None) -
         diff_sha=diff_sha(diff),
     )
     files = file_list(diff, cov, sections)
-    limit, overhead = chunk_budget(config, files)
+    limit, overhead = chunk_budget(config, files, head)
     if limit >= len(diff) and config.incremental != "always":
         return None
     cut = plan(diff, cov, max_chunk_bytes=max(1, limit), sections=sections)

@@ -60,8 +60,9 @@ from gate.review.budget import (
 from gate.review.carry import Asked, Ledger, settle
 from gate.review.certificate import attempts_from, envelope_bytes
 from gate.review.chunks import Chunk, FileEntry, Plan, estimate_tokens, halve, plan
+from gate.review.context import HeadFiles, partial_note, record, whole_prompt_sha256
 from gate.review.cost import fits
-from gate.review.prompt import Prompt, prompt_sha256
+from gate.review.prompt import Prompt
 from gate.review.result import ChunkReview, ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage, nothing_reviewed
 from gate.reviewers.pool import PacedOutcome, Pacer, review_paced
@@ -143,6 +144,7 @@ def run_chunks(
     on_attempt: Callable[[Attempt], None] | None = None,
     carry: Ledger | None = None,
     question: str = "",
+    head: HeadFiles | None = None,
 ) -> tuple[Decision, tuple[ChunkReview, ...]]:
     """Review every chunk of ``plan`` (the pool), decide each, aggregate them.
 
@@ -158,14 +160,15 @@ def run_chunks(
     answered with a context overflow is. A chunk is split only while the estimate with
     its halves' requests added still fits under ``max_cost``: the halves are requests
     the approval never counted. Otherwise it stays whole and blocks (``context_overflow``).
+    ``head``: the files ``context: files`` shows, each chunk (and half) its own files'.
     """
     total = len(plan.chunks)
-    affordable = _affordability(plan, files, config)
+    affordable = _affordability(plan, files, config, head)
     pacer = Pacer(config.run_deadline, sleep=sleep)
     done = carried_reviews(plan, config, carry, question)
 
     def one(chunk: Chunk, depth: int) -> tuple[Chunk, int, Prompt, list[PacedOutcome]]:
-        prompt = chunk_prompt(chunk, total, files, config)
+        prompt = chunk_prompt(chunk, total, files, config, head)
         live = _labelled(on_attempt, f"{chunk.name}/{total}")
         answers: list[PacedOutcome] = []
         if depth < MAX_SPLIT_DEPTH and not fits_window(prompt.size, config):
@@ -216,7 +219,7 @@ def run_chunks(
 
 
 def _affordability(
-    plan: Plan, files: Sequence[FileEntry], config: Config
+    plan: Plan, files: Sequence[FileEntry], config: Config, head: HeadFiles | None
 ) -> Callable[[Sequence[Chunk]], bool]:
     """Whether a chunk's halves may be sent: with ``max_cost``, only while the estimate of
     every request it has allowed so far (the plan, then earlier halves) with theirs added
@@ -229,8 +232,8 @@ def _affordability(
         if config.max_cost is None:
             return True
         if not allowed:
-            allowed.extend(request_size(chunk, total, files, config) for chunk in plan.chunks)
-        more = [request_size(half, total, files, config) for half in halves]
+            allowed.extend(request_size(chunk, total, files, config, head) for chunk in plan.chunks)
+        more = [request_size(half, total, files, config, head) for half in halves]
         if not fits([*allowed, *more], config):
             return False
         allowed.extend(more)
@@ -316,13 +319,15 @@ def review_chunks(
     on_attempt: Callable[[Attempt], None] | None,
     carry: Ledger | None = None,
     question: Asked | None = None,
+    head: HeadFiles | None = None,
 ) -> ReviewResult | None:
     """The review in chunks, or None when the diff fits one request
     whole (then :func:`review_diff` asks exactly as it always has). ``question``: the
     key of the question the whole review answers, from which each chunk's question is
     derived (what the certificate records and ``carry`` is looked up by); without it
-    the chunks answer no named question and nothing is carried."""
-    setup = chunk_setup(diff, config, coverage)
+    the chunks answer no named question and nothing is carried. ``head``: the files
+    ``context: files`` shows beside each chunk."""
+    setup = chunk_setup(diff, config, coverage, head)
     if setup is None:
         return None
     plan, files, limit, overhead = setup.plan, setup.files, setup.limit, setup.overhead
@@ -353,7 +358,7 @@ def review_chunks(
     else:
         review_decision, reviews = run_chunks(
             plan, files, config, settings, sleep=sleep, on_attempt=on_attempt,
-            carry=carry if asked else None, question=asked,
+            carry=carry if asked else None, question=asked, head=head,
         )  # fmt: skip
         outcome = ReviewOutcome(
             attempts=tuple(a for r in reviews for a in r.outcome.attempts), envelope=None
@@ -363,8 +368,12 @@ def review_chunks(
     )
     context = dict(extra_cert or {})
     context["chunks"] = manifest_json(plan, reviews, asked, template)
+    sent = [(r.chunk.name, r.chunk.data) for r in reviews if r.carried is None]
+    shown = record(config, head, sent) if sent else None
+    if shown is not None:
+        context["reviewer_context"] = shown
     carried = sum(1 for r in reviews if r.carried is not None)
-    notes = () if note is None else (note,)
+    notes = (*(() if note is None else (note,)), *partial_note(shown))
     if carried:
         notes = (
             f"{carried} of {len(plan.chunks)} chunks carried: their exact bytes passed (or "
@@ -377,7 +386,7 @@ def review_chunks(
         binding=Binding(diff_sha=diff_sha(diff), policy_version=config.policy_version),
         # the question's prompt digest is the whole diff's, whatever the shape of the
         # review (gate/memory/question.py); each chunk's own digest is in the manifest
-        prompt_sha256=prompt_sha256(diff, config),
+        prompt_sha256=whole_prompt_sha256(diff, config, head),
         config_sha256=config_sha256(config),
         reviewer=reviewer_of(settings),
         min_confidence=config.min_confidence,

@@ -46,6 +46,7 @@ from gate.diff import Coverage
 from gate.prices import CURRENCY, listed_price
 from gate.review.budget import chunk_setup, request_size, too_many
 from gate.review.chunks import BYTES_PER_TOKEN, estimate_tokens
+from gate.review.context import HeadFiles, shown_for
 from gate.review.prompt import build_prompt
 from gate.reviewers.prompt_read import count, prompt_tokens
 
@@ -216,10 +217,10 @@ def cost_of(
 
 
 def estimate(
-    diff: bytes, config: Config, coverage: Coverage | None = None
+    diff: bytes, config: Config, coverage: Coverage | None = None, head: HeadFiles | None = None
 ) -> tuple[int, int, float | None]:
     """(input tokens, output tokens, cost) at most, over every attempt (cost None: no price)."""
-    return _estimate(request_bytes(diff, config, coverage), config)
+    return _estimate(request_bytes(diff, config, coverage, head), config)
 
 
 def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | None]:
@@ -230,32 +231,42 @@ def _estimate(sizes: Sequence[int], config: Config) -> tuple[int, int, float | N
     return tokens_in, tokens_out, price(tokens_in, tokens_out, rate) if rate else None
 
 
-def request_bytes(diff: bytes, config: Config, coverage: Coverage | None = None) -> list[int]:
+def request_bytes(
+    diff: bytes, config: Config, coverage: Coverage | None = None, head: HeadFiles | None = None
+) -> list[int]:
     """The prompt bytes of each request the review of ``diff`` makes (each chunk's prompt
     as it will really be sent: :func:`gate.review.budget.request_size`);
     none when the review will block before any request (no room in the window, or over
     ``max_chunks``: ``too_large`` says so better than a cost would). ``coverage`` is the
-    selection's (its skipped files are listed in every chunk's prompt too)."""
-    setup = chunk_setup(diff, config, coverage)
+    selection's (its skipped files are listed in every chunk's prompt too); ``head``: the
+    files ``context: files`` shows beside each request's diff, counted in its size."""
+    setup = chunk_setup(diff, config, coverage, head)
     if setup is None:
         binding = binding_for(diff, config)
-        prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
+        prompt = build_prompt(
+            diff,
+            binding=binding,
+            instructions=config.instructions,
+            context=shown_for(diff, config, head).text,
+        )
         return [prompt.size]
     if setup.limit < 1 or too_many(setup.plan, config, setup.overhead) is not None:
         return []
     total = len(setup.plan.chunks)
-    return [request_size(chunk, total, setup.files, config) for chunk in setup.plan.chunks]
+    return [request_size(chunk, total, setup.files, config, head) for chunk in setup.plan.chunks]
 
 
-def over_budget(diff: bytes, config: Config, coverage: Coverage | None = None) -> Decision | None:
+def over_budget(
+    diff: bytes, config: Config, coverage: Coverage | None = None, head: HeadFiles | None = None
+) -> Decision | None:
     """``needs_human`` (``over_budget``) when the estimate exceeds ``max_cost`` or cannot be
     made; None when there is no limit or the review fits under it."""
     if config.max_cost is None:
         return None
     # with fallbacks: the worst case, every reviewer of the list asked in full
     chain = config.chain()
-    each = [_estimate(request_bytes(diff, c, coverage), c) for c in chain]
-    sizes = request_bytes(diff, config, coverage)
+    each = [_estimate(request_bytes(diff, c, coverage, head), c) for c in chain]
+    sizes = request_bytes(diff, config, coverage, head)
     tokens_in = sum(e[0] for e in each)
     tokens_out = sum(e[1] for e in each)
     costs = [e[2] for e in each]
@@ -358,9 +369,11 @@ class Preflight:
         }  # fmt: skip
 
 
-def preflight(diff: bytes, config: Config, coverage: Coverage | None = None) -> Preflight:
+def preflight(
+    diff: bytes, config: Config, coverage: Coverage | None = None, head: HeadFiles | None = None
+) -> Preflight:
     """The estimate every run prints before it asks (:class:`Preflight`)."""
-    sizes = request_bytes(diff, config, coverage)
+    sizes = request_bytes(diff, config, coverage, head)
     bound_in, bound_out, bound = _estimate(sizes, config)
     answers = config.agreement
     likely_in = answers * sum(estimate_tokens(size) + TOKEN_OVERHEAD for size in sizes)

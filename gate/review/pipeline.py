@@ -31,7 +31,14 @@ from gate.decide.decision import Binding, Family, State, binding_for, decide
 from gate.decide.ends import outage
 from gate.diff import Coverage
 from gate.errors import GateError
-from gate.review.prompt import build_prompt, prompt_sha256
+from gate.review.context import (
+    HeadFiles,
+    partial_note,
+    record,
+    shown_for,
+    whole_prompt_sha256,
+)
+from gate.review.prompt import build_prompt
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage
 from gate.reviewers.settings import ReviewerSettings, validate
@@ -52,6 +59,7 @@ def review_diff(
     carry: Ledger | None = None,
     fallback_keys: Sequence[str | None] | None = None,
     question: Asked | None = None,
+    head: HeadFiles | None = None,
 ) -> ReviewResult:
     """Review ``diff`` (the exact bytes sent) with the reviewer ``config`` names.
 
@@ -77,6 +85,9 @@ def review_diff(
     (:func:`gate.memory.question.key_for` of these bytes and ``config``); a review in
     chunks derives each chunk's question from it, and without it carries nothing. A key
     of other bytes or another config is a bug (GateError ``internal_error``).
+    ``head``: with ``context: files``, the changed files' text at the head
+    (:mod:`gate.review.context`), shown beside the diff (each chunk its own files') and
+    recorded in the certificate (``context.reviewer_context``); it never widens coverage.
     """
     from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
 
@@ -89,7 +100,7 @@ def review_diff(
             decision=gap,
             outcome=ReviewOutcome(attempts=(), envelope=None),
             binding=binding,
-            prompt_sha256=prompt_sha256(diff, config),
+            prompt_sha256=whole_prompt_sha256(diff, config, head),
             config_sha256=config_sha256(config),
             reviewer=reviewer_of(chain[0][1]),
             min_confidence=config.min_confidence,
@@ -109,9 +120,10 @@ def review_diff(
             on_attempt=on_attempt,
             carry=None if config.incremental == "off" else carry,
             question=question,
+            head=head,
         ) or _review_whole(
             diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
-            sleep=sleep, on_attempt=on_attempt,
+            sleep=sleep, on_attempt=on_attempt, head=head,
         )  # fmt: skip
         if position + 1 == len(chain) or not could_not_answer(result):
             break
@@ -222,11 +234,15 @@ def _review_whole(
     extra_cert: Mapping[str, Any] | None,
     sleep: Callable[[float], None],
     on_attempt: Callable[[Attempt], None] | None,
+    head: HeadFiles | None = None,
 ) -> ReviewResult:
     """The review in one request (asked ``agreement`` times), decided and aggregated."""
     from gate.reviewers.transport import review  # httpx: loaded when a request is made
 
-    prompt = build_prompt(diff, binding=binding, instructions=config.instructions)
+    shown = shown_for(diff, config, head)
+    prompt = build_prompt(
+        diff, binding=binding, instructions=config.instructions, context=shown.text
+    )
     answers: list[Answer] = []
     outcomes: list[ReviewOutcome] = []
     for _ in range(config.agreement):
@@ -251,6 +267,10 @@ def _review_whole(
     notes: tuple[str, ...] = () if note is None else (note,)
     if len(answers) > 1:
         notes = (f"agreement: {agreement_summary(answers)}", *notes)
+    extra = dict(extra_cert or {})
+    if (context := record(config, head, [(None, diff)])) is not None:
+        extra["reviewer_context"] = context
+        notes = (*notes, *partial_note(context))
     return ReviewResult(
         decision=decision,
         outcome=outcomes[0],
@@ -262,6 +282,6 @@ def _review_whole(
         coverage=coverage,
         review_decision=verdict_decision,
         notes=notes,
-        extra=dict(extra_cert or {}),
+        extra=extra,
         answers=tuple(answers),
     )

@@ -115,14 +115,16 @@ def fenced(text: str, info: str) -> str:
 
 
 def build_prompt(
-    diff: bytes, *, binding: Binding, instructions: str = "", scope: str = ""
+    diff: bytes, *, binding: Binding, instructions: str = "", scope: str = "", context: str = ""
 ) -> Prompt:
     """Build the prompt for ``diff``, bound to ``binding``.
 
     ``binding.diff_sha`` must be the SHA-256 of ``diff``; the caller computes
     it (see :func:`gate.review.pipeline.review_diff`) so that the same value is
     checked when the verdict comes back. ``scope`` (a chunk of a larger pull request:
-    :func:`gate.review.budget.scope_text`, untrusted names already fenced) follows the binding.
+    :func:`gate.review.budget.scope_text`, untrusted names already fenced) follows the binding;
+    ``context`` (the changed files' text, ``context: files``:
+    :attr:`gate.review.context.Shown.text`, already fenced) follows the diff.
     A diff that is not strict UTF-8 raises
     GateError (``undecodable``): it is never shown with replacement characters.
     """
@@ -146,6 +148,7 @@ def build_prompt(
         "than any run of backticks inside the diff, so only the closing fence line ends it.",
         "",
         fenced(diff_text, "diff"),
+        *([context] if context else []),
     ]
     if instructions.strip():
         parts += [
@@ -163,14 +166,17 @@ def build_prompt(
 
 
 @last_answer
-def prompt_sha256(diff: bytes, config: Config) -> str:
+def prompt_sha256(diff: bytes, config: Config, context: str = "") -> str:
     """The digest of the prompt a review of ``diff`` in one request would send: the
     question's prompt digest (:mod:`gate.memory.question`), known before any call, and the
     same for a review in chunks (each chunk's own digest stays in the chunk manifest).
 
     A run asks twice (the question key, then the result), and each answer costs a prompt
     of the whole diff, its JSON and two SHA-256s (~1 MB each on the bench diff): the last
-    answer is kept (:func:`gate.memo.last_answer`).
+    answer is kept (:func:`gate.memo.last_answer`). ``context``: the files shown beside the
+    diff (:func:`gate.review.context.whole_prompt_sha256` passes them).
     """
     binding = binding_for(diff, config)
-    return build_prompt(diff, binding=binding, instructions=config.instructions).sha256()
+    return build_prompt(
+        diff, binding=binding, instructions=config.instructions, context=context
+    ).sha256()
