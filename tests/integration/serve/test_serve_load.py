@@ -19,8 +19,9 @@ from tests.integration.serve.conftest import TOKEN, Running
 
 WAVE = 200
 WAVES = 3
-#: growth allowed between the first wave and the last (the answers alone are ~40 KB a wave)
-FLAT_BYTES = 2 * 1024 * 1024
+#: growth allowed between the first wave and the last (measured: ~70 KB over two waves;
+#: a simulator that kept its ended threads grew 1.45 MB a wave)
+FLAT_BYTES = 1024 * 1024
 
 
 def _wave(running: Running, body: bytes) -> list[httpx.Response]:
