@@ -65,9 +65,8 @@ def call_once(
             getattr(parser, "progress", None),
             watchdog=watchdog,
         )
-        prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
         reply = signed.checked(parser.conclude(exchange), settings, system=system, user=user)
-        return named(prompt_read.checked(reply, prompt_bytes))
+        return named(prompt_read.checked(reply, system=system, user=user))
 
 
 def named(reply: Reply) -> Reply:
