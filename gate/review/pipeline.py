@@ -23,14 +23,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gate.config.load import unsigned_beside_signed
 from gate.config.model import Config
+from gate.config.wording import dotted
 from gate.decide.agreement import Answer, aggregate
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Family, State, binding_for, decide
 from gate.decide.ends import outage
 from gate.diff import Coverage
-from gate.errors import GateError
+from gate.errors import GateError, UsageError
 from gate.review.context import (
     HeadFiles,
     partial_note,
@@ -180,6 +182,13 @@ def settings_chain(
     ]
     for _, settings in chain:
         validate(settings)
+    if fallback_keys is not None and (unsigned := unsigned_beside_signed(config)):
+        raise UsageError(
+            f"{dotted(unsigned[0])} is not set, but another mc1 reviewer of the chain names "
+            "a public_key: a signature failure asks the next reviewer, whose unsigned answer "
+            "a rewriting hop could seal; set a key for every mc1 reviewer",
+            reason="config_public_key",
+        )
     return chain
 
 

@@ -121,6 +121,44 @@ def test_a_fallbacks_key_is_checked_too() -> None:
     assert err.value.key == "fallbacks[0].public_key"
 
 
+def test_a_key_on_one_mc1_reviewer_of_the_chain_is_held_by_every_mc1_reviewer() -> None:
+    """A signature failure is an outage that asks the fallback: an mc1 reviewer of the
+    chain without a key would take the rewriting hop's resealed answer (a downgrade)."""
+    keyed = "    public_key: |\n" + "".join(f"      {line}\n" for line in PEM.strip().splitlines())
+    unkeyed_fallback = (
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n  public_key: |\n{indented(PEM)}"
+        f"fallbacks:\n  - provider: mc1\n    base_url: {URL}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(unkeyed_fallback, source="c.yml")
+    assert (err.value.reason, err.value.key) == ("config_public_key", "fallbacks[0].public_key")
+    assert "reviewer.public_key" in err.value.message
+    unkeyed_reviewer = (
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n"
+        f"fallbacks:\n  - provider: mc1\n    base_url: {URL}\n{keyed}"
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(unkeyed_reviewer, source="c.yml")
+    assert err.value.key == "reviewer.public_key"
+    # the input that fills in the reviewer's key is held to the same
+    base = parse_config(
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n"
+        f"fallbacks:\n  - provider: mc1\n    base_url: {URL}\n",
+        source="c.yml",
+    )
+    with pytest.raises(ConfigError) as err:
+        apply_inputs(base, {"public-key": PEM.strip()})
+    assert err.value.key == "fallbacks[0].public_key"
+    # every mc1 reviewer keyed, or another provider beside it (no signature to downgrade)
+    both = parse_config(unkeyed_fallback + keyed, source="c.yml")
+    assert both.fallbacks[0].public_key == PEM
+    other = (
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n  public_key: |\n{indented(PEM)}"
+        "fallbacks:\n  - provider: openai\n    model: m\n"
+    )
+    assert parse_config(other, source="c.yml").fallbacks[0].public_key is None
+
+
 def test_the_input_fills_in_a_key_and_is_checked_as_the_file_is() -> None:
     base = parse_config(f"reviewer:\n  provider: mc1\n  base_url: {URL}\n", source="c.yml")
     assert apply_inputs(base, {"public-key": PEM.strip()}).reviewer.public_key == PEM.strip()
