@@ -530,7 +530,7 @@ def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Deci
     from gate.decide.decision import State, blocked
     from gate.decide.signature import key_id
     from gate.errors import SignatureError
-    from gate.review.certificate import check_origin
+    from gate.review.certificate import carried_chunks, check_origin
 
     try:
         answers = check_origin(cert, key)
@@ -549,4 +549,11 @@ def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Deci
         "each over its envelope and the prompt the certificate records",
         err=True,
     )
+    if carried := carried_chunks(cert):
+        say(
+            f"signature: {len(carried)} chunk(s) carried from an earlier run are not "
+            "checked here: this certificate holds no signature of theirs; check the "
+            "certificate each names (context.chunks.reviews[].carried)",
+            err=True,
+        )
     return None

@@ -343,3 +343,55 @@ def test_a_certificates_answers_each_checked_for_its_own_prompt_carried_chunks_l
     with pytest.raises(SignatureError) as err:
         check_origin(cert, KEY.public_key())
     assert err.value.message.startswith("chunk 2/3: ")
+
+
+def test_the_statement_claims_no_origin_for_a_certificate_with_a_carried_chunk() -> None:
+    """Attack: the carry block holds envelopes, not signatures, and a writer can edit the
+    gate's comment, so a carried chunk's pass may be one nobody signed. The predicate's
+    ``signed_by`` says the gate checked a signature on every answer; with a chunk carried,
+    it did not, so the attested statement claims no origin (it claimed the key)."""
+    from gate.decide.envelope import sealed_json
+    from gate.export.statement import signed_by
+
+    def row(chunk: str, envelope: bytes, prompt: str) -> dict[str, object]:
+        value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
+        recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+        return {
+            "chunk": chunk,
+            "prompt_sha256": prompt,
+            "attempts": [{"signature": recorded.to_json()}],
+            "envelope": sealed_json(envelope),
+        }
+
+    one, two = signature.prompt_sha256("s", "chunk 1"), signature.prompt_sha256("s", "chunk 2")
+    reviews = [row("1/2", seal(b"a"), one), row("2/2", seal(b"b"), two)]
+    cert = {"inputs": {}, "envelope": None, "attempts": [], "context": {"chunks": {"reviews": reviews}}}
+    assert signed_by(cert) == [signature.key_id(KEY.public_key())]
+    reviews[1] = {"chunk": "2/2", "prompt_sha256": "", "attempts": [],
+                  "envelope": sealed_json(seal(b"forged pass")), "carried": {"run": "x"}}  # fmt: skip
+    assert signed_by(cert) is None
+
+
+def test_verify_public_key_says_a_carried_chunk_was_not_checked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``verify --public-key`` said every answer was signed while a carried chunk's
+    envelope, which decides the chunk, had no signature checked at all."""
+    from gate.commands.verify import origin_check
+    from gate.decide.envelope import sealed_json
+
+    prompt = signature.prompt_sha256("s", "chunk 1")
+    envelope = seal(b"a")
+    value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
+    recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+    reviews = [
+        {"chunk": "1/2", "prompt_sha256": prompt, "envelope": sealed_json(envelope),
+         "attempts": [{"signature": recorded.to_json()}]},
+        {"chunk": "2/2", "prompt_sha256": "", "attempts": [],
+         "envelope": sealed_json(seal(b"forged pass")), "carried": {"run": "x"}},
+    ]  # fmt: skip
+    cert = {"inputs": {}, "envelope": None, "attempts": [], "context": {"chunks": {"reviews": reviews}}}
+    assert origin_check(cert, KEY.public_key(), "k.pub") is None
+    said = capsys.readouterr().err
+    assert "1 answer(s) signed by" in said
+    assert "1 chunk(s) carried from an earlier run are not checked here" in said
