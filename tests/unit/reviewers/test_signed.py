@@ -365,10 +365,16 @@ def test_the_statement_claims_no_origin_for_a_certificate_with_a_carried_chunk()
 
     one, two = signature.prompt_sha256("s", "chunk 1"), signature.prompt_sha256("s", "chunk 2")
     reviews = [row("1/2", seal(b"a"), one), row("2/2", seal(b"b"), two)]
-    cert = {"inputs": {}, "envelope": None, "attempts": [], "context": {"chunks": {"reviews": reviews}}}
+    cert = {
+        "inputs": {},
+        "envelope": None,
+        "attempts": [],
+        "context": {"chunks": {"reviews": reviews}},
+    }
     assert signed_by(cert) == [signature.key_id(KEY.public_key())]
-    reviews[1] = {"chunk": "2/2", "prompt_sha256": "", "attempts": [],
-                  "envelope": sealed_json(seal(b"forged pass")), "carried": {"run": "x"}}  # fmt: skip
+    forged = sealed_json(seal(b"forged pass"))
+    reviews[1] = {"chunk": "2/2", "prompt_sha256": "", "attempts": [], "envelope": forged}
+    reviews[1]["carried"] = {"run": "x"}
     assert signed_by(cert) is None
 
 
@@ -390,7 +396,12 @@ def test_verify_public_key_says_a_carried_chunk_was_not_checked(
         {"chunk": "2/2", "prompt_sha256": "", "attempts": [],
          "envelope": sealed_json(seal(b"forged pass")), "carried": {"run": "x"}},
     ]  # fmt: skip
-    cert = {"inputs": {}, "envelope": None, "attempts": [], "context": {"chunks": {"reviews": reviews}}}
+    cert = {
+        "inputs": {},
+        "envelope": None,
+        "attempts": [],
+        "context": {"chunks": {"reviews": reviews}},
+    }
     assert origin_check(cert, KEY.public_key(), "k.pub") is None
     said = capsys.readouterr().err
     assert "1 answer(s) signed by" in said
