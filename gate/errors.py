@@ -26,7 +26,8 @@ cause and, where there is one, the fix::
     │   │   └── InvisibleReason    a reason with no visible character
     │   └── BindingError           diff_sha / policy_version differ
     ├── TransportError             the reviewer's bytes did not all arrive
-    │   └── ReviewerUnreachable    could not connect / HTTP error after budget
+    │   ├── ReviewerUnreachable    could not connect / HTTP error after budget
+    │   └── ContextUnknown         a self-hosted server's context size could not be read
     ├── GitHubError                a GitHub API call failed
     ├── LedgerError                the question ledger is not the gate's, or cannot be written
     ├── AtomicWriteError           a verified atomic write could not be proven
@@ -277,6 +278,14 @@ class TransportError(GateError):
 
 class ReviewerUnreachable(TransportError):
     reason = "unreachable"
+
+
+class ContextUnknown(TransportError):
+    """The context size ``context_window`` asked a self-hosted server for could not be
+    read (no answer, a refusal, a body that is not the server's shape): the review is not
+    asked (gate/reviewers/window.py)."""
+
+    reason = "context_window_unknown"
 
 
 class GitHubError(GateError):

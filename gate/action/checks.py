@@ -100,6 +100,35 @@ def post(
     return _send(gh, check_id, body, what=f"{body['status']} check run {name!r} on {head[:12]}")
 
 
+def post_neutral(
+    gh: GitHubClient,
+    *,
+    name: str,
+    head: str,
+    description: str,
+    details_url: str | None,
+    marked: Mark,
+) -> int:
+    """Create a completed check run with conclusion ``neutral`` (a ``mode: shadow`` run's,
+    :mod:`gate.action.shadow`: what the gate would have done; branch protection counts
+    ``neutral`` as passing, so it is never the required check); return its id. Its
+    ``external_id`` names ``neutral`` and a shadow kind, which no reader takes for a
+    decision (:func:`gate.action.github.mark.of_check`)."""
+    if marked.kind not in mark.SHADOW_KINDS:
+        raise ValueError(f"a neutral check run stands for a shadow kind, not {marked.kind!r}")
+    body: dict[str, Any] = {
+        "name": name,
+        "head_sha": head,
+        "status": "completed",
+        "conclusion": "neutral",
+        "external_id": mark.check_external_id("neutral", marked),
+        "output": {"title": _title(description), "summary": _summary(md(description))},
+    }
+    if details_url:
+        body["details_url"] = details_url
+    return _send(gh, None, body, what=f"neutral check run {name!r} on {head[:12]}")
+
+
 def _message(text: str) -> str:
     shown = untrusted.lines(text)  # redacted first, then escaped, then cut
     if len(shown) > MAX_MESSAGE_CHARS:

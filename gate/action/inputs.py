@@ -16,6 +16,9 @@ from gate.config.model import DEFAULT_CONFIG_PATH
 from gate.errors import UsageError
 from gate.providers import SECRET_ENVS
 
+#: the values of the ``mode`` input
+MODES = ("review", "shadow", "replay", "triage")
+
 
 @dataclass(frozen=True)
 class ActionInputs:
@@ -45,12 +48,14 @@ class ActionInputs:
         )
 
     def mode(self) -> str:
-        """The ``mode`` input: ``review`` (default), ``replay`` (the scheduled job,
-        :mod:`gate.action.replay`) or ``triage`` (:mod:`gate.action.triage`); anything else
-        is a UsageError. Read here so a review loads neither of the other two."""
+        """The ``mode`` input: ``review`` (default), ``shadow`` (the review, posted as what
+        it would do and never failing the job, :mod:`gate.action.shadow`), ``replay`` (the
+        scheduled job, :mod:`gate.action.replay`) or ``triage``
+        (:mod:`gate.action.triage`); anything else is a UsageError. Read here so a review
+        loads neither of the last two."""
         value = self.raw.get("mode", "").strip() or "review"
-        if value not in ("review", "replay", "triage"):
-            raise UsageError(f"input mode: {value!r} is not review, replay or triage")
+        if value not in MODES:
+            raise UsageError(f"input mode: {value!r} is not {', '.join(MODES[:-1])} or triage")
         return value
 
     def fail_job(self) -> bool:

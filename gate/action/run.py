@@ -129,6 +129,23 @@ def _run_action(
         fail_job = inputs.fail_job()
     except UsageError as err:
         return _usage_failure(run, err)
+    run.shadow = chosen == "shadow"
+    code = _reviewed(run, fail_job, client_factory, sleep, throttle)
+    if run.shadow:  # what it would have done is posted; the job never fails (gate.action.shadow)
+        from gate.action import shadow
+
+        return shadow.exit_code(code)
+    return code
+
+
+def _reviewed(
+    run: RunState,
+    fail_job: bool,
+    client_factory: ClientFactory,
+    sleep: Callable[[float], None],
+    throttle: bool,
+) -> int:
+    """The review run's exit code: the decision posted and reported, or the error's block."""
     try:
         decision = _review(run, client_factory, sleep, throttle)
     except UsageError as err:
@@ -167,9 +184,12 @@ def _review(
     run: RunState, client_factory: ClientFactory, sleep: Callable[[float], None], throttle: bool
 ) -> Decision | None:
     """The run's decision, or None when the event asks for nothing (no status is posted)."""
-    run.context = run.inputs.status_context
+    run.context = _context(run, run.inputs.status_context)
     run.target = target = target_from_event(*read_event(run.env), pr_number=run.inputs.pr_number)
     if target.ignore:
+        return None
+    if run.shadow and (command_event := _shadow_ignores(target)) is not None:
+        run.target = replace(target, ignore=command_event)
         return None
     run.gh = gh = _client(run, client_factory, sleep, throttle)
     if (refused := command.start(run, gh)) is not None:  # /review-gate review by a non-writer
@@ -233,8 +253,9 @@ def _review(
     if (costly := cost.over_budget(selected.data, config, coverage, head)) is not None:
         return _post_final(run, costly)  # max_cost: decided before any request
 
-    if (kept := guards.memory(run, gh, _question(run, selected.data, config))) is not None:
-        return _post_final(run, kept)
+    key = _question(run, selected.data, config)
+    if not run.shadow and (kept := guards.memory(run, gh, key)) is not None:
+        return _post_final(run, kept)  # a shadow run has no memory: it asks, as backtest does
 
     try:
         run.result = result = _ask(run, selected.data, config, coverage, api_key, sleep)
@@ -300,6 +321,12 @@ def _start(run: RunState) -> None:
     the author of what the head shows (gate.action.shown)."""
     from gate.action import checks, history, shown
 
+    if run.shadow:  # no pending, no records: it posts only what it would have done
+        run.notes.append(
+            "mode: shadow: this run posts what the gate would have done under "
+            f"{run.context!r} and never blocks; the required gate decides"
+        )
+        return
     mode = run.config.report if run.config is not None else "status"
     assert run.gh is not None
     wants = {"statuses": checks.wants_status(mode), "checks": checks.wants_check(mode)}
@@ -308,6 +335,21 @@ def _start(run: RunState) -> None:
     else:
         _post(run, Status.PENDING, describe("pending", "review in progress"))
     history.load(run)
+
+
+def _context(run: RunState, required: str) -> str:
+    """The context the run posts under: the required one, or a shadow run's own."""
+    if not run.shadow:
+        return required
+    from gate.action import shadow
+
+    return shadow.context_for(required)
+
+
+def _shadow_ignores(target: Target) -> str | None:
+    from gate.action import shadow
+
+    return shadow.ignores(target)
 
 
 def _question(run: RunState, data: bytes, config: Config) -> QuestionKey:
@@ -434,7 +476,7 @@ def _base_config(gh: GitHubClient, path: str, base: str) -> Config:
 def _record_config(run: RunState, config: Config) -> None:
     from gate.review.result import config_sha256
 
-    run.context = config.status_context
+    run.context = _context(run, config.status_context)
     run.config_sha = config_sha256(config)
     run.evidence.config = {
         "path": run.inputs.config_path,
@@ -486,6 +528,11 @@ def _post(
     from gate.action.github.mark import Mark, kind_for
 
     assert run.gh is not None
+    if run.shadow:  # its own context and kinds, never the required ones
+        from gate.action import shadow
+
+        shadow.post(run, _shown(run), status, description, tag=tag)
+        return
     mode = run.config.report if run.config is not None else "status"
     seen = _shown(run)
     marked = Mark(kind or kind_for(str(status), "", ""), tag or None)
@@ -602,7 +649,8 @@ def _post_final(
         _post(run, Status.ERROR, status_description(failed))
         _record_posted(run, Status.ERROR, status_description(failed), str(failed.state))
         return failed
-    if status is None and (unrecorded := _ledger(run, decision, state)) is not None:
+    unrecorded = None if status is not None or run.shadow else _ledger(run, decision, state)
+    if unrecorded is not None:
         run.evidence.review_decision = run.evidence.review_decision or decision
         return _post_final(run, unrecorded)  # a pass the question ledger could not keep
     try:
@@ -696,7 +744,12 @@ def _ignored(run: RunState) -> int:
 
 def _record_posted(run: RunState, status: Status, description: str, state: str) -> None:
     """After GitHub accepted a final status: what the outputs, summary and log report."""
-    run.evidence.posted = StatusRecord(str(status), description, run.head)
+    shown_as = str(status)
+    if run.shadow:  # what the shadow posted, and what it would have done
+        from gate.action import shadow
+
+        shown_as, description = shadow.recorded(run, status, description)
+    run.evidence.posted = StatusRecord(shown_as, description, run.head)
     run.evidence.final_state = state
 
 
@@ -724,6 +777,10 @@ def _write_artifacts(run: RunState, decision: Decision) -> Artifacts:
     from gate.action import findings_report
     from gate.review import certificate, cost
 
+    if run.shadow:  # what it would have done, where it said so, and the question
+        from gate.action import shadow
+
+        run.evidence.shadow = shadow.evidence(run, decision.status)
     folder = Path(run.inputs.certificate_dir or run.env.get("RUNNER_TEMP") or tempfile.gettempdir())
     folder.mkdir(parents=True, exist_ok=True)
     run_id = run.env.get("GITHUB_RUN_ID") or str(os.getpid())
@@ -824,6 +881,7 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             run.notes.append(f"could not write the certificate: {type(err).__name__}: {err}")
     artifacts = run.artifacts
     findings = findings_report.findings_of(decision, run.reviewed_diff, _chunks(run))
+    posted = posted and not run.shadow  # a shadow run writes no comment and no review
     if run.pull is not None and run.config is not None and run.config.sticky_comment and posted:
         body = report.comment_body(_report(run, decision, state, artifacts))
         kept = history.with_history(body, run, decision, state, artifacts)
@@ -841,7 +899,12 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
     anchored = findings_report.annotation_commands(
         findings, failed=state == "fail", context=run.context
     )
-    report.emit(report.annotation_commands(rep) + anchored, run.out)
+    lines = report.annotation_commands(rep) + anchored
+    if run.shadow:
+        from gate.action import shadow
+
+        lines = shadow.quiet(lines)
+    report.emit(lines, run.out)
     try:
         extra, outputs = findings_report.summary_lines(findings), report.outputs_for(rep)
         if run.estimate is not None:
@@ -855,7 +918,8 @@ def _finish(run: RunState, decision: Decision, fail_job: bool, *, posted: bool) 
             outputs.update(spent.outputs())
         outputs.update(artifacts.files)
         summary = report.summary_markdown(rep) + "\n".join(extra)
-        _publish_check(run, rep.description, summary, findings, failed=state == "fail")
+        failed = state == "fail" and not run.shadow
+        _publish_check(run, rep.description, summary, findings, failed=failed)
         report.append_summary(run.env.get("GITHUB_STEP_SUMMARY"), summary)
         report.write_outputs(run.env.get("GITHUB_OUTPUT"), outputs)
     except OSError as err:

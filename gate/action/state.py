@@ -71,6 +71,9 @@ class Evidence:
     status_to_post: StatusRecord | None = None
     posted: StatusRecord | None = None
     final_state: str | None = None
+    #: a ``mode: shadow`` run's post: its context, what it would have done, the question
+    #: (gate.action.shadow.evidence); None for every other run
+    shadow: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -100,6 +103,8 @@ class Evidence:
                 out[name] = record.to_json()
         if self.final_state is not None:
             out["final_state"] = self.final_state
+        if self.shadow is not None:
+            out["shadow"] = dict(self.shadow)
         return out
 
 
@@ -123,6 +128,8 @@ class RunState:
     out: TextIO
     secrets: list[str] = field(repr=False)
     context: str = "review-gate"
+    #: ``mode: shadow`` (gate.action.shadow): posts what it would do, never a decision
+    shadow: bool = False
     settings: GitHubSettings | None = None
     gh: GitHubClient | None = None
     target: Target | None = None

@@ -8,16 +8,29 @@ McNemar test on paired cases, percentiles. Pure; the standard library only.
   information (``b``: A blocks and B does not; ``c``: the reverse); the exact two-sided
   p-value is ``min(1, 2 * P(X <= min(b, c)))`` for X ~ Binomial(b + c, 1/2);
 - :func:`percentile`: the nearest-rank percentile (a value that was observed).
+
+And the one definition of each rate a report states, which the backtest's report
+(:mod:`gate.backtest.report`) and ``review-gate stats --shadow`` over a ``mode: shadow``
+run's certificates (:func:`gate.memory.stats.shadow_rates`) both use:
+
+- :func:`about_the_code`: an answer's block is the reviewer's judgement of the code;
+- :func:`case_outcome`: a case (one question) blocks when at least half its answers do
+  (a tie blocks: fail closed), about the code when at least half its blocking answers are;
+- :func:`blocking`: the share of cases that block, split about the code and not;
+- :func:`stable`: the share of cases asked more than once whose answers all agree.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 Z95 = 1.959964
+#: needs_human reasons that come from a complete, bound answer (the reviewer's judgement):
+#: with ``fail`` they are the blocks about the code; every other block is not
+ANSWER_REASONS = frozenset({"low_confidence", "no_reasons", "unstable"})
 
 
 @dataclass(frozen=True)
@@ -82,3 +95,38 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     ordered = sorted(values)
     rank = max(1, math.ceil(q / 100 * len(ordered)))
     return ordered[rank - 1]
+
+
+def about_the_code(state: str, reason: str) -> bool:
+    """Whether a block is the reviewer's judgement of the code (a ``fail``, or a
+    ``needs_human`` of a complete, bound answer) rather than a malformed or missing
+    answer, an outage, the coverage or the budget."""
+    return state == "fail" or (state == "needs_human" and reason in ANSWER_REASONS)
+
+
+def case_outcome(answers: Sequence[tuple[str, bool]]) -> tuple[bool, bool]:
+    """(blocked, about the code) of one case from its answers, each (state, whether its
+    block is about the code): blocked when at least half the answers block (a tie
+    blocks), about the code when at least half the blocking answers are."""
+    blocking = [code for state, code in answers if state != "pass"]
+    blocked = 2 * len(blocking) >= len(answers)
+    return blocked, blocked and 2 * sum(blocking) >= len(blocking)
+
+
+def blocking(outcomes: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
+    """The share of cases that block (``would_block`` on presumed-good cases, the catch
+    or false-block rate on labelled ones), with the block split about the code and not."""
+    n = len(outcomes)
+    counted = Rate(sum(1 for b, _ in outcomes if b), n).to_json()
+    counted["about_the_code"] = Rate(sum(1 for _, c in outcomes if c), n).to_json()
+    counted["not_about_the_code"] = Rate(sum(1 for b, c in outcomes if b and not c), n).to_json()
+    return counted
+
+
+def stable(cases: Iterable[Sequence[str]]) -> Rate | None:
+    """``stable_rate``: of the cases answered more than once (their answers' states), the
+    ones whose answers all have the same state; None when no case was asked twice."""
+    repeated = [states for states in cases if len(states) > 1]
+    if not repeated:
+        return None
+    return Rate(sum(1 for states in repeated if len(set(states)) == 1), len(repeated))

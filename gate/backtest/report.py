@@ -6,7 +6,8 @@ report (:mod:`gate.backtest.html`) are drawn from it, so every output says the s
 
 A case's outcome under a config is ``block`` when at least half its answers block (a tie
 blocks: fail closed), and the block is *about the code* when at least half its blocking
-answers are (:func:`gate.backtest.runner.about_the_code`). Per config:
+answers are (:func:`gate.backtest.rates.case_outcome`, one definition of each rate). Per
+config:
 
 - ``would_block``: blocked cases among the presumed-good history (merged changes no
   commit reverts; a presumption, said in the report), split about the code / not;
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gate.backtest.cases import Plan
-from gate.backtest.rates import Rate, mcnemar, percentile
+from gate.backtest.rates import Rate, blocking, case_outcome, mcnemar, percentile, stable
 from gate.safe import untrusted
 
 SCHEMA = "review-gate.backtest/1"
@@ -38,14 +39,13 @@ PRESUMPTION = (
     "changes are what the team accepted, not proven correct"
 )
 RATES = ("would_block", "catch_rate", "false_block_rate")
+#: the split of a block rate that only ``would_block`` states
+SPLIT = ("about_the_code", "not_about_the_code")
 
 
 def _case_outcome(answers: Sequence[Mapping[str, Any]]) -> tuple[bool, bool]:
-    """(blocked, about the code) of one case's answers (module docstring)."""
-    blocking = [a for a in answers if a["state"] != "pass"]
-    blocked = 2 * len(blocking) >= len(answers)
-    code = sum(1 for a in blocking if a["about_the_code"])
-    return blocked, blocked and 2 * code >= len(blocking)
+    """(blocked, about the code) of one case's answers (:func:`rates.case_outcome`)."""
+    return case_outcome([(a["state"], bool(a["about_the_code"])) for a in answers])
 
 
 def summarise(
@@ -108,17 +108,12 @@ def _config(
     outcome = {case: _case_outcome(found) for case, found in mine.items()}
     out: dict[str, Any] = {"name": name, "cases": len(mine)}
     for rate, ids in _subsets(plan).items():
-        seen = [outcome[i] for i in ids if i in outcome]
-        counted = Rate(sum(1 for b, _ in seen if b), len(seen)).to_json()
-        if rate == "would_block":
-            counted["about_the_code"] = Rate(sum(1 for _, c in seen if c), len(seen)).to_json()
-            counted["not_about_the_code"] = Rate(
-                sum(1 for b, c in seen if b and not c), len(seen)
-            ).to_json()
+        counted = blocking([outcome[i] for i in ids if i in outcome])
+        if rate != "would_block":  # the split is read on presumed-good history only
+            counted = {k: v for k, v in counted.items() if k not in SPLIT}
         out[rate] = counted
-    repeated = [found for found in mine.values() if len(found) > 1]
-    stable = sum(1 for found in repeated if len({a["state"] for a in found}) == 1)
-    out["stable_rate"] = Rate(stable, len(repeated)).to_json() if repeated else None
+    steady = stable([a["state"] for a in found] for found in mine.values())
+    out["stable_rate"] = steady.to_json() if steady is not None else None
     flat = [a for found in mine.values() for a in found]
     out["answers"] = len(flat)
     out["families"] = dict(sorted(_count(a["family"] for a in flat).items()))

@@ -43,6 +43,7 @@ from typing import Any
 
 from gate.backtest.cases import Case, CaseTooLarge, Plan
 from gate.backtest.headfiles import head_files
+from gate.backtest.rates import about_the_code
 from gate.config.model import Config
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, blocked
@@ -55,21 +56,11 @@ from gate.review.result import blocked_certificate
 from gate.review.scope import before_any_request, select_diff
 
 RESULTS = "results.jsonl"
-#: needs_human reasons that come from a complete, bound answer (the reviewer's judgement):
-#: with ``fail`` they are the blocks about the code; every other block is not
-ANSWER_REASONS = frozenset({"low_confidence", "no_reasons", "unstable"})
 #: seconds a stopped run waits for the reviews under way (a later answer is still written,
 #: after the report)
 GRACE_S = 5.0
 #: statuses whose wait before the retry is a pause for every job
 RATE_LIMITED = frozenset({429, 503})
-
-
-def about_the_code(state: str, reason: str) -> bool:
-    """Whether a block is the reviewer's judgement of the code (a ``fail``, or a
-    ``needs_human`` of a complete, bound answer) rather than a malformed or missing
-    answer, an outage, the coverage or the budget."""
-    return state == "fail" or (state == "needs_human" and reason in ANSWER_REASONS)
 
 
 @dataclass(frozen=True)

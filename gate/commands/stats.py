@@ -24,7 +24,12 @@ time a pull request waited for a human. Example:
 
 Families: pass; rejected, needs_human, coverage (about the code); unavailable
 and config (not about the code). Files that are neither a certificate nor a
-record are counted, never guessed. exit codes: 0 report written, 2 usage error.
+record are counted, never guessed. A mode: shadow run's certificates are not
+the gate's decisions and are left out; --shadow reports them instead, with the
+rates review-gate backtest states (a case is a question, each certificate one
+answer): would_block with its 95% interval, split about the code and not,
+stable_rate over the questions answered more than once, and the cost.
+exit codes: 0 report written, 2 usage error.
 """
 
 
@@ -41,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="count only these families (repeatable): pass, rejected, needs_human, "
         "coverage, unavailable, config",
     )
+    parser.add_argument(
+        "--shadow",
+        action="store_true",
+        help="report the mode: shadow certificates' rates, as backtest states them",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -51,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from gate.commands._io import say, say_json
     from gate.decide.decision import Family
     from gate.errors import ExitCode, UsageError
-    from gate.memory.stats import health, load_folder
+    from gate.memory.stats import health, load_folder, shadow_lines, shadow_rates
 
     known = [str(f) for f in Family]
     wrong = [name for name in args.family if name not in known]
@@ -66,9 +76,15 @@ def run(args: argparse.Namespace) -> int:
     if args.family:
         runs = [r for r in runs if str(r.family) in args.family]
     until = datetime.now(UTC)
-    report = health(
-        runs, since=until - timedelta(days=args.days), until=until, unreadable=unreadable
-    )
+    since = until - timedelta(days=args.days)
+    if args.shadow:
+        rates = shadow_rates(runs, since=since, until=until)
+        if args.json:
+            say_json(rates)
+        else:
+            say("\n".join(shadow_lines(rates)))
+        return ExitCode.PASS
+    report = health(runs, since=since, until=until, unreadable=unreadable)
     if args.json:
         say_json(report.to_json())
     else:

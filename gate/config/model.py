@@ -48,6 +48,18 @@ class ReviewerConfig:
     #: mc1 (issue 33): the reviewer service's Ed25519 public key, PEM text; when set, every
     #: answer must carry its signature (gate.decide.signature), else it is incomplete
     public_key: str | None = None
+    #: the server's context (issue 33, gate/reviewers/window.py): "off", "auto", a server
+    #: kind ("llama.cpp", "vllm", "ollama") whose endpoint tells it, or tokens
+    context_window: str | int = "off"
+    #: the context the server told this run (never read from a file, never in the
+    #: config's digest: the question is the same, the size is the server's evidence)
+    served_window: int | None = None
+
+    def window(self) -> int | None:
+        """The server's context in tokens, set or told; None: unknown."""
+        if isinstance(self.context_window, int) and not isinstance(self.context_window, bool):
+            return self.context_window
+        return self.served_window
 
     def key_env(self) -> str:
         """The environment variable that holds the API key (explicit, or the provider's)."""
@@ -175,16 +187,19 @@ ABSENT_AT_DEFAULT = frozenset(
     {"escalation", "needs_human_label", "nothing_in_scope", "context", "context_bytes"}
 )
 #: the same for the keys of a reviewer (and of each fallback)
-REVIEWER_ABSENT_AT_DEFAULT = frozenset({"public_key"})
+REVIEWER_ABSENT_AT_DEFAULT = frozenset({"public_key", "context_window"})
+#: a reviewer's fields that are no setting (what a run learnt), never in the digest
+REVIEWER_LEARNT = frozenset({"served_window"})
 
 
 def reviewer_json(reviewer: ReviewerConfig) -> dict[str, Any]:
     """A reviewer as the file would spell it (keys of :data:`REVIEWER_ABSENT_AT_DEFAULT`
-    only when set)."""
+    only when set; never :data:`REVIEWER_LEARNT`)."""
     return {
         f.name: getattr(reviewer, f.name)
         for f in fields(reviewer)
-        if f.name not in REVIEWER_ABSENT_AT_DEFAULT or getattr(reviewer, f.name) != f.default
+        if f.name not in REVIEWER_LEARNT
+        and (f.name not in REVIEWER_ABSENT_AT_DEFAULT or getattr(reviewer, f.name) != f.default)
     }
 
 

@@ -16,7 +16,18 @@ connection, and :func:`aggregate` turns the k decisions (each made by
    answer, so it stands), else the first blocking answer (an outage: ``incomplete``).
    An outage beside an answer never hides the answer: the review would be asked again.
 
-:func:`aggregate` is pure; the certificate holds each answer (:func:`answers_json`).
+The asking stops at the first answer that decides a block (:func:`stops_asking`): a pass
+needs k passes, so no set of answers could still pass, and the rest are not asked (nor
+paid for). An outage (the reviewer could not answer: :func:`gate.decide.ends.outage`)
+rules out a pass too but does not stop the asking: a later answer may decide, and what
+it decides stands (a ``fail`` stands on the next push; a fallback reviewer is asked only
+when no answer decided anything), so an outage never becomes a re-roll. The decision is
+then :func:`aggregate` of the answers asked: a block exactly when asking all k would
+block (never a pass either way), and the very decision asking all k gives whenever the
+answers not asked would repeat the last one asked.
+
+:func:`aggregate` is pure; the certificate holds each answer asked, how many of the k
+were asked and why the asking stopped (:func:`record_json`).
 """
 
 from __future__ import annotations
@@ -26,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gate.decide.attempt import Attempt
-from gate.decide.decision import Decision, State, Status, blocked
+from gate.decide.decision import Decision, Family, State, Status, blocked
+from gate.decide.ends import outage
 from gate.decide.envelope import sealed_json
 
 #: the largest k (each answer is a paid call); the config schema's maximum
@@ -51,6 +63,28 @@ class Answer:
 
 def _is_pass(decision: Decision) -> bool:
     return decision.state is State.PASS and decision.status is Status.SUCCESS
+
+
+def stops_asking(answer: Answer) -> bool:
+    """Whether the asking stops at ``answer``: it is no pass, so no set of k answers
+    could still pass, and it decided its block (anything but an outage, after which a
+    later answer may still decide: module docstring)."""
+    if _is_pass(answer.decision):
+        return False
+    if answer.decision.family is not Family.UNAVAILABLE:
+        return True
+    return not all(outage(a) for a in answer.attempts if not a.complete)
+
+
+def stopped(answers: Sequence[Answer], k: int) -> str | None:
+    """Why fewer than ``k`` answers were asked, or None when all k were."""
+    if len(answers) >= k or not answers:
+        return None
+    last = answers[-1]
+    return (
+        f"answer {len(answers)} of {k} decided a block ({last.label()}): no answer set "
+        f"could still pass, so the other {k - len(answers)} were not asked"
+    )
 
 
 def aggregate(decisions: Sequence[Decision]) -> Decision:
@@ -90,8 +124,16 @@ def unstable(decisions: Sequence[Decision]) -> Decision:
     return blocked(State.NEEDS_HUMAN, "unstable", detail, status=Status.FAILURE)
 
 
-def summary(answers: Sequence[Answer]) -> str:
-    """``3/3 agree: pass`` or ``2/3 pass, 1/3 fail``: for the job summary."""
+def summary(answers: Sequence[Answer], k: int | None = None) -> str:
+    """``3/3 agree: pass`` or ``2/3 pass, 1/3 fail`` (for the job summary), with
+    ``; 2 of 3 asked`` when the asking stopped before all ``k``."""
+    counted = _tally(answers)
+    if k is not None and len(answers) < k:
+        return f"{counted}; {len(answers)} of {k} asked (no answer set could still pass)"
+    return counted
+
+
+def _tally(answers: Sequence[Answer]) -> str:
     labels = [
         str(a.decision.verdict.verdict) if a.decision.verdict is not None else str(a.decision.state)
         for a in answers
@@ -103,6 +145,18 @@ def summary(answers: Sequence[Answer]) -> str:
     if len(counts) == 1:
         return f"{total}/{total} agree: {labels[0]}"
     return ", ".join(f"{n}/{total} {label}" for label, n in counts.items())
+
+
+def record_json(answers: Sequence[Answer], k: int) -> dict[str, Any]:
+    """The certificate's ``agreement``: the k asked for, how many were asked and why the
+    asking stopped (None: all k were), the summary and each answer asked."""
+    return {
+        "k": k,
+        "asked": len(answers),
+        "stopped": stopped(answers, k),
+        "summary": summary(answers, k),
+        "answers": answers_json(answers),
+    }
 
 
 def answers_json(answers: Sequence[Answer]) -> list[dict[str, Any]]:

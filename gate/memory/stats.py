@@ -8,9 +8,15 @@ the gate's false-block rate on the team's own traffic: each one stopped a merge 
 reviewer saying the code was wrong. The median wait is how long a pull request stood
 blocked (any family but ``pass`` and ``rejected``) before its next ``pass`` or ``rejected``.
 
-Pure: :func:`run_of_certificate`, :func:`run_of_record` and :func:`health` take parsed
-values; :func:`load_folder` is the one reader, bounded in files and bytes, each file through
-the strict JSON loader, and a file it cannot read is counted, never guessed.
+A ``mode: shadow`` run's certificates (``context.shadow``, :mod:`gate.action.shadow`) are
+not the gate's decisions: :func:`health` leaves them out, and :func:`shadow_rates` counts
+them as ``review-gate backtest`` counts its answers (one definition of each rate,
+:mod:`gate.backtest.rates`): a case is a question, each certificate one answer to it.
+
+Pure: :func:`run_of_certificate`, :func:`run_of_record`, :func:`health` and
+:func:`shadow_rates` take parsed values; :func:`load_folder` is the one reader, bounded in
+files and bytes, each file through the strict JSON loader, and a file it cannot read is
+counted, never guessed.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gate.backtest.rates import about_the_code, blocking, case_outcome, stable
 from gate.decide.decision import Family, family_of
 from gate.memory.record import HISTORY_SCHEMA, RecordError, from_json
 from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
@@ -54,6 +61,12 @@ class Run:
     state: str
     reason: str
     pull: str = ""
+    #: a ``mode: shadow`` run's answer: what the gate would have done, not a decision
+    shadow: bool = False
+    #: the question it answered (its key's id; ``""``: none was asked)
+    question: str = ""
+    #: what its review cost (0.0: no request was paid; None: unknown)
+    cost: float | None = 0.0
 
     @property
     def family(self) -> Family:
@@ -163,11 +176,32 @@ def run_of_certificate(cert: Mapping[str, Any]) -> Run | None:
     except ValueError:
         return None
     context = cert.get("context")
-    github = context.get("github") if isinstance(context, Mapping) else None
+    context = context if isinstance(context, Mapping) else {}
+    github = context.get("github")
     pull = ""
     if isinstance(github, Mapping) and isinstance(github.get("pull_request"), int):
         pull = f"{github.get('repository') or ''}#{github['pull_request']}"
-    return Run(when, state, reason, pull)
+    shadow = context.get("shadow")
+    if not isinstance(shadow, Mapping):
+        return Run(when, state, reason, pull)
+    question = shadow.get("question")
+    return Run(
+        when,
+        state,
+        reason,
+        pull,
+        shadow=True,
+        question=question if isinstance(question, str) else "",
+        cost=_cost_of(context.get("cost")),
+    )
+
+
+def _cost_of(spent: object) -> float | None:
+    """A certificate's ``context.cost``: 0.0 when no review was paid, None when unknown."""
+    if spent is None:
+        return 0.0
+    value = spent.get("cost") if isinstance(spent, Mapping) else None
+    return float(value) if isinstance(value, int | float) else None
 
 
 def run_of_record(data: Any, *, pull: str = "") -> Run | None:
@@ -185,7 +219,9 @@ def run_of_record(data: Any, *, pull: str = "") -> Run | None:
 def health(runs: Iterable[Run], *, since: datetime, until: datetime, unreadable: int = 0) -> Health:
     """Count ``runs`` in ``[since, until)`` by family and reason; measure each pull request's
     waits (from its first waiting decision to its next pass or rejection)."""
-    inside = sorted((r for r in runs if since <= r.time < until), key=lambda r: r.time)
+    inside = sorted(
+        (r for r in runs if since <= r.time < until and not r.shadow), key=lambda r: r.time
+    )
     by_family: dict[Family, Counter[str]] = {}
     for run in inside:
         by_family.setdefault(run.family, Counter())[run.reason] += 1
@@ -199,6 +235,67 @@ def health(runs: Iterable[Run], *, since: datetime, until: datetime, unreadable:
         still_waiting=still,
         unreadable=unreadable,
     )
+
+
+#: what ``would_block`` presumes of the pull requests a shadow run answered
+SHADOW_PRESUMPTION = (
+    "would_block counts every question a shadow run answered as presumed good: most pull "
+    "requests a team opens are merged; read the blocked ones before trusting the rate"
+)
+
+
+def shadow_rates(runs: Iterable[Run], *, since: datetime, until: datetime) -> dict[str, Any]:
+    """The backtest's rates over the shadow answers in ``[since, until)`` (module
+    docstring): ``would_block`` with its interval and its split about the code, and
+    ``stable_rate`` over the questions answered more than once, the keys a backtest
+    report's config has (``name``, ``cases``, ``would_block``, ``stable_rate``, ``cost``);
+    an answer with no question (the run stopped before one was asked) is a case alone."""
+    cases: dict[str, list[Run]] = {}
+    for number, run in enumerate(r for r in runs if r.shadow and since <= r.time < until):
+        cases.setdefault(run.question or f"unasked-{number}", []).append(run)
+    answers = [
+        [(r.state, about_the_code(r.state, r.reason)) for r in found] for found in cases.values()
+    ]
+    steady = stable([r.state for r in found] for found in cases.values())
+    flat = [r for found in cases.values() for r in found]
+    known = all(r.cost is not None for r in flat)
+    total = sum(r.cost or 0.0 for r in flat) if known else None
+    return {
+        "name": "shadow",
+        "since": since.isoformat(timespec="seconds"),
+        "until": until.isoformat(timespec="seconds"),
+        "presumption": SHADOW_PRESUMPTION,
+        "cases": len(cases),
+        "answers": len(flat),
+        "would_block": blocking([case_outcome(found) for found in answers]),
+        "stable_rate": steady.to_json() if steady is not None else None,
+        "families": dict(sorted(Counter(str(r.family) for r in flat).items())),
+        "cost": {
+            "currency": "USD",
+            "total": total,
+            "per_case": total / len(cases) if total is not None and cases else None,
+        },
+    }
+
+
+def shadow_lines(rates: Mapping[str, Any]) -> list[str]:
+    """:func:`shadow_rates` for a terminal."""
+    from gate.backtest.rates import Rate
+
+    def text(obj: Mapping[str, Any] | None) -> str:
+        return "-" if obj is None else Rate(obj["k"], obj["n"]).text()
+
+    block, cost = rates["would_block"], rates["cost"]
+    money = "unknown" if cost["total"] is None else f"{cost['total']:.4f} {cost['currency']}"
+    per = "" if cost["per_case"] is None else f" ({cost['per_case']:.4f} per question)"
+    return [
+        f"shadow: {rates['cases']} questions, {rates['answers']} answers",
+        f"would_block: {text(block)}; about the code {text(block['about_the_code'])}; "
+        f"not about the code {text(block['not_about_the_code'])}",
+        f"stable_rate: {text(rates['stable_rate'])} (questions answered more than once)",
+        f"cost: {money}{per}",
+        rates["presumption"],
+    ]
 
 
 def _waits(runs: Sequence[Run]) -> tuple[list[float], int]:

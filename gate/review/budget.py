@@ -33,6 +33,11 @@ from gate.review.prompt import Prompt, build_prompt, fenced
 #: bytes added to the measured prompt overhead for what varies between chunks
 #: (chunk numbers, the diff's byte count, a longer fence)
 OVERHEAD_SLACK = 256
+#: tokens a chat template adds around the two messages, at most (role markers, a
+#: BOS token, Llama 3's dated preamble); with a server's context (``context_window``) a
+#: prompt is counted at one token per byte, which no byte-level BPE or SentencePiece
+#: tokenizer exceeds, plus these (decision 0050)
+TEMPLATE_TOKENS = 256
 
 
 def scope_text(chunk: Chunk, total: int, files: Sequence[FileEntry]) -> str:
@@ -107,8 +112,37 @@ def request_size(
 
 def fits_window(size: int, config: Config) -> bool:
     """Whether a request of ``size`` prompt bytes (estimated at :data:`BYTES_PER_TOKEN`
-    bytes a token) and ``max_tokens`` of answer fits the model's input window."""
-    return estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
+    bytes a token) and ``max_tokens`` of answer fits the model's input window, and the
+    server's context where it is known (:func:`fits_served`)."""
+    within = estimate_tokens(size) + config.reviewer.max_tokens <= input_window(config)
+    return within and fits_served(size, config)
+
+
+def tokens_at_most(size: int) -> int:
+    """The most tokens a prompt of ``size`` bytes can be read as, chat template included:
+    one a byte, plus :data:`TEMPLATE_TOKENS`."""
+    return size + TEMPLATE_TOKENS
+
+
+def fits_served(size: int, config: Config) -> bool:
+    """Whether a prompt of ``size`` bytes surely fits the server's context with
+    ``max_tokens`` of answer (:func:`tokens_at_most`); True when the context is unknown."""
+    window = config.reviewer.window()
+    return window is None or tokens_at_most(size) + config.reviewer.max_tokens <= window
+
+
+def too_long(size: int, config: Config) -> str:
+    """Why a prompt of ``size`` bytes is not sent to a server whose context it cannot fit
+    (the cause and the fix, for a ``context_overflow`` block's detail)."""
+    window = config.reviewer.window()
+    return (
+        f"the prompt ({size:,} bytes: up to {tokens_at_most(size):,} tokens with the chat "
+        f"template, at one token a byte) and max_tokens {config.reviewer.max_tokens:,} "
+        f"cannot fit the server's context of {window:,} tokens, so it was not sent (a "
+        "server cuts what does not fit); raise the server's context (llama.cpp --ctx-size, "
+        "per slot: divided by --parallel; Ollama PARAMETER num_ctx; vLLM --max-model-len; "
+        "llama-cpp-python --n_ctx), or lower max_tokens or max_chunk_bytes"
+    )
 
 
 def chunk_budget(
@@ -117,16 +151,22 @@ def chunk_budget(
     """(max bytes of diff per chunk, estimated tokens of the prompt around it).
 
     The bytes are at most ``max_chunk_bytes``, and the window less ``max_tokens`` and the
-    prompt's own tokens at :data:`BYTES_PER_TOKEN` bytes a token; 0 when nothing fits.
-    With ``context: files`` the prompt around the diff holds the most file context one
-    request can show (:func:`gate.review.context.most_shown`).
+    prompt's own tokens at :data:`BYTES_PER_TOKEN` bytes a token, and, where the server's
+    context is known, that context less ``max_tokens`` and the prompt around the diff at
+    one token a byte (:func:`tokens_at_most`); 0 when nothing fits. With ``context:
+    files`` the prompt around the diff holds the most file context one request can show
+    (:func:`gate.review.context.most_shown`).
     """
     probe = Chunk(number=1, pieces=())
     empty = chunk_prompt(probe, 1, files, config)
     overhead = empty.size + OVERHEAD_SLACK + most_shown(config, head)
     overhead_tokens = estimate_tokens(overhead)
     room = input_window(config) - config.reviewer.max_tokens - overhead_tokens
-    return max(0, min(config.max_chunk_bytes, room * BYTES_PER_TOKEN)), overhead_tokens
+    limit = min(config.max_chunk_bytes, room * BYTES_PER_TOKEN)
+    window = config.reviewer.window()
+    if window is not None:  # the server's context: one token a byte, the template's own
+        limit = min(limit, window - config.reviewer.max_tokens - tokens_at_most(overhead))
+    return max(0, limit), overhead_tokens
 
 
 def too_many(plan: Plan, config: Config, overhead_tokens: int) -> Decision | None:

@@ -121,14 +121,19 @@ def settle(carried: Carried, chunk: Chunk, *, policy_version: str, min_confidenc
     """The carried answers decided again for ``chunk``: a pass or a fail to carry, or
     None (send the chunk). Each envelope is decided by :func:`gate.decide.decision.decide`
     against ``chunk``'s own binding, then the ``agreement`` rule (a pass needs every
-    answer to pass). A record of another chunk, question or answer count is None."""
-    if carried.diff_sha != chunk.sha or len(carried.envelopes) != agreement:
+    answer to pass). A record of another chunk or question is None, and so is one of more
+    answers than ``agreement``; one of fewer (the asking stopped at an answer that decided
+    a block) carries only a fail, never a pass."""
+    asked = len(carried.envelopes)
+    if carried.diff_sha != chunk.sha or not 0 < asked <= agreement:
         return None
     binding = Binding(diff_sha=chunk.sha, policy_version=policy_version)
     decision = agree(
         [decide(env, binding=binding, min_confidence=min_confidence) for env in carried.envelopes]
     )
-    return decision if decision.state in (State.PASS, State.FAIL) else None
+    if decision.state is State.PASS and asked == agreement:
+        return decision
+    return decision if decision.state is State.FAIL else None
 
 
 def _origin(review: Mapping[str, Any], run: str, certificate_sha: str) -> tuple[str, str]:

@@ -40,7 +40,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from gate.config.model import Config
-from gate.decide.agreement import Answer
+from gate.decide.agreement import Answer, stops_asking
 from gate.decide.agreement import aggregate as agree
 from gate.decide.attempt import Attempt, ChunkAttempt, ReviewOutcome
 from gate.decide.chunk_table import aggregate
@@ -52,9 +52,11 @@ from gate.review.budget import (
     chunk_prompt,
     chunk_setup,
     chunk_template_sha,
+    fits_served,
     fits_window,
     input_window,
     request_size,
+    too_long,
     too_many,
 )
 from gate.review.carry import Asked, Ledger, settle
@@ -129,8 +131,9 @@ def carried_reviews(
         )
         outcome = ReviewOutcome(attempts=(), envelope=found.envelopes[0])
         out[chunk.name] = ChunkReview(
-            chunk, total, "", outcome, decision, answers=answers, carried=found
-        )
+            chunk, total, "", outcome, decision, answers=answers, carried=found,
+            k=config.agreement,
+        )  # fmt: skip
     return out
 
 
@@ -175,8 +178,9 @@ def run_chunks(
             # never sent: it cannot fit, so it is split as an overflow would split it
             empty = ReviewOutcome(attempts=(), envelope=None)
             return chunk, depth, prompt, [PacedOutcome(empty, overflow=True)]
-        # agreement: k asks each chunk k times, as review_diff asks a whole diff (a pass
-        # needs k passes); a context overflow ends the asking (the chunk is split)
+        # agreement: k asks each chunk up to k times, as review_diff asks a whole diff (a
+        # pass needs k passes); a context overflow ends the asking (the chunk is split),
+        # and so does an answer that decides a block (no set could still pass)
         for _ in range(config.agreement):
             paced = review_paced(
                 settings,
@@ -187,7 +191,7 @@ def run_chunks(
                 on_attempt=live,
             )
             answers.append(paced)
-            if paced.overflow:
+            if paced.overflow or stops_asking(_answer(chunk, paced, config)):
                 break
         return chunk, depth, prompt, answers
 
@@ -212,8 +216,9 @@ def run_chunks(
                     continue
                 decision, answers = _decide_chunk(chunk, prompt, asked, config)
                 done[chunk.name] = ChunkReview(
-                    chunk, total, prompt.sha256(), outcome, decision, answers=answers
-                )
+                    chunk, total, prompt.sha256(), outcome, decision, answers=answers,
+                    k=config.agreement,
+                )  # fmt: skip
     reviews = tuple(sorted(done.values(), key=lambda r: _order(r.chunk.name)))
     return _chunk_table(plan, reviews, config), reviews
 
@@ -268,34 +273,33 @@ def _decide_chunk(
     """One chunk's decision from its answers (each decided against the chunk's own
     binding, then agreed), and the answers; a chunk never sent because its prompt cannot
     fit the window and cannot be split further is ``context_overflow``."""
-    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
-    answers = tuple(
-        Answer(
-            decide(
-                paced.outcome.envelope,
-                binding=binding,
-                min_confidence=config.min_confidence,
-                attempts=paced.outcome.attempts,
-            ),
-            paced.outcome.attempts,
-            paced.outcome.envelope,
-        )
-        for paced in asked
-    )
+    answers = tuple(_answer(chunk, paced, config) for paced in asked)
     decision = agree([answer.decision for answer in answers])
     if asked[-1].overflow and not any(paced.outcome.attempts for paced in asked):
-        decision = blocked(
-            State.NEEDS_HUMAN,
-            CONTEXT_OVERFLOW,
-            f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
+        detail = (
+            f"chunk {chunk.name}: {too_long(prompt.size, config)}; it cannot be split further"
+            if not fits_served(prompt.size, config)
+            else f"chunk {chunk.name}'s prompt ({prompt.size} bytes, about "
             f"{estimate_tokens(prompt.size)} tokens, and max_tokens "
             f"{config.reviewer.max_tokens}) does not fit the model's window of "
             f"{input_window(config)} tokens and was not sent: it cannot be split "
             "further within max_cost; raise max_input_tokens or max_cost, or "
-            "split the change",
-            status=Status.FAILURE,
+            "split the change"
         )
+        decision = blocked(State.NEEDS_HUMAN, CONTEXT_OVERFLOW, detail, status=Status.FAILURE)
     return decision, answers
+
+
+def _answer(chunk: Chunk, paced: PacedOutcome, config: Config) -> Answer:
+    """One answer of a chunk, decided against the chunk's own binding."""
+    binding = Binding(diff_sha=chunk.sha, policy_version=config.policy_version)
+    decision = decide(
+        paced.outcome.envelope,
+        binding=binding,
+        min_confidence=config.min_confidence,
+        attempts=paced.outcome.attempts,
+    )
+    return Answer(decision, paced.outcome.attempts, paced.outcome.envelope)
 
 
 def _chunk_table(plan: Plan, reviews: Sequence[ChunkReview], config: Config) -> Decision:
@@ -306,6 +310,25 @@ def _chunk_table(plan: Plan, reviews: Sequence[ChunkReview], config: Config) -> 
     leaves += [(c.name, None) for c in plan.chunks if c.name not in covered]
     whole = Binding(diff_sha=plan.coverage.diff_sha, policy_version=config.policy_version)
     return aggregate(leaves, binding=whole)
+
+
+def no_room(config: Config, overhead: int, files: int) -> Decision:
+    """The block when the prompt around the diff leaves no room for any of it: in the
+    model's window, or in the server's context where it is known."""
+    window = config.reviewer.window()
+    return blocked(
+        State.NEEDS_HUMAN,
+        "too_large",
+        f"the prompt around the diff (about {overhead} tokens, with the list of "
+        f"{files} files) and max_tokens fill the model's window of "
+        f"{input_window(config)} tokens; raise max_input_tokens or split the change"
+        if window is None
+        else f"the prompt around the diff (with the list of {files} files) and "
+        f"max_tokens {config.reviewer.max_tokens:,} leave no room for any diff in the "
+        f"server's context of {window:,} tokens (one token a byte, the chat template's "
+        "own); raise the server's context (llama.cpp --ctx-size, Ollama PARAMETER "
+        "num_ctx, vLLM --max-model-len, llama-cpp-python --n_ctx) or lower max_tokens",
+    )
 
 
 def review_chunks(
@@ -340,13 +363,7 @@ def review_chunks(
     reviews: tuple[ChunkReview, ...] = ()
     outcome = ReviewOutcome(attempts=(), envelope=None)
     if limit < 1:
-        review_decision = blocked(
-            State.NEEDS_HUMAN,
-            "too_large",
-            f"the prompt around the diff (about {overhead} tokens, with the list of "
-            f"{len(files)} files) and max_tokens fill the model's window of "
-            f"{input_window(config)} tokens; raise max_input_tokens or split the change",
-        )
+        review_decision = no_room(config, overhead, len(files))
     elif (over := too_many(plan, config, overhead)) is not None:
         review_decision = over
     elif not plan.chunks:

@@ -26,13 +26,23 @@ from typing import TYPE_CHECKING, Any
 from gate.config.load import unsigned_beside_signed
 from gate.config.model import Config
 from gate.config.wording import dotted
-from gate.decide.agreement import Answer, aggregate
+from gate.decide.agreement import Answer, aggregate, stops_asking
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
-from gate.decide.decision import Binding, Family, State, binding_for, decide
-from gate.decide.ends import outage
+from gate.decide.decision import (
+    Binding,
+    Decision,
+    Family,
+    State,
+    Status,
+    binding_for,
+    blocked,
+    decide,
+)
+from gate.decide.ends import CONTEXT_OVERFLOW, outage
 from gate.diff import Coverage
-from gate.errors import GateError, UsageError
+from gate.errors import ContextUnknown, GateError, UsageError
+from gate.review.budget import fits_served, too_long
 from gate.review.context import (
     HeadFiles,
     partial_note,
@@ -40,9 +50,11 @@ from gate.review.context import (
     shown_for,
     whole_prompt_sha256,
 )
+from gate.review.cost import over_budget
 from gate.review.prompt import build_prompt
 from gate.review.result import ReviewResult, config_sha256, reviewer_of
 from gate.review.scope import coverage_before_call, guard_coverage
+from gate.review.served import refused, with_served
 from gate.reviewers.settings import ReviewerSettings, validate
 
 if TYPE_CHECKING:
@@ -79,8 +91,9 @@ def review_diff(
     ``coverage`` (from :func:`select_diff`, whose bytes ``diff`` must be)
     applies :func:`guard_coverage` to the decision and goes into the certificate.
     ``on_attempt`` sees each attempt as soon as it ends (the CLI prints it live).
-    With ``config.agreement`` k > 1 the reviewer is asked k times, each on a fresh
-    connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes).
+    With ``config.agreement`` k > 1 the reviewer is asked up to k times, each on a fresh
+    connection, and :func:`gate.decide.agreement.aggregate` decides (a pass needs k passes);
+    the asking stops at the first answer that decides a block (no set could still pass).
     ``carry``: earlier chunk answers (:mod:`gate.review.carry`) for a review in chunks;
     ignored with ``incremental: off`` and for a diff reviewed in one request.
     ``question``: the key of the question this review answers
@@ -91,41 +104,19 @@ def review_diff(
     (:mod:`gate.review.context`), shown beside the diff (each chunk its own files') and
     recorded in the certificate (``context.reviewer_context``); it never widens coverage.
     """
-    from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
-
     binding = binding_for(diff, config)
     _check_bound(binding, config, coverage, question)
     chain = settings_chain(config, api_key, fallback_keys)
     allow = config.allow_partial_coverage
     if coverage is not None and (gap := coverage_before_call(coverage, allow_partial=allow)):
-        return ReviewResult(  # never pay for a review that will block on coverage
-            decision=gap,
-            outcome=ReviewOutcome(attempts=(), envelope=None),
-            binding=binding,
-            prompt_sha256=whole_prompt_sha256(diff, config, head),
-            config_sha256=config_sha256(config),
-            reviewer=reviewer_of(chain[0][1]),
-            min_confidence=config.min_confidence,
-            coverage=coverage,
-            review_decision=gap,
-            extra=dict(extra_cert or {}),
-        )
+        # never pay for a review that will block on coverage
+        return _unasked(gap, diff, config, chain[0][1], binding, coverage, extra_cert, head)
     earlier: list[ReviewResult] = []
     for position, (asked, settings) in enumerate(chain):
-        result = review_chunks(
-            diff,
-            asked,
-            settings,
-            coverage=coverage,
-            extra_cert=extra_cert,
-            sleep=sleep,
-            on_attempt=on_attempt,
-            carry=None if config.incremental == "off" else carry,
-            question=question,
-            head=head,
-        ) or _review_whole(
+        result = _review_with(
             diff, asked, settings, binding, coverage=coverage, extra_cert=extra_cert,
-            sleep=sleep, on_attempt=on_attempt, head=head,
+            sleep=sleep, on_attempt=on_attempt,
+            carry=None if config.incremental == "off" else carry, question=question, head=head,
         )  # fmt: skip
         if position + 1 == len(chain) or not could_not_answer(result):
             break
@@ -137,6 +128,76 @@ def review_diff(
         config_sha256=config_sha256(config),
         earlier=tuple(earlier),
         notes=(*fallback_notes(result, earlier), *result.notes),
+    )
+
+
+def _review_with(
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    binding: Binding,
+    *,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    sleep: Callable[[float], None],
+    on_attempt: Callable[[Attempt], None] | None,
+    carry: Ledger | None,
+    question: Asked | None,
+    head: HeadFiles | None,
+) -> ReviewResult:
+    """One reviewer of the chain: the server's context first (once, where asked for),
+    then the review in chunks or in one request."""
+    from gate.review.chunked import review_chunks  # the pool: httpx, loaded when asked
+
+    try:  # the server's context, once per reviewer (gate/review/served.py)
+        config, settings, served = with_served(config, settings)
+    except ContextUnknown as err:
+        return _unasked(refused(err), diff, config, settings, binding, coverage, extra_cert, head)
+    costly = None
+    if served is not None and served.tokens is not None:
+        # max_cost again over the cut the server's size makes (more chunks)
+        costly = over_budget(diff, config, coverage)
+    if costly is not None:
+        result = _unasked(costly, diff, config, settings, binding, coverage, extra_cert, head)
+    else:
+        result = review_chunks(
+            diff, config, settings, coverage=coverage, extra_cert=extra_cert, sleep=sleep,
+            on_attempt=on_attempt, carry=carry, question=question, head=head,
+        ) or _review_whole(
+            diff, config, settings, binding, coverage=coverage, extra_cert=extra_cert,
+            sleep=sleep, on_attempt=on_attempt, head=head,
+        )  # fmt: skip
+    if served is None:
+        return result
+    return replace(
+        result,
+        notes=(*result.notes, served.note),
+        extra={**result.extra, "context_window": served.to_json()},
+    )
+
+
+def _unasked(
+    decision: Decision,
+    diff: bytes,
+    config: Config,
+    settings: ReviewerSettings,
+    binding: Binding,
+    coverage: Coverage | None,
+    extra_cert: Mapping[str, Any] | None,
+    head: HeadFiles | None,
+) -> ReviewResult:
+    """The result of a review blocked before its reviewer was asked."""
+    return ReviewResult(
+        decision=decision,
+        outcome=ReviewOutcome(attempts=(), envelope=None),
+        binding=binding,
+        prompt_sha256=whole_prompt_sha256(diff, config, head),
+        config_sha256=config_sha256(config),
+        reviewer=reviewer_of(settings),
+        min_confidence=config.min_confidence,
+        coverage=coverage,
+        review_decision=decision,
+        extra=dict(extra_cert or {}),
     )
 
 
@@ -245,13 +306,22 @@ def _review_whole(
     on_attempt: Callable[[Attempt], None] | None,
     head: HeadFiles | None = None,
 ) -> ReviewResult:
-    """The review in one request (asked ``agreement`` times), decided and aggregated."""
+    """The review in one request (asked up to ``agreement`` times: the asking stops at the
+    first answer that decides a block), decided and aggregated."""
     from gate.reviewers.transport import review  # httpx: loaded when a request is made
 
     shown = shown_for(diff, config, head)
     prompt = build_prompt(
         diff, binding=binding, instructions=config.instructions, context=shown.text
     )
+    if not fits_served(prompt.size, config):  # a server cuts what does not fit: not sent
+        too = blocked(
+            State.NEEDS_HUMAN,
+            CONTEXT_OVERFLOW,
+            too_long(prompt.size, config),
+            status=Status.FAILURE,
+        )
+        return _unasked(too, diff, config, settings, binding, coverage, extra_cert, head)
     answers: list[Answer] = []
     outcomes: list[ReviewOutcome] = []
     for _ in range(config.agreement):
@@ -267,6 +337,8 @@ def _review_whole(
         )
         outcomes.append(outcome)
         answers.append(Answer(answer_decision, outcome.attempts, outcome.envelope))
+        if stops_asking(answers[-1]):
+            break
     verdict_decision = aggregate([a.decision for a in answers])
     decision, note = verdict_decision, None
     if coverage is not None:
@@ -274,8 +346,8 @@ def _review_whole(
             verdict_decision, coverage, allow_partial=config.allow_partial_coverage
         )
     notes: tuple[str, ...] = () if note is None else (note,)
-    if len(answers) > 1:
-        notes = (f"agreement: {agreement_summary(answers)}", *notes)
+    if config.agreement > 1:
+        notes = (f"agreement: {agreement_summary(answers, config.agreement)}", *notes)
     extra = dict(extra_cert or {})
     if (context := record(config, head, [(None, diff)])) is not None:
         extra["reviewer_context"] = context
@@ -293,4 +365,5 @@ def _review_whole(
         notes=notes,
         extra=extra,
         answers=tuple(answers),
+        k=config.agreement,
     )

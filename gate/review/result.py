@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gate.config.model import Config
-from gate.decide.agreement import Answer, answers_json
+from gate.decide.agreement import Answer, answers_json, record_json
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
 from gate.decide.decision import Binding, Decision, binding_for
@@ -45,10 +45,13 @@ class ChunkReview:
     outcome: ReviewOutcome
     decision: Decision | None
     split: bool = False
-    #: with ``agreement: k`` > 1, the chunk's k answers (``outcome`` holds all their attempts)
+    #: with ``agreement: k`` > 1, the chunk's answers asked (``outcome`` holds all their
+    #: attempts): k, or fewer when one decided a block
     answers: tuple[Answer, ...] = ()
     #: where the chunk's answers were carried from (no call was made for it), if carried
     carried: Carried | None = None
+    #: the answers ``agreement: k`` asks for
+    k: int = 1
 
     def to_json(self) -> dict[str, Any]:
         envelope = self.outcome.envelope
@@ -69,6 +72,7 @@ class ChunkReview:
                 "base64": base64.b64encode(envelope).decode("ascii"),
             },
             **({"answers": answers_json(self.answers)} if len(self.answers) > 1 else {}),
+            **({"asked": len(self.answers), "k": self.k} if self.k > 1 else {}),
             **({"carried": self.carried.to_json()} if self.carried is not None else {}),
         }
 
@@ -120,15 +124,18 @@ class ReviewResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
     #: each chunk as reviewed, when the diff was reviewed in chunks (gate/review/chunked.py)
     chunks: tuple[ChunkReview, ...] = ()
-    #: with ``agreement: k`` > 1, each of the k answers (``outcome`` is the first's)
+    #: with ``agreement: k`` > 1, each answer asked (``outcome`` is the first's): k, or
+    #: fewer when one decided a block (:func:`gate.decide.agreement.stops_asking`)
     answers: tuple[Answer, ...] = ()
     #: the reviewers asked before this one (``fallbacks:``), each of which could not
     #: answer for an ``unavailable`` reason; ``reviewer`` is the one that answered
     earlier: tuple[ReviewResult, ...] = ()
+    #: the answers ``agreement: k`` asks for (``answers`` holds those asked)
+    k: int = 1
 
     def paid_attempts(self) -> tuple[Attempt, ...]:
         """Every request the review paid for, in order: each attempt of each of the
-        ``agreement`` answers (``outcome`` holds only the first answer's), and in a
+        ``agreement`` answers asked (``outcome`` holds only the first answer's), and in a
         chunked review each chunk's, halves and overflowed chunks included. The cost
         is counted over these."""
         before = tuple(a for result in self.earlier for a in result.paid_attempts())
@@ -146,8 +153,8 @@ class ReviewResult:
         return before + (self.reviewer.model,) * own
 
     def agreement(self) -> str | None:
-        """``3/3 agree: pass`` (for the summary), or None with a single answer."""
-        return agreement_summary(self.answers) if len(self.answers) > 1 else None
+        """``3/3 agree: pass`` (for the summary), or None with ``agreement: 1``."""
+        return agreement_summary(self.answers, self.k) if self.k > 1 and self.answers else None
 
     def certificate_for(
         self, decision: Decision | None = None, *, extra: Mapping[str, Any] | None = None
@@ -161,12 +168,8 @@ class ReviewResult:
             context["coverage"] = self.coverage.to_json()
             if self.review_decision is not None and self.decision is not self.review_decision:
                 context["review_decision"] = self.review_decision.to_json()
-        if len(self.answers) > 1:
-            context["agreement"] = {
-                "k": len(self.answers),
-                "summary": agreement_summary(self.answers),
-                "answers": answers_json(self.answers),
-            }
+        if self.k > 1 and self.answers:
+            context["agreement"] = record_json(self.answers, self.k)
         if self.earlier:
             context["fallback"] = fallback_json(self)
         context.update(self.extra)

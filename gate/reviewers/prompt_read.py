@@ -21,6 +21,7 @@ before, and docs/reviewers.md says what the gate can and cannot promise for it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -35,6 +36,10 @@ INPUT_EXTRA = ("cache_creation_input_tokens", "cache_read_input_tokens")
 #: a whole prompt has at least one token per this many bytes (the estimate that sizes
 #: requests, gate.review.chunks.BYTES_PER_TOKEN, is the other side: at most that many)
 MAX_BYTES_PER_TOKEN = 8
+#: a run of whitespace or of one repeated character counts at most this many characters
+RUN_COUNTED = 8
+#: a run longer than :data:`RUN_COUNTED`: whitespace of any mix, or one character repeated
+_RUN = re.compile(rf"\s{{{RUN_COUNTED + 1},}}|(.)\1{{{RUN_COUNTED},}}", re.DOTALL)
 
 
 def count(usage: Mapping[str, int], keys: tuple[str, ...], extra: tuple[str, ...]) -> int | None:
@@ -50,18 +55,30 @@ def prompt_tokens(usage: Mapping[str, int]) -> int | None:
     return count(usage, INPUT_KEYS, INPUT_EXTRA)
 
 
-def lower_bound(prompt_bytes: int) -> int:
-    """The fewest tokens a whole prompt of ``prompt_bytes`` bytes can be read as."""
-    return prompt_bytes // MAX_BYTES_PER_TOKEN
+def counted_bytes(text: str) -> int:
+    """The UTF-8 bytes of ``text``, each run longer than :data:`RUN_COUNTED` characters
+    counted as its first :data:`RUN_COUNTED` (module docstring)."""
+    size = len(text.encode("utf-8"))
+    for run in _RUN.finditer(text):
+        found = run.group(0)
+        size -= len(found.encode("utf-8")) - len(found[:RUN_COUNTED].encode("utf-8"))
+    return size
 
 
-def checked(reply: Reply, prompt_bytes: int) -> Reply:
+def lower_bound(*texts: str) -> int:
+    """The fewest tokens the whole of ``texts`` (the system and user messages) can be
+    read as: one per :data:`MAX_BYTES_PER_TOKEN` of their :func:`counted_bytes`."""
+    return sum(counted_bytes(text) for text in texts) // MAX_BYTES_PER_TOKEN
+
+
+def checked(reply: Reply, *, system: str, user: str) -> Reply:
     """``reply``, or, when the server read fewer prompt tokens than the bound, the same
     attempt unsealed as ``prompt_cut`` (never retried)."""
     read = prompt_tokens(reply.usage)
-    need = lower_bound(prompt_bytes)
+    need = lower_bound(system, user)
     if not reply.complete or read is None or read >= need:
         return reply
+    prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
     return replace(
         reply,
         complete=False,
@@ -71,7 +88,8 @@ def checked(reply: Reply, prompt_bytes: int) -> Reply:
         detail=(
             f"the server read {read:,} prompt tokens, fewer than the {need:,} a whole "
             f"prompt of {prompt_bytes:,} bytes needs (at least 1 token per "
-            f"{MAX_BYTES_PER_TOKEN} bytes): it cut the prompt, so the answer is about part of "
+            f"{MAX_BYTES_PER_TOKEN} bytes, each run of a repeated character counted as "
+            f"{RUN_COUNTED}): it cut the prompt, so the answer is about part of "
             "the change; raise the server's context (Ollama num_ctx, llama.cpp --ctx-size or "
             "llama-cpp-python --n_ctx, vLLM --max-model-len) or lower max_chunk_bytes; "
             "not retryable"

@@ -218,6 +218,19 @@ def _grammar_setting(settings: ReviewerSettings) -> None:
         )
 
 
+def _window_setting(settings: ReviewerSettings) -> None:
+    """``context_window`` asks a self-hosted server (gate/reviewers/window.py): only the
+    openai provider speaks to one."""
+    if settings.context_window != "off" and settings.provider != Provider.OPENAI:
+        raise UsageError(
+            f"reviewer context_window {settings.context_window!r} is for a self-hosted "
+            f"server behind the openai provider (llama.cpp, vLLM, Ollama), not "
+            f"{settings.provider}; remove context_window or set provider: openai with the "
+            "server's base_url",
+            reason="config_context_window",
+        )
+
+
 def _public_key_setting(settings: ReviewerSettings) -> None:
     """``public_key`` only for mc1, and an Ed25519 public key in PEM (the config's reader
     said so already; settings built in code are held to the same)."""
@@ -280,6 +293,7 @@ def validate(settings: ReviewerSettings) -> None:
             )
     _cloud_settings(settings)
     _grammar_setting(settings)
+    _window_setting(settings)
     _public_key_setting(settings)
     if needs_api_key(settings) and not settings.api_key:
         host = parts.hostname

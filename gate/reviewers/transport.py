@@ -54,9 +54,8 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
         exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
-        prompt_bytes = len(system.encode("utf-8")) + len(user.encode("utf-8"))
         reply = signed.checked(parser.conclude(exchange), settings, system=system, user=user)
-        return named(prompt_read.checked(reply, prompt_bytes))
+        return named(prompt_read.checked(reply, system=system, user=user))
 
 
 def named(reply: Reply) -> Reply:

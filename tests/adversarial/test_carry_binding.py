@@ -11,8 +11,9 @@ again with :func:`gate.decide.decision.decide` against this chunk's own binding,
 Variants: every chunk of a plan x every way a record can differ from the one true
 answer (another chunk's digest in the envelope, another policy, low confidence, no
 reasons, a flipped byte, a cut envelope, a malformed verdict, another question, one
-answer short or one too many with ``agreement: 2``, a fail). Only the true record
-carries a pass; a bound fail is carried as a fail (it stands); nothing else is carried.
+answer short or one too many with ``agreement: 2``, a fail, a short set: issue 33's
+asking stops at a block). Only the true record carries a pass; a bound fail is carried
+as a fail (it stands); nothing else is carried.
 Before this issue nothing was carried at all, so this test did not exist to fail; it
 fails on a ``settle`` that trusts a record's state or digest instead of deciding.
 """
@@ -138,3 +139,18 @@ def test_another_answer_count_than_agreement_carries_nothing(count: int, index: 
         QUESTION,
     )
     assert chunk.name in two
+
+
+@pytest.mark.parametrize("index", range(len(CHUNKS)))
+def test_a_short_answer_set_carries_its_fail_and_never_a_pass(index: int) -> None:
+    """Issue 33: the asking stops at the answer that decides a block, so a chunk's record
+    may hold fewer than ``agreement`` answers. Such a set carries a bound fail (it
+    stands), never a pass (one pass of two is no agreement)."""
+    chunk = CHUNKS[index]
+    book = Book.of([Carried(QUESTION, chunk.sha, (_true(chunk, "fail"),), "x")])
+    failed = carried_reviews(plan_of(), Config(agreement=3), book, QUESTION)
+    assert failed[chunk.name].decision is not None
+    assert failed[chunk.name].decision.state is State.FAIL
+    for passes in (1, 2):
+        book = Book.of([Carried(QUESTION, chunk.sha, (_true(chunk),) * passes, "x")])
+        assert carried_reviews(plan_of(), Config(agreement=3), book, QUESTION) == {}

@@ -11,7 +11,8 @@ where the configuration asked for k, and an unstable reviewer's first pass stood
 Fix (``gate/review/chunked.py``): each chunk is asked k times, every answer decided against the
 chunk's own binding and the k decisions aggregated by ``gate.decide.agreement.aggregate`` (the
 same rule as for a whole diff) before the chunk table; each answer is in the
-certificate's chunk record, and ``redecide`` decides every recorded answer.
+certificate's chunk record, and ``redecide`` decides every recorded answer. The asking
+stops at the answer that decides a block (issue 33): the deviating answer is the last asked.
 
 Variants: for k in (2, 3), every (chunk, answer number) that deviates, and each way of
 deviating (a ``fail``, a pass bound to another digest, a pass below min_confidence);
@@ -114,7 +115,7 @@ def test_one_deviating_answer_of_k_never_passes(
     target = probe.chunks[chunk].chunk.sha
     RESPOND.reset(target, number, how)
     result, config = _review(sim, k)
-    assert RESPOND.asked[target] == k
+    assert RESPOND.asked[target] == number  # the deviating answer ends the asking
     assert result.decision.state is not State.PASS, (k, chunk, number, how)
     assert result.chunks[chunk].state != "pass"
     record = result.extra["chunks"]

@@ -115,3 +115,35 @@ def test_the_same_server_with_the_whole_prompt_passes(lines: int) -> None:
     result, asked, _ = _review(CuttingServer("none", 1.0), _diff(lines))
     assert result.decision.state is State.PASS, result.decision
     assert asked == 1
+
+
+#: a line of a Markdown or text table's border: SmolLM2 reads each as 5 tokens (80 bytes;
+#: tests/unit/reviewers/test_prompt_read.py has the measured vectors)
+BORDER = "+" + "=" * 78 + "\n"
+
+
+def _honest_tokens(body: dict[str, Any]) -> SimResponse:
+    """The whole prompt read, counted as SmolLM2 counts it: 5 tokens a border line, 4
+    bytes a token for the rest."""
+    system, user = extract_prompt("openai", body)
+    borders = user.count(BORDER)
+    rest = len(system.encode()) + len(user.encode()) - borders * len(BORDER)
+    return SimResponse(content=_answer(binding_in(user)), prompt_tokens=borders * 5 + rest // 4)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.integers(min_value=100, max_value=600))
+def test_an_honest_count_of_a_long_run_is_not_a_cut(lines: int) -> None:
+    """A diff of table borders, read whole: fewer tokens than one per 8 bytes, because
+    the tokenizer merges runs. The bound counts runs as they tokenize: a pass, not a
+    ``prompt_cut`` (one token per 8 bytes called it cut)."""
+    body = "".join("+" + BORDER for _ in range(lines))
+    diff = (
+        f"diff --git a/t.md b/t.md\n--- a/t.md\n+++ b/t.md\n@@ -0,0 +1,{lines} @@\n{body}"
+    ).encode()
+    with ReviewerSimulator("openai", chooser=_honest_tokens) as sim:
+        config = Config(
+            reviewer=ReviewerConfig(provider="openai", model=MODEL, base_url=sim.base_url)
+        )
+        result = review_diff(diff, config, api_key="k", sleep=lambda _: None)
+    assert result.decision.state is State.PASS, result.decision

@@ -11,8 +11,10 @@ that lacks the newest one or two statuses, as a lagging read replica answers: Gi
 answers a status POST with 201 once it is stored, so a write that is "lost" after a 201
 is not something GitHub does, but a read a moment later that does not list it yet is),
 volume (dozens of rejected pushes, 100+ commits whose runs posted nothing, dozens of
-reopens) and the question ledger's writes (a writer first at every compare-and-swap, or
-once; 5xx on every ledger write; issue 31)
+reopens), the question ledger's writes (a writer first at every compare-and-swap, or
+once; 5xx on every ledger write; issue 31) and a second workflow in ``mode: shadow``
+whose reviewer says pass or fail whatever the truth (issue 32: it changes nothing a
+required run reads, so nothing it writes becomes a pass or a standing block)
 against the action's entry point and the fake GitHub (every request checked against
 GitHub's OpenAPI description). Each head keeps its chain of commits, which the fake
 serves as the pull request's commits, and a push names the head it replaced
@@ -103,11 +105,18 @@ class Reviewer:
     fresh: bool = False  # the next answers are a writer's fresh review
     #: diff_sha -> an end the diff makes the primary (openai) choose, on its next answer
     primary_ends: dict[str, str] = field(default_factory=dict)
+    #: while a shadow run asks: its answer, whatever the truth (kept apart from ``answers``,
+    #: which are the required gate's: a shadow's answer is nobody's memory)
+    shadow: str | None = None
+    shadow_answers: list[tuple[tuple[str, str], str]] = field(default_factory=list)
 
     def __call__(self, settings: Any, *, system: str, user: str, **_: Any) -> ReviewOutcome:
         binding = binding_in(user)
         assert binding is not None
         key = (binding.diff_sha, binding.policy_version)
+        if self.shadow is not None:
+            self.shadow_answers.append((key, self.shadow))
+            return ReviewOutcome(attempts=(), envelope=seal(_fenced(self.shadow, *key)))
         log = self.answers.setdefault(key, [])
         primary = settings.provider == "openai"
         end = self.primary_ends.pop(binding.diff_sha, None) if primary else None
@@ -117,12 +126,16 @@ class Reviewer:
         bad = self.truth.get(binding.diff_sha, "good") != "good"
         verdict = "fail" if (bad and binding.policy_version == "strict" and not log) else "pass"
         log.append((verdict, self.fresh))
-        body = {
-            "verdict": verdict, "reasons": [f"scripted {verdict}"], "confidence": 0.95,
-            "diff_sha": binding.diff_sha, "policy_version": binding.policy_version,
-        }  # fmt: skip
-        text = "```json\n" + json.dumps(body) + "\n```\n"
-        return ReviewOutcome(attempts=(), envelope=seal(text.encode()))
+        return ReviewOutcome(attempts=(), envelope=seal(_fenced(verdict, *key)))
+
+
+def _fenced(verdict: str, diff_sha: str, policy_version: str) -> bytes:
+    """A bound, confident answer of ``verdict``, fenced."""
+    body = {
+        "verdict": verdict, "reasons": [f"scripted {verdict}"], "confidence": 0.95,
+        "diff_sha": diff_sha, "policy_version": policy_version,
+    }  # fmt: skip
+    return ("```json\n" + json.dumps(body) + "\n```\n").encode()
 
 
 #: ends the diff can cause, as the primary's transport reports them: (reason, finish, status)
@@ -218,7 +231,9 @@ class Gate(RuleBasedStateMachine):
         )  # fmt: skip
         self.pulls[number] = base
 
-    def _run(self, payload: dict[str, Any], event: str = "pull_request") -> None:
+    def _run(
+        self, payload: dict[str, Any], event: str = "pull_request", *, mode: str = "review"
+    ) -> None:
         path = self.tmp / "event.json"
         path.write_text(json.dumps(payload))
         environ = {
@@ -229,12 +244,20 @@ class Gate(RuleBasedStateMachine):
             "INPUT_PROVIDER": "openai", "INPUT_MODEL": "sim-model",
             "INPUT_BASE-URL": "http://127.0.0.1:9/v1", "INPUT_API-KEY": "sk-scripted-0123456789",
             "INPUT_ATTEMPTS": "1", "BACKUP_KEY": "sk-backup-0123456789abcdef",
+            "INPUT_MODE": mode,
         }  # fmt: skip
         run_action(environ, out=io.StringIO(), sleep=lambda _s: None, throttle=False)
         self.reviewer.fresh = False
 
     def _event(
-        self, number: int, action: str, *, before: str = "", changes: Any = None, **kw: Any
+        self,
+        number: int,
+        action: str,
+        *,
+        before: str = "",
+        changes: Any = None,
+        mode: str = "review",
+        **kw: Any,
     ) -> None:
         pull = self.fake.pulls[number]
         head, base = pull["head"]["sha"], pull["base"]["sha"]
@@ -249,7 +272,7 @@ class Gate(RuleBasedStateMachine):
             )
         if before:
             payload["before"] = before
-        self._run(payload)
+        self._run(payload, mode=mode)
 
     # -- the author ------------------------------------------------------------------
 
@@ -496,6 +519,46 @@ class Gate(RuleBasedStateMachine):
                 continue
             self._open(number, head, base)
             self._event(number, "opened")
+
+    # -- issue 32: a shadow workflow beside the required one -------------------------
+
+    def _what_required_runs_read(self) -> Any:
+        """Everything a required run reads of the gate's own: the required context's
+        statuses and check runs on every head, the question ledger, the comments, the
+        pull request reviews."""
+        with self.fake.lock:
+            statuses = {
+                head: [
+                    dict(s)
+                    for s in self.fake.statuses.get(head, [])
+                    if s["context"] == "review-gate"
+                ]
+                for head in self.heads
+            }
+            checks = [dict(c) for c in self.fake.check_runs.values() if c["name"] == "review-gate"]
+            comments = {n: [c["body"] for c in cs] for n, cs in self.fake.comments.items()}
+            reviews = {n: len(rs) for n, rs in self.fake.reviews.items()}
+            return statuses, checks, dict(self.fake.git.refs), comments, reviews
+
+    @rule(
+        answer=st.sampled_from(["pass", "fail"]),
+        action=st.sampled_from(["synchronize", "reopened", "labeled"]),
+        number=st.sampled_from([7, 8, 20]),
+    )
+    def shadow_run(self, answer: str, action: str, number: int) -> None:
+        # the team's shadow workflow runs on the same events; its reviewer passes a bad
+        # diff or fails a good one. It writes only under its own context and kinds, so
+        # every required run after it reads what it read before, and asks for itself
+        if number not in self.pulls or self.fake.pulls[number]["state"] != "open":
+            number = 7
+        before = self._what_required_runs_read()
+        self.reviewer.shadow = answer
+        try:
+            label = {"label": "docs"} if action == "labeled" else {}
+            self._event(number, action, mode="shadow", **label)
+        finally:
+            self.reviewer.shadow = None
+        assert self._what_required_runs_read() == before
 
     # -- the promise -----------------------------------------------------------------
 

@@ -52,13 +52,13 @@ def config(base_url: str, k: int) -> Config:
 def test_agreement_3_with_one_dissent_is_needs_human_unstable(
     sim_factory: Callable[..., ReviewerSimulator],
 ) -> None:
-    sim = sim_factory(scripted(["pass", "fail", "pass"]))
+    sim = sim_factory(scripted(["pass", "pass", "fail"]))
     result = review_diff(DIFF, config(sim.base_url, 3), api_key=KEY)
     assert sim.count == 3
     assert (result.decision.state, result.decision.reason) == (State.NEEDS_HUMAN, "unstable")
-    assert "#2 fail (0.90" in result.decision.detail
+    assert "#3 fail (0.90" in result.decision.detail
     agreement = result.certificate["context"]["agreement"]
-    assert agreement["k"] == 3
+    assert (agreement["k"], agreement["asked"], agreement["stopped"]) == (3, 3, None)
     assert agreement["summary"] == "2/3 pass, 1/3 fail"
     envelopes = [a["envelope"] for a in agreement["answers"]]
     assert all(e is not None and e["base64"] for e in envelopes)
@@ -96,7 +96,7 @@ def test_review_cli_agreement_flag(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    sim = sim_factory(scripted(["fail", "pass"]))
+    sim = sim_factory(scripted(["pass", "fail"]))
     diff = tmp_path / "x.diff"
     diff.write_bytes(DIFF)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
@@ -108,3 +108,33 @@ def test_review_cli_agreement_flag(
     assert code == 3
     assert out["reason"] == "unstable"
     assert sim.count == 2
+
+
+def test_the_asking_stops_at_the_first_answer_that_decides_a_block(
+    sim_factory: Callable[..., ReviewerSimulator], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Issue 33: a fail first leaves no set of 3 that could pass: the other two are not
+    asked nor paid for, the certificate says how many of the k were asked and why, and
+    ``verify --from-certificate`` re-decides the short set as the run decided it."""
+    from gate.review.certificate import write
+    from gate.review.cost import cost_of
+
+    sim = sim_factory(scripted(["fail", "pass", "pass"]))
+    result = review_diff(DIFF, config(sim.base_url, 3), api_key=KEY)
+    assert sim.count == 1
+    assert (result.decision.state, result.decision.reason) == (State.FAIL, "reviewer_fail")
+    agreement = result.certificate["context"]["agreement"]
+    assert (agreement["k"], agreement["asked"], len(agreement["answers"])) == (3, 1, 1)
+    assert agreement["stopped"].startswith("answer 1 of 3 decided a block (fail (0.90))")
+    assert result.agreement() == "1/1 agree: fail; 1 of 3 asked (no answer set could still pass)"
+    assert len(result.paid_attempts()) == 1
+    assert len(cost_of(result.paid_attempts(), config(sim.base_url, 3)).attempts) == 1
+    cert = tmp_path / "cert.json"
+    write(str(cert), result.certificate)
+    capsys.readouterr()
+    diff = tmp_path / "x.diff"
+    diff.write_bytes(DIFF)
+    code = cli.main(["verify", "--from-certificate", str(cert), "--diff", str(diff), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert (code, out["state"], out["reason"]) == (1, "fail", result.decision.reason)

@@ -127,3 +127,23 @@ def test_not_a_certificate_is_unreplayable(tmp_path, env, capsys) -> None:
     (tmp_path / "x.diff").write_bytes(DIFF)
     assert replay(str(junk), "--diff", str(tmp_path / "x.diff")) == 3
     assert "twice" in capsys.readouterr().out
+
+
+def test_a_short_agreement_set_replays_stable(tmp_path, env, sim_factory, capsys) -> None:
+    """Issue 33: ``agreement: 3`` stops at a first fail; the certificate holds one answer of
+    three, and replay reads it (fail) and asks again as the review did (one answer)."""
+    sim = sim_factory(scripted(["fail"]))
+    diff = tmp_path / "x.diff"
+    diff.write_bytes(DIFF)
+    cert = tmp_path / "c.json"
+    args = ["review", "--diff", str(diff), "--provider", "openai", "--model", MODEL,
+            "--base-url", sim.base_url, "--certificate", str(cert), "--agreement", "3"]  # fmt: skip
+    assert cli.main(args) == 1
+    agreement = json.loads(cert.read_text())["context"]["agreement"]
+    assert (agreement["k"], agreement["asked"]) == (3, 1)
+    assert sim.count == 1
+    capsys.readouterr()
+    assert replay(str(cert), "--diff", str(diff)) == 0
+    [row] = rows(capsys.readouterr().out)
+    assert row[2:5] == ["fail", "fail", "stable"]
+    assert sim.count == 2

@@ -13,7 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.config.schema import schema
-from gate.decide.agreement import MAX_AGREEMENT, Answer, aggregate, answers_json, summary
+from gate.decide.agreement import (
+    MAX_AGREEMENT,
+    Answer,
+    aggregate,
+    answers_json,
+    record_json,
+    stopped,
+    stops_asking,
+    summary,
+)
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision, State, Status, decide
 from gate.decide.envelope import seal
@@ -122,3 +131,63 @@ def test_an_empty_list_is_a_bug_not_a_pass() -> None:
 def test_the_schema_maximum_is_max_agreement() -> None:
     prop = schema()["properties"]["agreement"]
     assert (prop["minimum"], prop["maximum"], prop["default"]) == (1, MAX_AGREEMENT, 1)
+
+
+@st.composite
+def answer_sets(draw: st.DrawFn) -> tuple[int, list[Answer]]:
+    """k, and the k answers a reviewer would give (an outage answer carries its cut)."""
+    k = draw(st.integers(min_value=1, max_value=MAX_AGREEMENT))
+    decisions = draw(st.lists(answers(), min_size=k, max_size=k))
+    return k, [Answer(d, (_cut(),) if d.state is State.INCOMPLETE else (), None) for d in decisions]
+
+
+def _asked(all_k: list[Answer]) -> list[Answer]:
+    """What the pipeline asks: up to the first answer that stops the asking."""
+    asked: list[Answer] = []
+    for one in all_k:
+        asked.append(one)
+        if stops_asking(one):
+            break
+    return asked
+
+
+@settings(max_examples=400, deadline=None)
+@given(answer_sets())
+def test_stopping_early_decides_as_asking_all_k(given_set: tuple[int, list[Answer]]) -> None:
+    """Issue 33: the asking stops once no answer set could still pass. The decision is a
+    pass exactly when asking all k is (the same pass when it is); it is the very decision
+    of all k whenever the answers not asked repeat the last one asked; only
+    an answer that decided a block (never a pass, never an outage) stops it."""
+    k, all_k = given_set
+    asked = _asked(all_k)
+    early = aggregate([a.decision for a in asked])
+    full = aggregate([a.decision for a in all_k])
+    assert _is_pass(early) == _is_pass(full)
+    if _is_pass(full):
+        assert early == full
+        assert len(asked) == k
+    if len(asked) < k:
+        last = asked[-1].decision
+        assert not _is_pass(last)
+        assert last.state is not State.INCOMPLETE
+        assert not _is_pass(early)
+        assert stopped(asked, k) is not None
+        assert f"answer {len(asked)} of {k}" in str(stopped(asked, k))
+    else:
+        assert stopped(asked, k) is None
+    repeated = aggregate([a.decision for a in asked + [asked[-1]] * (k - len(asked))])
+    # the same decision (an unstable one's detail lists each answer, so it lists fewer)
+    assert _key(early) == _key(repeated)
+
+
+def _key(d: Decision) -> tuple[object, ...]:
+    return d.state, d.status, d.reason, d.verdict, d.envelope_sha256
+
+
+def test_a_short_set_is_recorded_with_how_many_were_asked_and_why() -> None:
+    bad = decide(_fence("fail", 0.85, bound=True, reasons=True), binding=BINDING)
+    record = record_json([Answer(bad, (), None)], 3)
+    assert (record["k"], record["asked"]) == (3, 1)
+    assert record["stopped"].startswith("answer 1 of 3 decided a block (fail (0.85))")
+    assert record["summary"] == "1/1 agree: fail; 1 of 3 asked (no answer set could still pass)"
+    assert len(record["answers"]) == 1

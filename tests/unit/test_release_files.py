@@ -37,6 +37,7 @@ WORKFLOW_FILES = sorted(
         ROOT / "examples" / "review-gate-minimal.yml",
         ROOT / "examples" / "review-gate-replay.yml",
         ROOT / "examples" / "review-gate-triage.yml",
+        ROOT / "examples" / "review-gate-shadow.yml",
         *(ROOT / "tests" / "e2e" / "workflow").glob("*.yml"),
     ]
 )
@@ -159,6 +160,7 @@ def test_every_uses_is_pinned_by_sha_with_its_version(path: Path) -> None:
                 "review-gate-minimal.yml",
                 "review-gate-replay.yml",
                 "review-gate-triage.yml",
+                "review-gate-shadow.yml",
             )
             continue
         assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", value), value

@@ -13,6 +13,12 @@ this mark only: no description's words (``superseded by``, an override's ``overr
 @``) are ever read as a verdict. A status with no mark (an older gate's, another tool's)
 has no kind: it confirms nothing and hides no block; only its question tag (``[q:…]``,
 the older form on ``failure``) is still read.
+
+A ``mode: shadow`` run (:mod:`gate.action.shadow`) marks what it posts with a kind of its
+own, :data:`SHADOW_KINDS` (``would_pass``, ``would_block``), under a context of its own,
+and its check runs stand for ``neutral``: no reader of the gate's evidence takes either
+kind for a decision (a ``success`` decides only as ``pass``, a block stands only as a
+``failure``), whatever the words say (docs/decisions/0048-shadow-mode.md).
 """
 
 from __future__ import annotations
@@ -20,13 +26,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+#: what a ``mode: shadow`` run posts: what the gate would have done; never a decision
+SHADOW_KINDS = ("would_pass", "would_block")
 #: what a posted status or check run is; a ``success`` decides a question only as ``pass``
-KINDS = ("pass", "override", "fail", "needs_human", "incomplete", "pending", "skipped")
+KINDS = (
+    "pass", "override", "fail", "needs_human", "incomplete", "pending", "skipped", *SHADOW_KINDS
+)  # fmt: skip
 
 #: each kind's one letter in a status's mark (a description has 140 characters in all)
 CODES = {
     "pass": "p", "override": "o", "fail": "f", "needs_human": "h", "incomplete": "i",
-    "pending": "w", "skipped": "s",
+    "pending": "w", "skipped": "s", "would_pass": "y", "would_block": "x",
 }  # fmt: skip
 _KIND_OF = {code: kind for kind, code in CODES.items()}
 
@@ -37,7 +47,9 @@ _STATUS_MARK = re.compile(r" \[rg:([a-z])([0-9]{1,4})(?::([0-9a-f]{16}))?\]\Z")
 #: an older gate's question tag on a ``failure``: `` [q:<16 hex>]``
 _LEGACY_TAG = re.compile(r" \[q:([0-9a-f]{16})\]\Z")
 #: a completed check run's ``external_id``: the status it stands for, its kind, its question
-_CHECK_MARK = re.compile(r"review-gate:(success|failure|error):([a-z_]+)(?::q:([0-9a-f]{16}))?\Z")
+_CHECK_MARK = re.compile(
+    r"review-gate:(success|failure|error|neutral):([a-z_]+)(?::q:([0-9a-f]{16}))?\Z"
+)
 #: an older gate's ``external_id`` (no kind)
 _LEGACY_CHECK = re.compile(r"review-gate:(success|failure|error)(?::q:([0-9a-f]{16}))?\Z")
 
@@ -111,8 +123,11 @@ def of_check(external_id: str) -> tuple[str, Mark] | None:
     """(the status a completed check run stands for, its mark) from its ``external_id``,
     or None when the gate did not write it."""
     found = _CHECK_MARK.fullmatch(external_id)
+    # a shadow kind stands for ``neutral`` only, and ``neutral`` for a shadow kind only
     if found is not None and found.group(2) in KINDS:
-        return found.group(1), Mark(found.group(2), found.group(3))
+        if (found.group(1) == "neutral") == (found.group(2) in SHADOW_KINDS):
+            return found.group(1), Mark(found.group(2), found.group(3))
+        return None
     legacy = _LEGACY_CHECK.fullmatch(external_id)
     if legacy is not None:
         return legacy.group(1), Mark(

@@ -171,7 +171,8 @@ class ShownStatus:
 class SeenCheck:
     """A check run of the gate's own app: the status it stands for (``pending`` while not
     completed; ``error`` for a completed run whose ``external_id`` the gate did not write,
-    which decides nothing), its title, its question tag (16 hex, or None) and its kind
+    which decides nothing; ``neutral`` for a ``mode: shadow`` run's, which decides nothing
+    either), its title, its question tag (16 hex, or None) and its kind
     (:mod:`gate.action.github.mark`: None when its ``external_id`` names none)."""
 
     state: str
@@ -184,6 +185,11 @@ class SeenCheck:
         if status != "completed":
             return cls("pending", title, None, "pending")
         found = mark.of_check(external_id)
+        if found is not None and found[0] == "neutral":  # a shadow run's: decides nothing
+            kept = conclusion == "neutral"
+            return cls(
+                "neutral", title, found[1].tag if kept else None, found[1].kind if kept else None
+            )
         wanted = "success" if conclusion == "success" else "failure"
         if found is None or CONCLUSION[Status(found[0])] != wanted:
             return cls("error", title, None)

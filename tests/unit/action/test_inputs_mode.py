@@ -1,7 +1,7 @@
 """The ``mode`` input, read by :class:`gate.action.inputs.ActionInputs` (it used to be read
 by :mod:`gate.action.replay`, which a review then had to import before its first request).
 
-A value that is not exactly one of the three modes is a usage error naming the value:
+A value that is not exactly one of the four modes is a usage error naming the value:
 never a review by default, and never another mode by a near spelling.
 """
 
@@ -26,23 +26,35 @@ def _inputs(env: dict[str, str]) -> ActionInputs:
         ({}, "review"),
         ({"INPUT_MODE": ""}, "review"),
         ({"INPUT_MODE": "review"}, "review"),
+        ({"INPUT_MODE": "shadow"}, "shadow"),
         ({"INPUT_MODE": "replay"}, "replay"),
         ({"INPUT_MODE": "  triage \n"}, "triage"),
     ],
 )
-def test_the_three_modes_are_read(env: dict[str, str], mode: str) -> None:
+def test_the_four_modes_are_read(env: dict[str, str], mode: str) -> None:
     assert _inputs(env).mode() == mode
 
 
 @pytest.mark.parametrize(
     "value",
-    ["Replay", "TRIAGE", "reviews", "re view", "replay,triage", "0", "none", "review\x00"],
+    [
+        "Replay",
+        "TRIAGE",
+        "Shadow",
+        "shadows",
+        "reviews",
+        "re view",
+        "replay,triage",
+        "0",
+        "none",
+        "review\x00",
+    ],
 )
 def test_any_other_value_is_a_usage_error_naming_it(value: str) -> None:
     with pytest.raises(UsageError) as caught:
         _inputs({"INPUT_MODE": value}).mode()
     assert repr(value) in caught.value.message
-    assert "review, replay or triage" in caught.value.message
+    assert "review, shadow, replay or triage" in caught.value.message
 
 
 def test_the_action_exits_with_a_usage_error_before_any_request() -> None:
@@ -58,4 +70,4 @@ def test_the_action_exits_with_a_usage_error_before_any_request() -> None:
     code = run_action(env, out=out, client_factory=factory)  # type: ignore[arg-type]
     assert code == ExitCode.USAGE
     assert made == []
-    assert "'replays' is not review, replay or triage" in out.getvalue()
+    assert "'replays' is not review, shadow, replay or triage" in out.getvalue()

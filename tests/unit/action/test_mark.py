@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.action.github import mark
-from gate.action.github.mark import KINDS, Mark
+from gate.action.github.mark import KINDS, SHADOW_KINDS, Mark
 from gate.decide.decision import MAX_DESCRIPTION
 
 tags = st.none() | st.text(alphabet="0123456789abcdef", min_size=16, max_size=16)
@@ -23,10 +23,29 @@ def test_a_stamped_description_fits_and_reads_back(words: str, marked: Mark) -> 
     assert mark.plain(text) == text[: text.rindex(" [rg:")]
 
 
-@given(marked=marks, status=st.sampled_from(["success", "failure", "error"]))
+@given(marked=marks, status=st.sampled_from(["success", "failure", "error", "neutral"]))
 def test_a_check_runs_external_id_reads_back(marked: Mark, status: str) -> None:
+    """A shadow kind reads back only as ``neutral``, and ``neutral`` only with one: a
+    check run that says a shadow's words under a decision's conclusion is nobody's."""
     found = mark.of_check(mark.check_external_id(status, marked))
-    assert found == (status, Mark(marked.kind, marked.tag))
+    if (status == "neutral") == (marked.kind in SHADOW_KINDS):
+        assert found == (status, Mark(marked.kind, marked.tag))
+    else:
+        assert found is None
+
+
+@given(marked=st.builds(Mark, st.sampled_from(SHADOW_KINDS), tags, st.integers(1, 1000)))
+def test_a_shadow_mark_decides_nothing(marked: Mark) -> None:
+    """What a ``mode: shadow`` run posts reads back as its own kind, which no reader takes
+    for a pass (:func:`gate.action.earlier.decisive`) or a block."""
+    from gate.action.earlier import decisive
+
+    text = mark.stamp("would pass: pass: looks right", marked, limit=MAX_DESCRIPTION)
+    read = mark.of_status(text)
+    assert read == marked
+    assert not read.decides_pass
+    assert not decisive("success", read.kind)
+    assert mark.kind_for("success", "pass", "") not in SHADOW_KINDS
 
 
 @given(

@@ -89,3 +89,31 @@ def test_stop_leaves_no_thread_behind_even_while_stalling() -> None:
 def test_unknown_dialect_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown dialect"):
         ReviewerSimulator("cohere")
+
+
+def test_each_servers_context_endpoint_is_in_its_real_shape() -> None:
+    """The bodies the simulator plays (issue 33), as each server's source writes them:
+    llama.cpp's /props (``default_generation_settings.n_ctx``, nlohmann's compact dump),
+    vLLM's ``ModelCard`` (``max_model_len``), Ollama's ShowResponse (``parameters`` as
+    ``"%-*s %#v"`` 30 wide), llama-cpp-python's ``ModelList`` and FastAPI's 404 (both
+    checked against the real server)."""
+    import json
+
+    from gate.lab.sim import SimServer, context_json, context_wire
+
+    props = json.loads(context_json(SimServer("llama.cpp", 4096), "GET", "/props", "m") or b"")
+    assert props["default_generation_settings"]["n_ctx"] == 4096
+    assert list(props)[:2] == ["default_generation_settings", "total_slots"]
+    models = json.loads(context_json(SimServer("vllm", 4096), "GET", "/v1/models", "m") or b"")
+    assert models["data"][0]["max_model_len"] == 4096
+    assert models["data"][0]["owned_by"] == "vllm"
+    show = json.loads(context_json(SimServer("ollama", 4096), "POST", "/api/show", "m") or b"")
+    assert show["parameters"].splitlines()[0] == "num_ctx" + " " * 24 + rf"{4096}"
+    python = context_json(SimServer("llama-cpp-python"), "GET", "/v1/models", "m")
+    assert (
+        python == b'{"object":"list","data":[{"id":"m","object":"model","owned_by":"me",'
+        b'"permissions":[]}]}'
+    )
+    wire = context_wire(SimServer("llama-cpp-python"), "GET", "/props", "m")
+    assert wire.startswith(b"HTTP/1.1 404 ")
+    assert wire.endswith(b'\r\n\r\n{"detail":"Not Found"}')
