@@ -357,3 +357,15 @@ def test_a_selection_over_many_changed_files_looks_each_path_up_once() -> None:
     shown = shown_for(diff, with_(Config(), context="files"), head)
     assert len(shown.parts) + len(shown.left_out) == count
     assert compared[0] <= 4 * count, compared[0]
+
+
+def test_verify_reads_a_malformed_context_record_without_crashing() -> None:
+    """A certificate is anyone's file: a number where the record lists parts made
+    ``verify`` end in an internal error (TypeError) instead of reading past it."""
+    from gate.commands.verify import context_note
+
+    record = {"source": "git x", "requests": [{"shown": 5, "left_out": "ab"}, 7]}
+    note = context_note({"context": {"reviewer_context": record}})
+    assert note is not None
+    assert "shown 0 parts of 0 changed files" in note
+    assert "0 left out" in note
