@@ -43,7 +43,8 @@ RUN /opt/build/bin/pip install --require-hashes --no-deps --only-binary :all: \
  && /opt/build/bin/pip --python /opt/venv/bin/python check \
  && rm -rf /opt/venv/lib/python3*/site-packages/*/tests \
  && find /opt/venv -name '*.so' -exec strip --strip-unneeded {} + \
- && /opt/venv/bin/python -c "import gate.cli, gate.action.run, github, httpx, jsonschema, cmarkgfm, yaml; \
+ && /opt/venv/bin/python -c "import gate.cli, gate.action.run, gate.serve.life, github, httpx, jsonschema, cmarkgfm, yaml; \
+      import cryptography.hazmat.primitives.asymmetric.ed25519; \
       assert yaml.__with_libyaml__" \
  && /opt/venv/bin/review-gate --version
 

@@ -45,7 +45,13 @@ from gate.action.inputs import ActionInputs
 from gate.action.state import Artifacts, RunState, StatusRecord
 from gate.config.inputs import apply_inputs
 from gate.config.load import parse_config
-from gate.config.model import DEFAULT_CONFIG_PATH, Config, default_config, fallback_keys
+from gate.config.model import (
+    DEFAULT_CONFIG_PATH,
+    Config,
+    default_config,
+    fallback_keys,
+    remember_fallback_keys,
+)
 from gate.decide.decision import (
     Binding,
     Decision,
@@ -233,6 +239,9 @@ def _review(
     run.reviewed_diff = selected.data
     empty = scope.before_any_request(coverage, config)
     if empty is None or empty.status is Status.SUCCESS:  # context: files, for a question
+        # every key of the run known before any file text: context leaves such a file out
+        # (registered for redaction only: _ask masks each once it is checked)
+        remember_fallback_keys(config, run.env)
         run.head_files = headfiles.fetch(gh, run.head, selected.data, config)
     head = run.head_files
     if empty is not None:

@@ -436,7 +436,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from gate.commands._io import read_input, say, say_json
     from gate.commands._options import with_hints
-    from gate.config.model import fallback_keys
+    from gate.config.model import fallback_keys, remember_fallback_keys
     from gate.decide.decision import exit_code
     from gate.errors import Interrupted
     from gate.review import cost
@@ -453,6 +453,7 @@ def _run(args: argparse.Namespace) -> int:
     explicit_env = args.api_key_env is not None or config.reviewer.api_key_env is not None
     api_key = api_key_for(config, explicit_env=explicit_env)
     selected = select_diff(diff, config)
+    remember_fallback_keys(config, os.environ)  # before any file text: context leaves it out
     head = head_of(args, selected.data, config)  # context: files, from git at --commit
     # nothing in scope (a pass), nothing to review, or files left out that block:
     # decided before any request

@@ -240,8 +240,14 @@ def context_note(cert: dict[str, Any]) -> str | None:
     if not isinstance(record, dict) or not isinstance(record.get("requests"), list):
         return None
     rows = [r for r in record["requests"] if isinstance(r, dict)]
-    shown = [p for r in rows for p in r.get("shown") or () if isinstance(p, dict)]
-    left = [x for r in rows for x in r.get("left_out") or () if isinstance(x, dict)]
+
+    def listed(row: dict[str, Any], name: str) -> list[dict[str, Any]]:
+        # read strictly: a certificate is anyone's file (a number there crashed verify)
+        value = row.get(name)
+        return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+    shown = [p for r in rows for p in listed(r, "shown")]
+    left = [x for r in rows for x in listed(r, "left_out")]
     files = len({str(p.get("path")) for p in shown})
     return untrusted.line(
         f"note: the reviewer was also shown {len(shown)} parts of {files} changed files "
@@ -545,7 +551,7 @@ def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Deci
     from gate.decide.decision import State, blocked
     from gate.decide.signature import key_id
     from gate.errors import SignatureError
-    from gate.review.certificate import check_origin
+    from gate.review.certificate import carried_chunks, check_origin
 
     try:
         answers = check_origin(cert, key)
@@ -564,4 +570,11 @@ def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Deci
         "each over its envelope and the prompt the certificate records",
         err=True,
     )
+    if carried := carried_chunks(cert):
+        say(
+            f"signature: {len(carried)} chunk(s) carried from an earlier run are not "
+            "checked here: this certificate holds no signature of theirs; check the "
+            "certificate each names (context.chunks.reviews[].carried)",
+            err=True,
+        )
     return None

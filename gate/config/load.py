@@ -142,7 +142,34 @@ def require_keys(
                 fix=err.fix,
                 reason="config_public_key",
             ) from err
+    for path in unsigned_beside_signed(config):
+        key = dotted(path)
+        raise ConfigError(
+            f"{key} is not set, but another mc1 reviewer of the chain names a public_key: "
+            "a signature failure is an outage that asks the next reviewer, so a hop that "
+            "rewrites answers would break the signed one's signature on purpose and have "
+            "this one's unsigned answer taken (reviewer.public_key and each fallback's)",
+            source=source,
+            line=(lines or {}).get(path, 0),
+            key=key,
+            fix=f"set {key} to the key of the service it calls, or use another provider there",
+            reason="config_public_key",
+        )
     return config
+
+
+def unsigned_beside_signed(config: Config) -> list[tuple[str | int, ...]]:
+    """The ``public_key`` paths of the mc1 reviewers of ``config``'s chain (the reviewer,
+    then each fallback) that name no key while another mc1 reviewer of it names one: a
+    key holds only when every mc1 reviewer the review may ask holds it (decision record
+    0051); none when no mc1 reviewer names a key."""
+    chain: list[tuple[tuple[str | int, ...], ReviewerConfig]]
+    chain = [(("reviewer", "public_key"), config.reviewer)]
+    chain += [(("fallbacks", n, "public_key"), fb) for n, fb in enumerate(config.fallbacks)]
+    mc1 = [(path, r) for path, r in chain if r.provider == Provider.MC1]
+    if all(r.public_key is None for _, r in mc1):
+        return []
+    return [path for path, r in mc1 if r.public_key is None]
 
 
 def require_price(

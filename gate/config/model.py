@@ -14,7 +14,7 @@ from typing import Any
 
 from gate.errors import ConfigError
 from gate.providers import AZURE_TOKEN_ENV, DEFAULT_KEY_ENV, Provider
-from gate.safe.redact import first_key
+from gate.safe.redact import first_key, remember
 
 DEFAULT_CONFIG_PATH = ".github/review-gate.yml"
 #: the values of ``context`` (what the reviewer is shown besides the diff)
@@ -203,11 +203,21 @@ def reviewer_json(reviewer: ReviewerConfig) -> dict[str, Any]:
     }
 
 
+def remember_fallback_keys(config: Config, environ: Mapping[str, str]) -> None:
+    """Register each fallback's key in ``environ`` as a secret of the run
+    (:func:`gate.safe.redact.remember`), checked or not, missing ones skipped: what a
+    front end calls before reading any file text, so ``context: files`` leaves out a
+    changed file that holds one (it went to the first reviewer's provider whole)."""
+    remember(*(environ.get(fallback.key_env()) for fallback in config.fallbacks))
+
+
 def fallback_keys(config: Config, environ: Mapping[str, str]) -> tuple[str, ...]:
     """Each fallback's key, from its own variable (``api_key_env``, else the provider's),
     checked (:func:`gate.safe.redact.first_key`); a fallback without one is a ConfigError
-    naming the setting and the fix, before any reviewer is asked."""
+    naming the setting and the fix, before any reviewer is asked. Each is registered as a
+    secret of the run first (:func:`remember_fallback_keys`)."""
     keys = []
+    remember_fallback_keys(config, environ)
     for index, fallback in enumerate(config.fallbacks):
         env = fallback.key_env()
         key = first_key((environ.get(env), f"the environment variable {env}"))

@@ -160,6 +160,13 @@ REFUSAL_MARKERS: tuple[tuple[bytes, str], ...] = (
     # quotes from the prompt (the diff) sit inside another string and cannot spell it
     (b'"api_key_invalid"', AUTH_REFUSED),
 )
+#: how an MC1 service (``review-gate serve``) names a chosen end of its upstream's answer
+#: in the body of its 422 refusal: the whole JSON string ``"review-gate-end:<reason>"``,
+#: ``<reason>`` a code of :data:`REASONS` that lands in ``CHOSEN`` (a prompt the upstream
+#: cut, ``max_tokens``, a filter), so the gate names the end the upstream had and never a
+#: bare ``http_422``; a code that is not a chosen end is not read (only ``CHOSEN`` can be
+#: named this way: a body can lower an end to the diff's, never raise one to an outage)
+SERVICE_END = re.compile(rb'"review-gate-end:([a-z_]{1,40})"')
 #: the statuses :data:`REFUSAL_MARKERS` are read for (4xx a prompt or a key can cause, and
 #: the 429 of a request over the rate limit on its own)
 MARKED_STATUSES = frozenset({400, 403, 413, 422, 429})
@@ -198,9 +205,13 @@ def outage(attempt: Attempt) -> bool:
 
 
 def name_refusal(status: int | None, body: bytes) -> str | None:
-    """The reason a non-200 ``body`` names (:data:`REFUSAL_MARKERS`) for a status of
+    """The reason a non-200 ``body`` names (:data:`SERVICE_END`, then
+    :data:`REFUSAL_MARKERS`) for a status of
     :data:`MARKED_STATUSES`, else None (the reply keeps its ``http_<status>``)."""
     if status not in MARKED_STATUSES:
         return None
     text = body[:65_536].lower()
+    said = SERVICE_END.search(text)
+    if said is not None and REASONS.get(said.group(1).decode("ascii")) is End.CHOSEN:
+        return said.group(1).decode("ascii")
     return next((reason for marker, reason in REFUSAL_MARKERS if marker in text), None)

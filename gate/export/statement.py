@@ -44,7 +44,7 @@ from gate.decide.decision import family_of as decision_family
 from gate.diff import COMMIT_ID, SHA256_HEX
 from gate.errors import StatementError, StatementMismatch
 from gate.review.certificate import SCHEMA as CERTIFICATE_SCHEMA
-from gate.review.certificate import sealed_answers
+from gate.review.certificate import carried_chunks, sealed_answers
 from gate.safe import redact, strictjson
 from gate.safe.atomic import atomic_write
 
@@ -229,10 +229,14 @@ _KEY_ID = re.compile(r"ed25519:[0-9a-f]{16}\Z")
 def signed_by(cert: Mapping[str, Any]) -> list[str] | None:
     """The key ids that signed the certificate's answers, when the gate checked a
     signature on every one of them (``reviewer.public_key``); else None: an unsigned
-    answer, or one recorded unchecked, proves no origin, so the statement claims none."""
+    answer, or one recorded unchecked, proves no origin, so the statement claims none;
+    nor does a chunk carried from an earlier run (its envelope came from a carry block,
+    which holds no signature, and decides here unchecked)."""
     answers = sealed_answers(cert)
     signatures = [a.signature for a in answers]
     if not signatures or any(s is None or not s.checked for s in signatures):
+        return None
+    if carried_chunks(cert):  # decided here from a carry block: no signature checked
         return None
     keys = sorted({s.key_id for s in signatures if s is not None})
     for key in keys:

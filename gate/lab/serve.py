@@ -4,7 +4,9 @@ One :class:`~gate.lab.sim.ReviewerSimulator` on 127.0.0.1 speaking the OpenAI st
 dialect (what ``review``'s default provider sends), answering each request by the model
 it names (:data:`MODELS`): a bound pass, the connection cut mid-answer, a bound fail,
 or an example verdict echoed before the real one. Any other model is refused with a 404
-that lists these. No key is needed and nothing leaves the machine.
+that lists these. No key is needed and nothing leaves the machine. Its front door is
+``review-gate serve``'s (:mod:`gate.serve.door`): a web page cannot drive it (``Host``,
+``Origin``), and a body over the same limit is refused before it is read.
 
 :func:`serve` writes the demo's sample diff beside the certificates folder (so the
 printed command works as printed), reports the base URL and the command, and waits
@@ -26,6 +28,8 @@ from gate.lab.demo import SAMPLE, answer, load_sample, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
 from gate.review.prompt import binding_in
 from gate.safe.atomic import atomic_write
+from gate.serve.config import MAX_BODY_BYTES
+from gate.serve.door import Door
 
 #: model name -> (what the reviewer does, the demo answer mode, where the wire is cut)
 MODELS: dict[str, tuple[str, str, int | None]] = {
@@ -92,7 +96,10 @@ def serve(
     except (GateError, OSError) as err:
         raise UsageError(f"cannot write {sample}: {err}") from err
     stop = stop or threading.Event()
-    sim = ReviewerSimulator("openai", chooser=choose, port=port)
+    front_door = Door.of(MAX_BODY_BYTES)  # what review-gate serve refuses, refused here too
+    sim = ReviewerSimulator(
+        "openai", chooser=choose, port=port, record=False, front_door=front_door
+    )
     try:
         sim.start()
     except OSError as err:

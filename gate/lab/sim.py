@@ -42,6 +42,7 @@ from gate.decide.envelope import SENTINEL, seal
 from gate.providers import PROVIDERS
 from gate.reviewers.eventstream import encode_frame
 from gate.reviewers.settings import ReviewerSettings
+from gate.serve import door
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -802,11 +803,16 @@ class ReviewerSimulator:
         tls: ssl.SSLContext | None = None,
         chooser: Callable[[dict[str, Any]], SimResponse] | None = None,
         port: int = 0,
+        record: bool = True,
+        front_door: door.Door | None = None,
         server: SimServer | None = None,
         signing_key: Ed25519PrivateKey | None = None,
     ) -> None:
         """``chooser`` picks each answer from the request's body once ``script`` is spent
-        (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port.
+        (``review-gate demo --serve`` chooses by model name); ``port`` 0 is any free port;
+        ``record`` False keeps no request (a long run: :attr:`count` still counts);
+        ``front_door`` refuses what ``review-gate serve`` refuses (``Host``, ``Origin``, the
+        body's length) before the body is read (``demo --serve``).
         ``server``: the self-hosted server it plays besides the chat endpoint (its
         context endpoints answer as that server's do; they are counted in
         :attr:`preflights`, not in :attr:`count`). ``signing_key`` (MC1): every 2xx
@@ -831,6 +837,10 @@ class ReviewerSimulator:
         self._listener: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
         self.port = 0
+        self.model_lists = 0  # GET /v1/models answered (not among the requests)
+        self._record = record
+        self._door = front_door
+        self._count = 0
 
     # -- lifecycle
     def __enter__(self) -> ReviewerSimulator:
@@ -915,7 +925,7 @@ class ReviewerSimulator:
     @property
     def count(self) -> int:
         with self._lock:
-            return len(self._requests)
+            return self._count
 
     @property
     def preflights(self) -> list[SimRequest]:
@@ -936,7 +946,9 @@ class ReviewerSimulator:
             thread = threading.Thread(
                 target=self._serve, args=(conn,), name="sim-conn", daemon=True
             )
-            with self._lock:
+            with self._lock:  # what ended is dropped: a long run keeps only what is open
+                self._threads = [t for t in self._threads if t.is_alive()]
+                self._conns = [c for c in self._conns if c.fileno() != -1]
                 self._conns.append(conn)
                 self._threads.append(thread)
             thread.start()
@@ -956,8 +968,12 @@ class ReviewerSimulator:
             if self._server is not None and not self._path_ok(request):
                 self._answer_server(conn, request, self._server)
                 return
+            if self._lists_models(conn, request):
+                return
             with self._lock:
-                self._requests.append(request)
+                self._count += 1
+                if self._record:
+                    self._requests.append(request)
                 if self._script:
                     response = self._script.pop(0)
                 elif self._chooser is not None:
@@ -981,6 +997,26 @@ class ReviewerSimulator:
         finally:
             with contextlib.suppress(OSError):
                 conn.close()
+
+    def _lists_models(self, conn: socket.socket, request: SimRequest) -> bool:
+        """``GET /v1/models`` of the OpenAI dialect, as every compatible server answers it
+        (``review-gate serve`` asks it at start-up); not counted among the requests."""
+        if (request.method, request.path) != ("GET", "/v1/models") or self.dialect != "openai":
+            return False
+        with self._lock:
+            self.model_lists += 1
+        listing = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+        body = json.dumps(listing).encode()
+        head = _head(
+            200,
+            [
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(body))),
+                ("Connection", "close"),
+            ],
+        )
+        conn.sendall(head + body)
+        return True
 
     def _answer_server(self, conn: socket.socket, request: SimRequest, server: SimServer) -> None:
         with self._lock:
@@ -1016,6 +1052,18 @@ class ReviewerSimulator:
             )
         return request.path == "/review"
 
+    def _refuse(self, conn: socket.socket, refusal: door.Refusal) -> None:
+        """The front door's refusal (``review-gate serve``'s own, :mod:`gate.serve.door`)."""
+        error = {"error": {"type": refusal.reason, "message": refusal.message}}
+        conn.sendall(
+            wire_for(
+                self.dialect, "", SimResponse(status=refusal.status, error_body=json.dumps(error))
+            )
+        )
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_WR)
+        self._drain(conn)
+
     def _read_request(self, conn: socket.socket) -> SimRequest | None:
         data = b""
         while b"\r\n\r\n" not in data:
@@ -1029,9 +1077,16 @@ class ReviewerSimulator:
         lines = head.decode("latin-1").split("\r\n")
         method, path, _ = [*lines[0].split(" ", 2), "", ""][:3]
         headers: dict[str, str] = {}
+        pairs = []
         for line in lines[1:]:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
+            pairs.append((name, value.strip()))
+        if self._door is not None:  # before a byte of the body is read
+            refusal = door.check(self._door, method, pairs)
+            if refusal is not None:
+                self._refuse(conn, refusal)
+                return None
         length = int(headers.get("content-length", "0") or 0)
         while len(rest) < length:
             more = conn.recv(65536)

@@ -209,6 +209,17 @@ def sealed_answers(cert: Mapping[str, Any]) -> tuple[Sealed, ...]:
     return tuple(unique.values())
 
 
+def carried_chunks(cert: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of the chunks the certificate holds as carried from an earlier run: their
+    envelopes decide here, but no signature of theirs is held or checked here (the carry
+    block holds envelopes, and a writer can edit it), so what :func:`sealed_answers` and
+    :func:`check_origin` cover is not every answer the decision read."""
+    context = cert.get("context")
+    chunks = context.get("chunks") if isinstance(context, dict) else None
+    reviews = _rows(chunks.get("reviews") if isinstance(chunks, dict) else None)
+    return tuple(str(r.get("chunk")) for r in reviews if r.get("carried") is not None)
+
+
 def _rows(value: object) -> list[Mapping[str, Any]]:
     return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
 

@@ -23,7 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gate.config.load import unsigned_beside_signed
 from gate.config.model import Config
+from gate.config.wording import dotted
 from gate.decide.agreement import Answer, aggregate, stops_asking
 from gate.decide.agreement import summary as agreement_summary
 from gate.decide.attempt import Attempt, ReviewOutcome
@@ -39,7 +41,7 @@ from gate.decide.decision import (
 )
 from gate.decide.ends import CONTEXT_OVERFLOW, outage
 from gate.diff import Coverage
-from gate.errors import ContextUnknown, GateError
+from gate.errors import ContextUnknown, GateError, UsageError
 from gate.review.budget import fits_served, too_long
 from gate.review.context import (
     HeadFiles,
@@ -241,6 +243,13 @@ def settings_chain(
     ]
     for _, settings in chain:
         validate(settings)
+    if fallback_keys is not None and (unsigned := unsigned_beside_signed(config)):
+        raise UsageError(
+            f"{dotted(unsigned[0])} is not set, but another mc1 reviewer of the chain names "
+            "a public_key: a signature failure asks the next reviewer, whose unsigned answer "
+            "a rewriting hop could seal; set a key for every mc1 reviewer",
+            reason="config_public_key",
+        )
     return chain
 
 

@@ -796,12 +796,16 @@ def perform(
     request: HttpRequest,
     sink: Callable[[bytes], None],
     progress_of: Callable[[], int] | None = None,
+    *,
+    watchdog: Watchdog | None = None,
 ) -> Exchange:
     """Send ``request`` and stream a 2xx body to ``sink``; never raises for network trouble.
 
     ``sink`` may raise :class:`GateError` to refuse the bytes; reading stops
     and the error is kept in :attr:`Exchange.sink_error`. ``progress_of`` counts what
-    the dialect read as the answer so far (for :func:`open_streams`).
+    the dialect read as the answer so far (for :func:`open_streams`). ``watchdog`` is the
+    caller's own deadline (made with ``settings.deadline``), for a caller that may cut the
+    exchange early (:meth:`Watchdog.cut`); the exchange then ends as a passed deadline.
     """
     start = time.monotonic()
     progress = _Progress(
@@ -813,7 +817,7 @@ def perform(
         "content-type": "application/json",
         **request.headers,
     }
-    watchdog = Watchdog(settings.deadline)
+    watchdog = watchdog if watchdog is not None else Watchdog(settings.deadline)
     with _OPEN_LOCK:
         _OPEN[id(progress)] = progress
     try:

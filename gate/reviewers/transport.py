@@ -22,6 +22,7 @@ from gate.safe import redact
 
 if TYPE_CHECKING:
     from gate.reviewers.base import HttpRequest, Parser, Reply
+    from gate.safe.watchdog import Watchdog
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,15 @@ def dialect(provider: str) -> Dialect:
     return Dialect(name=module.NAME, build_request=module.build_request, parser=module.Stream)
 
 
-def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
+def call_once(
+    settings: ReviewerSettings, *, system: str, user: str, watchdog: Watchdog | None = None
+) -> Reply:
     """One attempt: send the request, read the answer under every limit, judge it.
 
     The key is registered for redaction while the attempt runs, so every text a
     dialect cuts short (an error frame, a malformed event) is redacted before the cut.
+    ``watchdog``: the caller's deadline over the exchange, to cut it early
+    (:func:`gate.reviewers.base.perform`).
     """
     from gate.reviewers.base import perform  # httpx: imported when a request is made
 
@@ -53,7 +58,13 @@ def call_once(settings: ReviewerSettings, *, system: str, user: str) -> Reply:
     with redact.scope(settings.api_key):
         request = chosen.build_request(settings, system=system, user=user)
         parser = chosen.parser(settings)
-        exchange = perform(settings, request, parser.feed, getattr(parser, "progress", None))
+        exchange = perform(
+            settings,
+            request,
+            parser.feed,
+            getattr(parser, "progress", None),
+            watchdog=watchdog,
+        )
         reply = signed.checked(parser.conclude(exchange), settings, system=system, user=user)
         return named(prompt_read.checked(reply, system=system, user=user))
 

@@ -70,6 +70,11 @@ class Watchdog:
                 if self.fired:
                     _shutdown(sock)
 
+    def cut(self) -> None:
+        """End the exchange now, as the deadline would (a caller that must stop it early:
+        ``review-gate serve`` when its client left or its grace period ran out)."""
+        self._fire()
+
     def _fire(self) -> None:
         with self._lock:
             if not self._armed:

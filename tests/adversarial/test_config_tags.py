@@ -50,6 +50,10 @@ VALUES: dict[str, str] = {
     "project": '"proj-123"',
     "location": '"us-east5"',
     "output_grammar": '"gbnf"',
+    "context_window": '"auto"',
+    # a provider: mc1 reviewer's service key (write() names the provider)
+    "public_key": '"-----BEGIN PUBLIC KEY-----\\n'
+    'MCowBQYDK2VwAyEAO2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik=\\n-----END PUBLIC KEY-----\\n"',
     "policy_version": '"7"',
     "min_confidence": "0.9",
     "include": '["src/**"]',
@@ -79,6 +83,8 @@ VALUES: dict[str, str] = {
     "pricing": "{gpt-x: {input: 1, output: 2}}",
     "report": '"both"',
     "review_comments": "true",
+    "context": '"files"',
+    "context_bytes": "4096",
 }
 REVIEWER_KEYS = sorted(schema()["properties"]["reviewer"]["properties"])
 TOP_KEYS = sorted(k for k in schema()["properties"] if k != "reviewer")
@@ -107,7 +113,10 @@ def write(key: str, value: str, filler: int) -> tuple[str, int]:
     ``filler`` comment lines; returns the text and the line of the value."""
     head = "%TAG !e! tag:example.com,2000:\n---\n"
     lines = [f"# filler {i}" for i in range(filler)]
-    if key in REVIEWER_KEYS:
+    if key == "public_key":  # only an mc1 reviewer takes one
+        lines += ["reviewer:", "  provider: mc1", "  base_url: https://review.example/v1"]
+        lines.append(f"  {key}: {value}")
+    elif key in REVIEWER_KEYS:
         lines += ["reviewer:", f"  {key}: {value}"]
     else:
         lines.append(f"{key}: {value}")

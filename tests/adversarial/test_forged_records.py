@@ -26,7 +26,7 @@ import pytest
 from gate.config.inputs import apply_inputs
 from gate.config.model import default_config
 from gate.memory import record
-from gate.review.pipeline import prompt_sha256
+from gate.review.prompt import prompt_sha256
 from gate.review.result import config_sha256
 from gate.review.scope import select_diff
 from tests.integration.action.test_run_fake_github import (

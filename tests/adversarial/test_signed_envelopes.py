@@ -313,3 +313,32 @@ def test_whole_buffer_every_cut_and_flip_of_envelope_and_header_is_refused() -> 
 def test_every_signature_reason_is_an_outage_that_decides_incomplete(reason: str) -> None:
     assert reason_end(reason) is End.OUTAGE
     assert reason_end(f"envelope_{reason}") is End.OUTAGE
+
+
+def test_a_signature_failure_never_hands_the_review_to_an_unsigned_mc1_fallback() -> None:
+    """Attack (a downgrade): the hop that rewrites answers breaks the keyed reviewer's
+    signature on purpose; that is an outage, so the fallback is asked, and an mc1
+    fallback without a key takes the hop's resealed pass. A key on one reviewer of the
+    chain is held by every mc1 reviewer of it, or the review is refused before any
+    request (config_public_key), never asked through the unsigned door."""
+    from dataclasses import replace
+
+    from gate.errors import UsageError
+
+    with (
+        signed_sim([], responder=failing) as sim,
+        FaultProxy(("127.0.0.1", sim.port), Fault(FaultKind.RESEAL)) as proxy,
+    ):
+        url = via(proxy, sim.base_url)
+        keyed = config_for(url)
+        config = replace(keyed, fallbacks=(replace(keyed.reviewer, public_key=None),))
+        before = sim.count
+        with pytest.raises(UsageError) as err:
+            review_diff(DIFF, config, api_key=None, fallback_keys=[None])
+        assert err.value.reason == "config_public_key"
+        assert "fallbacks[0]" in err.value.message
+        assert sim.count == before  # refused before any request
+        both = replace(config, fallbacks=(keyed.reviewer,))
+        result = review_diff(DIFF, both, api_key=None, fallback_keys=[None])
+        assert result.decision.state is State.INCOMPLETE  # each signature refused
+        assert result.decision.reason == "signature_invalid"

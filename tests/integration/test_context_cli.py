@@ -231,3 +231,43 @@ def test_git_gives_regular_files_only_and_names_the_rest(tmp_path: Path) -> None
     ]
     with pytest.raises(UsageError, match="no commit of"):
         head_files(repo.repo, "no-such-rev", diff, config)
+
+
+def test_a_file_holding_a_fallbacks_key_is_never_shown_to_the_reviewer(
+    tmp_path: Path,
+    sim: ReviewerSimulator,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Attack (a secret into the prompt): a changed file holds a fallback reviewer's API
+    key (a committed .env, say). The rule at input leaves out a file holding any secret of
+    the run, but the fallbacks' keys were read (and registered) only after the files, or,
+    in ``review``, never: the file went whole to the first reviewer's provider."""
+    fallback_key = "sk-fallback-key-of-this-run-0123456789"
+    monkeypatch.setenv("FALLBACK_KEY", fallback_key)
+    found = new_history(tmp_path / "repo")
+    text = f"API_KEY = '{fallback_key}'\n" + "".join(f"value_{i} = {i}\n" for i in range(1, 80))
+    (found.repo / "settings.py").write_text(text, encoding="utf-8")
+    found.git("add", "settings.py")
+    found.git("commit", "-q", "-m", "settings")
+    base = found.head()
+    (found.repo / "settings.py").write_text(text.replace("value_60 = 60", "value_60 = 6"), "utf-8")
+    found.git("commit", "-q", "-am", "value_60")
+    diff = tmp_path / "edit.diff"
+    diff.write_bytes(git_out(found.repo, "diff", base, "HEAD"))
+    config = tmp_path / "c.yml"
+    config.write_text(
+        "fallbacks:\n  - provider: openai\n    model: other\n"
+        f"    base_url: {sim.base_url}\n    api_key_env: FALLBACK_KEY\n",
+        encoding="utf-8",
+    )
+    cert = tmp_path / "cert.json"
+    review(
+        capsys, sim, "--config", str(config), "--diff", str(diff), "--context", "files",
+        "--commit", found.head(), "--repo", str(found.repo), "--certificate", str(cert),
+    )  # fmt: skip
+    assert sim.requests, "the reviewer was asked"
+    assert all(fallback_key not in json.dumps(r) for r in sim.requests)
+    record = json.loads(cert.read_text())["context"]["reviewer_context"]
+    (left,) = record["requests"][0]["left_out"]
+    assert (left["path"], left["why"]) == ("settings.py", "secret")

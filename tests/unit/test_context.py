@@ -326,3 +326,46 @@ def test_a_case_from_a_cases_file_has_no_head_so_its_files_are_named_unavailable
     merge = Case("m", "allow", True, "", repo=Path("."), revs=("p1...p2",))
     squash = Case("s", "allow", True, "", repo=Path("."), revs=("p", "sq"))
     assert (merge.head, squash.head) == ("p2", "sq")
+
+
+def test_a_selection_over_many_changed_files_looks_each_path_up_once() -> None:
+    """Attack (a budget blow-up): a merge that vendors tens of thousands of files. The
+    selection looked each changed path up by scanning every fetched file: quadratic,
+    27 s a selection at 40,000 files, several selections a review. Counted, not timed:
+    path comparisons grow with the files, not with their square."""
+    from dataclasses import replace as with_
+
+    from gate.config.model import Config
+    from gate.review.context import HeadFiles, file_text, shown_for
+
+    compared = [0]
+
+    class Path(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            compared[0] += 1
+            return str.__eq__(self, other)
+
+    count = 2_000
+    names = [f"d/f{i}.txt" for i in range(count)]
+    diff = b"".join(
+        f"diff --git a/{n} b/{n}\n--- a/{n}\n+++ b/{n}\n@@ -1 +1 @@\n-a\n+b\n".encode()
+        for n in names
+    )
+    head = HeadFiles("t", tuple(with_(file_text(n, b"b\n"), path=Path(n)) for n in names))
+    shown = shown_for(diff, with_(Config(), context="files"), head)
+    assert len(shown.parts) + len(shown.left_out) == count
+    assert compared[0] <= 4 * count, compared[0]
+
+
+def test_verify_reads_a_malformed_context_record_without_crashing() -> None:
+    """A certificate is anyone's file: a number where the record lists parts made
+    ``verify`` end in an internal error (TypeError) instead of reading past it."""
+    from gate.commands.verify import context_note
+
+    record = {"source": "git x", "requests": [{"shown": 5, "left_out": "ab"}, 7]}
+    note = context_note({"context": {"reviewer_context": record}})
+    assert note is not None
+    assert "shown 0 parts of 0 changed files" in note
+    assert "0 left out" in note

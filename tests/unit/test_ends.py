@@ -279,3 +279,29 @@ def test_a_4xx_is_named_once_for_every_caller() -> None:
         end_reason=EndReason.HTTP_ERROR, http_status=400, raw=body.encode(),
     )  # fmt: skip
     assert named(quota) is quota  # a quota stop keeps its own name
+
+
+@pytest.mark.parametrize(
+    ("reason", "named_as"),
+    [
+        ("prompt_cut", "prompt_cut"),  # review-gate serve's upstream cut the prompt
+        ("token_exhaustion", "token_exhaustion"),
+        ("empty_answer", "empty_answer"),
+        ("refusal", "refusal"),
+        ("connection_cut", None),  # an outage cannot be named by a body: only lowered
+        ("missing_done", None),
+        ("no_such_code", None),
+    ],
+)
+def test_a_service_names_its_chosen_end_in_its_422(reason: str, named_as: str | None) -> None:
+    error = {"type": reason, "message": "m", "code": f"review-gate-end:{reason}"}
+    body = json.dumps({"error": error}).encode()
+    assert name_refusal(422, body) == named_as
+    assert name_refusal(500, body) is None  # a 5xx stays an outage whatever it says
+    if named_as is not None:
+        assert reason_end(named_as) is End.CHOSEN
+
+
+def test_a_service_end_quoted_inside_another_string_is_not_read() -> None:
+    quoted = json.dumps({"error": {"message": 'the diff says "review-gate-end:refusal"'}})
+    assert name_refusal(422, quoted.encode()) is None

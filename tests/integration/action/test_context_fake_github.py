@@ -99,3 +99,27 @@ def test_a_review_that_blocks_on_coverage_fetches_no_context(tmp_path, fake, sim
     assert result.outputs["reason"] == "partial_coverage"
     assert sim.requests == []
     assert "git/get-blob" not in [r.operation for r in fake.requests]
+
+
+def test_a_changed_file_holding_a_fallbacks_key_is_never_shown(tmp_path, fake, sim_factory):
+    """Attack (a secret into the prompt): the head's changed file holds the fallback
+    reviewer's key (a committed .env, say). The fallbacks' keys were registered only once
+    the review asked, after the files were read, so the file went whole to the first
+    reviewer's provider; every key of the run is now known first and the file is left
+    out as ``secret``."""
+    backup_key = "bk-Zq8RwXv4Tn2Lp7HsYc5M"
+    config = (
+        FILES + "reviewer:\n  attempts: 1\nfallbacks:\n"
+        "  - {provider: openai, model: backup-model, base_url: 'http://127.0.0.1:9/v1', "
+        "api_key_env: BACKUP_KEY, attempts: 1}\n"
+    )
+    setup_pull(fake, config=config)
+    fake.set_file(HEAD, "src/calc.py", NEW_CALC + f"BACKUP = '{backup_key}'\n")
+    sim = sim_factory()
+    result = run_gate(tmp_path, fake, sim, pr_payload(), env={"BACKUP_KEY": backup_key})
+    assert result.code == 0, result.stdout  # partial context may pass: coverage is the diff
+    (user,) = prompts(sim)
+    assert backup_key not in user
+    assert "CONTEXT-MARKER" not in user
+    (left,) = result.certificate["context"]["reviewer_context"]["requests"][0]["left_out"]
+    assert (left["path"], left["why"]) == ("src/calc.py", "secret")

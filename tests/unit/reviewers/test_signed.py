@@ -121,6 +121,44 @@ def test_a_fallbacks_key_is_checked_too() -> None:
     assert err.value.key == "fallbacks[0].public_key"
 
 
+def test_a_key_on_one_mc1_reviewer_of_the_chain_is_held_by_every_mc1_reviewer() -> None:
+    """A signature failure is an outage that asks the fallback: an mc1 reviewer of the
+    chain without a key would take the rewriting hop's resealed answer (a downgrade)."""
+    keyed = "    public_key: |\n" + "".join(f"      {line}\n" for line in PEM.strip().splitlines())
+    unkeyed_fallback = (
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n  public_key: |\n{indented(PEM)}"
+        f"fallbacks:\n  - provider: mc1\n    base_url: {URL}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(unkeyed_fallback, source="c.yml")
+    assert (err.value.reason, err.value.key) == ("config_public_key", "fallbacks[0].public_key")
+    assert "reviewer.public_key" in err.value.message
+    unkeyed_reviewer = (
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n"
+        f"fallbacks:\n  - provider: mc1\n    base_url: {URL}\n{keyed}"
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(unkeyed_reviewer, source="c.yml")
+    assert err.value.key == "reviewer.public_key"
+    # the input that fills in the reviewer's key is held to the same
+    base = parse_config(
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n"
+        f"fallbacks:\n  - provider: mc1\n    base_url: {URL}\n",
+        source="c.yml",
+    )
+    with pytest.raises(ConfigError) as err:
+        apply_inputs(base, {"public-key": PEM.strip()})
+    assert err.value.key == "fallbacks[0].public_key"
+    # every mc1 reviewer keyed, or another provider beside it (no signature to downgrade)
+    both = parse_config(unkeyed_fallback + keyed, source="c.yml")
+    assert both.fallbacks[0].public_key == PEM
+    other = (
+        f"reviewer:\n  provider: mc1\n  base_url: {URL}\n  public_key: |\n{indented(PEM)}"
+        "fallbacks:\n  - provider: openai\n    model: m\n"
+    )
+    assert parse_config(other, source="c.yml").fallbacks[0].public_key is None
+
+
 def test_the_input_fills_in_a_key_and_is_checked_as_the_file_is() -> None:
     base = parse_config(f"reviewer:\n  provider: mc1\n  base_url: {URL}\n", source="c.yml")
     assert apply_inputs(base, {"public-key": PEM.strip()}).reviewer.public_key == PEM.strip()
@@ -305,3 +343,66 @@ def test_a_certificates_answers_each_checked_for_its_own_prompt_carried_chunks_l
     with pytest.raises(SignatureError) as err:
         check_origin(cert, KEY.public_key())
     assert err.value.message.startswith("chunk 2/3: ")
+
+
+def test_the_statement_claims_no_origin_for_a_certificate_with_a_carried_chunk() -> None:
+    """Attack: the carry block holds envelopes, not signatures, and a writer can edit the
+    gate's comment, so a carried chunk's pass may be one nobody signed. The predicate's
+    ``signed_by`` says the gate checked a signature on every answer; with a chunk carried,
+    it did not, so the attested statement claims no origin (it claimed the key)."""
+    from gate.decide.envelope import sealed_json
+    from gate.export.statement import signed_by
+
+    def row(chunk: str, envelope: bytes, prompt: str) -> dict[str, object]:
+        value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
+        recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+        return {
+            "chunk": chunk,
+            "prompt_sha256": prompt,
+            "attempts": [{"signature": recorded.to_json()}],
+            "envelope": sealed_json(envelope),
+        }
+
+    one, two = signature.prompt_sha256("s", "chunk 1"), signature.prompt_sha256("s", "chunk 2")
+    reviews = [row("1/2", seal(b"a"), one), row("2/2", seal(b"b"), two)]
+    cert = {
+        "inputs": {},
+        "envelope": None,
+        "attempts": [],
+        "context": {"chunks": {"reviews": reviews}},
+    }
+    assert signed_by(cert) == [signature.key_id(KEY.public_key())]
+    forged = sealed_json(seal(b"forged pass"))
+    reviews[1] = {"chunk": "2/2", "prompt_sha256": "", "attempts": [], "envelope": forged}
+    reviews[1]["carried"] = {"run": "x"}
+    assert signed_by(cert) is None
+
+
+def test_verify_public_key_says_a_carried_chunk_was_not_checked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``verify --public-key`` said every answer was signed while a carried chunk's
+    envelope, which decides the chunk, had no signature checked at all."""
+    from gate.commands.verify import origin_check
+    from gate.decide.envelope import sealed_json
+
+    prompt = signature.prompt_sha256("s", "chunk 1")
+    envelope = seal(b"a")
+    value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
+    recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+    reviews = [
+        {"chunk": "1/2", "prompt_sha256": prompt, "envelope": sealed_json(envelope),
+         "attempts": [{"signature": recorded.to_json()}]},
+        {"chunk": "2/2", "prompt_sha256": "", "attempts": [],
+         "envelope": sealed_json(seal(b"forged pass")), "carried": {"run": "x"}},
+    ]  # fmt: skip
+    cert = {
+        "inputs": {},
+        "envelope": None,
+        "attempts": [],
+        "context": {"chunks": {"reviews": reviews}},
+    }
+    assert origin_check(cert, KEY.public_key(), "k.pub") is None
+    said = capsys.readouterr().err
+    assert "1 answer(s) signed by" in said
+    assert "1 chunk(s) carried from an earlier run are not checked here" in said

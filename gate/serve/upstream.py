@@ -1,0 +1,181 @@
+"""One question forwarded upstream, and what the service answers the gate.
+
+:func:`parse` reads the gate's MC1 request (``{model, system, user, max_tokens,
+temperature}``, strict JSON, exact types). :func:`forward` asks the upstream once through
+the gate's own transport (:func:`gate.reviewers.transport.call_once`: the openai
+dialect's stream, ``perform`` under every limit, the prompt tokens read against
+:func:`gate.reviewers.prompt_read.lower_bound`, a refusal's body named). Then:
+
+* the attempt carried every piece of completeness evidence (the end marker, a ``stop``
+  finish reason, enough prompt tokens): 200, the MC1 envelope the transport sealed,
+  signed (:func:`gate.decide.signature.sign`) in the ``mc1-signature`` header;
+* it ended by the model's or the diff's doing (:data:`gate.decide.ends.End.CHOSEN`: a
+  prompt the upstream cut, ``max_tokens``, a filter, an empty answer, the context
+  window): 422, whose body names the end as ``"review-gate-end:<reason>"``
+  (:data:`gate.decide.ends.SERVICE_END`), so the gate records that very end;
+* the upstream could not answer (an outage: connect, a cut, a timeout, 5xx, a stream
+  without its end marker): 502, 504 for a timeout, 503 with the upstream's
+  ``Retry-After`` for its 429; the gate retries these and may ask a fallback;
+* the request was cut (its client left, the shutdown's grace ran out): 503, never sealed.
+
+Nothing here logs: :class:`Answer` carries codes and sizes for the access log, and the
+upstream's words only in the body the authenticated client reads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gate.decide.ends import End, reason_end
+from gate.decide.signature import HEADER, prompt_sha256, sign
+from gate.errors import GateError
+from gate.reviewers.mc1 import MEDIA_TYPE
+from gate.safe import strictjson
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from gate.reviewers.base import Reply
+    from gate.serve.cancel import Cancel
+    from gate.serve.config import ServeConfig
+
+#: the reasons of an outage that is a timeout (504; every other outage is a 502)
+TIMEOUTS = frozenset({"timeout", "connect_timeout", "deadline"})
+MAX_TOKENS = 1_000_000
+MAX_MODEL = 256
+
+
+class BadQuestion(GateError):
+    """The request body is not the gate's MC1 request (400)."""
+
+    reason = "bad_request"
+
+
+@dataclass(frozen=True)
+class Question:
+    model: str
+    system: str = field(repr=False)
+    user: str = field(repr=False)
+    max_tokens: int
+    temperature: float
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the service sends: status, headers, body; and for the log, codes and sizes."""
+
+    status: int
+    body: bytes = field(repr=False)
+    headers: dict[str, str] = field(default_factory=dict)
+    reason: str = ""  # "" for a sealed answer, else the upstream's (or the cut's) code
+    upstream_status: int | None = None
+
+    @property
+    def sealed(self) -> bool:
+        return self.status == 200
+
+
+def _bad(message: str, *, reason: str | None = None) -> BadQuestion:
+    return BadQuestion(f"not an MC1 request: {message}")
+
+
+def parse(body: bytes) -> Question:
+    """The gate's request, read strictly; :class:`BadQuestion` naming what is wrong."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _bad("the body is not UTF-8") from err
+    value = strictjson.loads(text, what="the request", error=_bad)
+    if not isinstance(value, dict):
+        raise _bad("the body is not a JSON object")
+    expected = {"model", "system", "user", "max_tokens", "temperature"}
+    if set(value) != expected:
+        raise _bad(f"the keys must be exactly {', '.join(sorted(expected))}")
+    model, system, user = value["model"], value["system"], value["user"]
+    if not all(isinstance(item, str) for item in (model, system, user)):
+        raise _bad("model, system and user must be strings")
+    if not 0 < len(model) <= MAX_MODEL:
+        raise _bad(f"model must have 1 to {MAX_MODEL} characters")
+    tokens, temperature = value["max_tokens"], value["temperature"]
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 < tokens <= MAX_TOKENS:
+        raise _bad(f"max_tokens must be an integer within 1-{MAX_TOKENS}")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not (math.isfinite(temperature) and 0 <= temperature <= 2)
+    ):
+        raise _bad("temperature must be a number within 0-2")
+    return Question(model, system, user, tokens, float(temperature))
+
+
+def error_body(reason: str, message: str, *, end: str = "") -> bytes:
+    """A JSON error the gate reads (``error.type: error.message``); ``end`` names a chosen
+    end as :data:`gate.decide.ends.SERVICE_END` has it."""
+    error = {"type": reason, "message": message}
+    if end:
+        error["code"] = f"review-gate-end:{end}"
+    return json.dumps({"error": error}, ensure_ascii=True).encode("ascii")
+
+
+def refused(status: int, reason: str, message: str, **headers: str) -> Answer:
+    return Answer(
+        status, error_body(reason, message), {"content-type": "application/json", **headers}, reason
+    )
+
+
+def forward(
+    config: ServeConfig, question: Question, key: Ed25519PrivateKey, cancel: Cancel
+) -> Answer:
+    """Ask the upstream once and answer the gate (module docstring)."""
+    from gate.reviewers.transport import call_once  # httpx: when a question comes
+
+    settings = config.upstream_settings(
+        model=question.model, max_tokens=question.max_tokens, temperature=question.temperature
+    )
+    if cancel.why:
+        return _cut(cancel.why, None)
+    reply = call_once(
+        settings, system=question.system, user=question.user, watchdog=cancel.watchdog
+    )
+    if cancel.why:  # cut while it ran: whatever arrived is never sealed
+        return _cut(cancel.why, reply.http_status)
+    if reply.complete and reply.envelope is not None:
+        signature = sign(
+            key,
+            prompt_digest=prompt_sha256(question.system, question.user),
+            envelope=reply.envelope,
+        )
+        headers = {"content-type": MEDIA_TYPE, HEADER: signature, "cache-control": "no-store"}
+        return Answer(200, reply.envelope, headers, "", reply.http_status)
+    return _unsealed(reply)
+
+
+def _cut(why: str, upstream_status: int | None) -> Answer:
+    answer = refused(
+        503,
+        why,
+        "the request was cut before the upstream's answer was whole (the service is "
+        "stopping, or the client left); nothing was sealed; retryable",
+        **{"retry-after": "1"},
+    )
+    return Answer(answer.status, answer.body, answer.headers, why, upstream_status)
+
+
+def _unsealed(reply: Reply) -> Answer:
+    """The error the gate reads as the upstream's end (module docstring)."""
+    end = reason_end(reply.reason, transient=reply.retryable)
+    said = f"the upstream's answer was not sealed: {reply.detail}"
+    headers = {"content-type": "application/json"}
+    if end is End.CHOSEN:
+        body = error_body(reply.reason, said, end=reply.reason)
+        return Answer(422, body, headers, reply.reason, reply.http_status)
+    status = 504 if reply.reason in TIMEOUTS else 502
+    if reply.http_status == 429 or reply.reason == "quota_exhausted":
+        status = 503
+        if reply.retry_after is not None:
+            headers["retry-after"] = str(max(1, math.ceil(reply.retry_after)))
+    body = error_body(reply.reason or "upstream_error", said)
+    return Answer(status, body, headers, reply.reason, reply.http_status)
