@@ -29,7 +29,8 @@ review --save-response writes is the provider's own bytes, not an envelope).
   4. outcome: pass only with confidence >= --min-confidence and reasons;
   5. origin (--public-key FILE, with --from-certificate): every answer the
      certificate holds carries the MC1 service's signature by that key, over its
-     envelope and the prompt the certificate records; else incomplete (signature_*).
+     envelope, the request the gate sent (its recorded digest; no two answers for one
+     request) and the prompt the certificate records; else incomplete (signature_*).
 
 exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human or incomplete.
 
@@ -567,7 +568,7 @@ def origin_check(cert: dict[str, Any], key: Ed25519PublicKey, path: str) -> Deci
         return None
     say(
         f"signature: {len(answers)} answer(s) signed by {key_id(key)} (the key in {path}), "
-        "each over its envelope and the prompt the certificate records",
+        "each over its envelope, the request sent and the prompt the certificate records",
         err=True,
     )
     if carried := carried_chunks(cert):

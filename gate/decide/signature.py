@@ -1,16 +1,20 @@
 """The signature of an MC1 envelope, made where the answer is made (``review-gate serve``).
 
 An MC1 envelope proves an answer arrived whole; a signature proves *who* sealed it, and
-for which question, so that nothing between the reviewer service and the gate (a proxy
-that cuts, rewrites and re-hashes) can turn another answer into this one.
+for which request, so that nothing between the reviewer service and the gate (a proxy
+that cuts, rewrites and re-hashes, replays an earlier answer, or rewrites the request)
+can turn another answer into this one.
 
 The service signs, with Ed25519, the message::
 
-    review-gate mc1-signature v1\\n<prompt_sha256>\\n<envelope_sha256>\\n
+    review-gate mc1-signature v2\\n<request_sha256>\\n<prompt_sha256>\\n<envelope_sha256>\\n
 
-``prompt_sha256`` is :func:`prompt_sha256` of the system and user messages the service
-received (the gate computes the same from the messages it sent: an envelope answered for
-another prompt does not verify), ``envelope_sha256`` the SHA-256 of the whole envelope,
+``request_sha256`` is :func:`request_sha256` of the exact request body the service
+received (model, max_tokens, temperature, the prompt and the gate's fresh ``nonce``: the
+gate computes it from the bytes it sent, so a rewritten request, or an answer to any other
+request, replayed, does not verify); ``prompt_sha256`` is :func:`prompt_sha256` of the
+system and user messages in it (what a certificate records, so ``verify`` can tie the
+signature to the prompt offline); ``envelope_sha256`` the SHA-256 of the whole envelope,
 header and body. The signature travels in the response header :data:`HEADER`::
 
     mc1-signature: ed25519 key=<key id> sig=<64 bytes, base64url without padding>
@@ -46,7 +50,7 @@ if TYPE_CHECKING:  # cryptography is imported where a key is used, not at start-
 #: the response header that carries the signature (HTTP header names are case-blind)
 HEADER = "mc1-signature"
 ALGORITHM = "ed25519"
-_CONTEXT = b"review-gate mc1-signature v1\n"
+_CONTEXT = b"review-gate mc1-signature v2\n"
 _SIGNATURE_BYTES = 64
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _VALUE = re.compile(r"ed25519 key=(ed25519:[0-9a-f]{16}) sig=([A-Za-z0-9_-]{86})\Z")
@@ -63,11 +67,14 @@ class Signature:
     ``checked`` is true when :func:`check` verified it against the configured key; a
     signature that arrived where no key is configured is recorded unchecked
     (:func:`unchecked`): it proves nothing until ``review-gate verify --public-key``
-    checks it offline against the recorded envelope and prompt digest.
+    checks it offline against the recorded envelope, request and prompt digests.
+    ``request_sha256`` is the digest of the request body the gate *sent* (the body itself
+    holds the prompt, which a certificate keeps as its digest only).
     """
 
     key_id: str  # "" when the value is not the one accepted form
     value: str  # the header value, exactly as received (unchecked: at most MAX_RECORDED)
+    request_sha256: str
     prompt_sha256: str
     envelope_sha256: str
     checked: bool = True
@@ -76,6 +83,7 @@ class Signature:
         return {
             "key_id": self.key_id or None,
             "value": self.value,
+            "request_sha256": self.request_sha256,
             "prompt_sha256": self.prompt_sha256,
             "envelope_sha256": self.envelope_sha256,
             "checked": self.checked,
@@ -87,17 +95,19 @@ class Signature:
         if not isinstance(value, dict):
             return None
         key, text = value.get("key_id"), value.get("value")
+        request = value.get("request_sha256")
         prompt, envelope = value.get("prompt_sha256"), value.get("envelope_sha256")
         checked = value.get("checked")
         if not (
             (key is None or isinstance(key, str))
             and isinstance(text, str)
+            and isinstance(request, str)
             and isinstance(prompt, str)
             and isinstance(envelope, str)
             and isinstance(checked, bool)
         ):
             return None
-        return Signature(key or "", text, prompt, envelope, checked)
+        return Signature(key or "", text, request, prompt, envelope, checked)
 
 
 def prompt_sha256(system: str, user: str) -> str:
@@ -112,6 +122,11 @@ def prompt_sha256(system: str, user: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def request_sha256(body: bytes) -> str:
+    """SHA-256 of the exact request body bytes: what the gate sent, what the service got."""
+    return hashlib.sha256(body).hexdigest()
+
+
 def key_id(public_key: Ed25519PublicKey) -> str:
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
@@ -119,12 +134,17 @@ def key_id(public_key: Ed25519PublicKey) -> str:
     return f"{ALGORITHM}:{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
-def message(prompt_digest: str, envelope_digest: str) -> bytes:
-    """The bytes signed: a fixed context, then both digests, each checked for shape."""
-    for name, digest in (("prompt", prompt_digest), ("envelope", envelope_digest)):
+def message(request_digest: str, prompt_digest: str, envelope_digest: str) -> bytes:
+    """The bytes signed: a fixed context, then the three digests, each checked for shape."""
+    digests = (
+        ("request", request_digest),
+        ("prompt", prompt_digest),
+        ("envelope", envelope_digest),
+    )
+    for name, digest in digests:
         if not _HEX64.match(digest):
             raise SignatureMalformed(f"the {name} digest is not 64 lowercase hex digits")
-    return _CONTEXT + f"{prompt_digest}\n{envelope_digest}\n".encode("ascii")
+    return _CONTEXT + f"{request_digest}\n{prompt_digest}\n{envelope_digest}\n".encode("ascii")
 
 
 def parse(value: str | None) -> tuple[str, bytes]:
@@ -157,7 +177,7 @@ def parse(value: str | None) -> tuple[str, bytes]:
     return signer, raw
 
 
-def unchecked(value: str, *, prompt_digest: str, envelope: bytes) -> Signature:
+def unchecked(value: str, *, request_digest: str, prompt_digest: str, envelope: bytes) -> Signature:
     """The record of a signature that arrived where no key is configured: its key id when
     it has the accepted form (else ""), its value (bounded), ``checked`` false."""
     try:
@@ -167,16 +187,20 @@ def unchecked(value: str, *, prompt_digest: str, envelope: bytes) -> Signature:
     return Signature(
         key_id=signer,
         value=value[:MAX_RECORDED],
+        request_sha256=request_digest,
         prompt_sha256=prompt_digest,
         envelope_sha256=hashlib.sha256(envelope).hexdigest(),
         checked=False,
     )
 
 
-def sign(private_key: Ed25519PrivateKey, *, prompt_digest: str, envelope: bytes) -> str:
-    """The :data:`HEADER` value for ``envelope``, answered to the prompt ``prompt_digest``."""
+def sign(
+    private_key: Ed25519PrivateKey, *, request_digest: str, prompt_digest: str, envelope: bytes
+) -> str:
+    """The :data:`HEADER` value for ``envelope``, answered to the request whose body has
+    the digest ``request_digest`` and whose messages have ``prompt_digest``."""
     envelope_digest = hashlib.sha256(envelope).hexdigest()
-    raw = private_key.sign(message(prompt_digest, envelope_digest))
+    raw = private_key.sign(message(request_digest, prompt_digest, envelope_digest))
     text = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
     return f"{ALGORITHM} key={key_id(private_key.public_key())} sig={text}"
 
@@ -185,15 +209,18 @@ def check(
     public_key: Ed25519PublicKey,
     value: str | None,
     *,
+    request_digest: str,
     prompt_digest: str,
     envelope: bytes,
 ) -> Signature:
-    """The signature in ``value`` over ``envelope`` for ``prompt_digest``, or an error.
+    """The signature in ``value`` over ``envelope`` for the request ``request_digest``
+    (the body sent) with the prompt ``prompt_digest``, or an error.
 
     Raises :class:`SignatureMissing` (no header), :class:`SignatureMalformed` (not the
     one accepted form), :class:`SignatureKey` (signed by another key) or
     :class:`SignatureError` (the signature does not verify: another envelope, another
-    prompt, or a forgery).
+    request (a rewritten one, or an answer to another request replayed), another prompt,
+    or a forgery).
     """
     signer, raw = parse(value)
     expected = key_id(public_key)
@@ -205,16 +232,19 @@ def check(
 
     envelope_digest = hashlib.sha256(envelope).hexdigest()
     try:
-        public_key.verify(raw, message(prompt_digest, envelope_digest))
+        public_key.verify(raw, message(request_digest, prompt_digest, envelope_digest))
     except InvalidSignature as err:
         raise SignatureError(
-            "the envelope's signature does not verify: it was made for another envelope or "
-            "another prompt, or not by the configured key"
+            "the envelope's signature does not verify: it was made for another envelope, "
+            "or for another request than the one sent (another prompt, model, max_tokens "
+            "or temperature, or another request's nonce: a replayed answer), or not by "
+            "the configured key"
         ) from err
     assert value is not None  # parse() refused None
     return Signature(
         key_id=signer,
         value=value,
+        request_sha256=request_digest,
         prompt_sha256=prompt_digest,
         envelope_sha256=envelope_digest,
     )

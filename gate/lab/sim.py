@@ -122,6 +122,8 @@ class SimRequest:
     path: str
     headers: dict[str, str] = field(repr=False)
     body: dict[str, Any]
+    #: the body's exact bytes (what an MC1 signature covers)
+    raw_body: bytes = field(default=b"", repr=False)
 
 
 # --- rendering -----------------------------------------------------------------
@@ -1097,7 +1099,9 @@ class ReviewerSimulator:
             body = json.loads(rest[:length] or b"{}")
         except ValueError:
             body = {"_unparsed": rest[:length].decode("utf-8", "replace")}
-        return SimRequest(method=method, path=path, headers=headers, body=body)
+        return SimRequest(
+            method=method, path=path, headers=headers, body=body, raw_body=rest[:length]
+        )
 
     def _respond(
         self, conn: socket.socket, request: SimRequest, response: SimResponse, content: str
@@ -1136,13 +1140,17 @@ class ReviewerSimulator:
             self._drain(conn)
 
     def _signer(self, request: SimRequest) -> Callable[[bytes], str] | None:
-        """What signs an answer to ``request``: the key over its prompt (MC1), or None."""
+        """What signs an answer to ``request``: the key over its exact body and its prompt
+        (MC1), or None."""
         key = self._signing_key
         if key is None or self.dialect != "mc1":
             return None
         system, user = extract_prompt("mc1", request.body)
         digest = signature.prompt_sha256(system, user)
-        return lambda envelope: signature.sign(key, prompt_digest=digest, envelope=envelope)
+        sent = signature.request_sha256(request.raw_body)
+        return lambda envelope: signature.sign(
+            key, request_digest=sent, prompt_digest=digest, envelope=envelope
+        )
 
     def wire_dialect(self, path: str) -> str:
         """The dialect the answer is in: Vertex serves Claude models in Anthropic's."""

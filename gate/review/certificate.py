@@ -183,17 +183,21 @@ def sealed_answers(cert: Mapping[str, Any]) -> tuple[Sealed, ...]:
     chunk's and each of its answers), with what each was asked and its signature. A chunk
     carried from an earlier run (``carried``) is left out: it was not asked here, and the
     certificate it came from (``carried_from``) holds its attempts and signature; the
-    question it answered had the same config, ``public_key`` included."""
+    question it answered had the same config, ``public_key`` included.
+
+    The certificate's own answer (and a chunk's) is also one of its numbered answers: it
+    is left out when a numbered answer records the same envelope, prompt and request (one
+    request, one answer). Numbered answers are never merged: k answers are k requests."""
     inputs = cert.get("inputs")
     prompt = inputs.get("prompt") if isinstance(inputs, dict) else None
-    found: list[Sealed] = []
+    found: list[tuple[bool, Sealed]] = []  # (a group's own answer, the answer)
     _sealed(found, "the answer", cert, prompt)
     context = cert.get("context")
     context = context if isinstance(context, dict) else {}
     agreement = context.get("agreement")
     if isinstance(agreement, dict):
         for answer in _rows(agreement.get("answers")):
-            _sealed(found, f"answer {answer.get('number')}", answer, prompt)
+            _sealed(found, f"answer {answer.get('number')}", answer, prompt, numbered=True)
     chunks = context.get("chunks")
     for review in _rows(chunks.get("reviews") if isinstance(chunks, dict) else None):
         if review.get("carried") is not None:
@@ -202,11 +206,23 @@ def sealed_answers(cert: Mapping[str, Any]) -> tuple[Sealed, ...]:
         asked = review.get("prompt_sha256")
         _sealed(found, name, review, asked)
         for answer in _rows(review.get("answers")):
-            _sealed(found, f"{name} answer {answer.get('number')}", answer, asked)
-    unique: dict[bytes, Sealed] = {}
-    for sealed in found:  # the first answer is also the certificate's own
-        unique.setdefault(sealed.envelope + (sealed.prompt_sha256 or "").encode(), sealed)
-    return tuple(unique.values())
+            _sealed(found, f"{name} answer {answer.get('number')}", answer, asked, numbered=True)
+    numbered = {_identity(sealed) for own, sealed in found if not own}
+    seen: set[tuple[bytes, str, str]] = set()
+    kept: list[Sealed] = []
+    for own, sealed in found:
+        identity = _identity(sealed)
+        if own and (identity in numbered or identity in seen):
+            continue  # a group's own answer is one of its numbered answers: one request
+        seen.add(identity)
+        kept.append(sealed)
+    return tuple(kept)
+
+
+def _identity(sealed: Sealed) -> tuple[bytes, str, str]:
+    """What makes two records one answer: its envelope, prompt and the request sent."""
+    sent = sealed.signature.request_sha256 if sealed.signature is not None else ""
+    return sealed.envelope, sealed.prompt_sha256 or "", sent
 
 
 def carried_chunks(cert: Mapping[str, Any]) -> tuple[str, ...]:
@@ -224,22 +240,32 @@ def _rows(value: object) -> list[Mapping[str, Any]]:
     return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
 
 
-def _sealed(found: list[Sealed], where: str, record: Mapping[str, Any], prompt: object) -> None:
+def _sealed(
+    found: list[tuple[bool, Sealed]],
+    where: str,
+    record: Mapping[str, Any],
+    prompt: object,
+    *,
+    numbered: bool = False,
+) -> None:
     envelope = envelope_bytes(record.get("envelope"))
     if envelope is None:
         return
     attempts = _rows(record.get("attempts"))
     signature = Signature.from_json(attempts[-1].get("signature")) if attempts else None
     asked = prompt if isinstance(prompt, str) else None
-    found.append(Sealed(where, envelope, asked, signature))
+    found.append((not numbered, Sealed(where, envelope, asked, signature)))
 
 
 def check_origin(cert: Mapping[str, Any], public_key: Ed25519PublicKey) -> tuple[Sealed, ...]:
-    """Check that ``public_key`` signed every answer the certificate holds, for the prompt
-    the certificate records it was asked; return them. Raises :class:`SignatureError`
-    naming the first answer whose signature is missing, by another key, or does not verify
-    (another envelope, another prompt, a forgery)."""
+    """Check that ``public_key`` signed every answer the certificate holds, for the request
+    the gate sent (its recorded body digest) and the prompt the certificate records it was
+    asked; return them. Raises :class:`SignatureError` naming the first answer whose
+    signature is missing, by another key, or does not verify (another envelope, another
+    request, another prompt, a forgery), or two answers recorded for one request (each
+    request's nonce is fresh: one answer may not stand for two)."""
     answers = sealed_answers(cert)
+    requests: dict[str, str] = {}
     for sealed in answers:
         recorded = sealed.signature
         try:
@@ -254,7 +280,20 @@ def check_origin(cert: Mapping[str, Any], public_key: Ed25519PublicKey) -> tuple
                     f"its signature records the prompt {recorded.prompt_sha256[:16]}..., "
                     f"not the prompt {asked[:16]}... the certificate says was asked"
                 )
-            check(public_key, recorded.value, prompt_digest=asked, envelope=sealed.envelope)
+            first = requests.setdefault(recorded.request_sha256, sealed.where)
+            if first != sealed.where:
+                raise SignatureError(
+                    f"its signature records the request {recorded.request_sha256[:16]}..., "
+                    f"which {first} records too: each request the gate sends is a new one "
+                    "(a fresh nonce), so one answer may not stand for two"
+                )
+            check(
+                public_key,
+                recorded.value,
+                request_digest=recorded.request_sha256,
+                prompt_digest=asked,
+                envelope=sealed.envelope,
+            )
         except SignatureError as err:
             raise type(err)(f"{sealed.where}: {err.message}", reason=err.reason) from err
     return answers

@@ -1,20 +1,23 @@
 """An MC1 reviewer endpoint: a team's own service that seals its answer itself.
 
 Request: ``POST {base_url}`` with ``Accept: application/x-mc1`` and the JSON
-body ``{"model", "system", "user", "max_tokens", "temperature"}``
-(``Authorization: Bearer`` when a key is set). Answer: the response body *is*
-an MC1 envelope (``MC1 <len> <sha256>\\n<body>``), verified with
+body ``{"model", "system", "user", "max_tokens", "temperature", "nonce"}``
+(``Authorization: Bearer`` when a key is set); ``nonce`` is 32 fresh random hex digits
+for each attempt, so no two requests the gate sends have the same bytes. Answer: the
+response body *is* an MC1 envelope (``MC1 <len> <sha256>\\n<body>``), verified with
 :class:`~gate.decide.envelope.StreamVerifier` while it streams, so a bad header or a
 body longer than declared stops the read at once. The envelope is passed on
 exactly as received, never re-sealed. A cut or a digest mismatch is retried;
 an envelope the service built wrong is not. The ``mc1-signature`` header of a whole
 envelope goes with the reply (:attr:`Reply.signature_header`):
-:mod:`gate.reviewers.signed` checks it against ``reviewer.public_key`` and the prompt sent.
+:mod:`gate.reviewers.signed` checks it against ``reviewer.public_key`` and the exact request
+body sent: an answer signed for another request (a replay, a rewritten ``model``) fails.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import replace
 
 from gate.decide.attempt import EndReason
@@ -29,6 +32,8 @@ NAME = Provider.MC1
 MEDIA_TYPE = "application/x-mc1"
 #: Envelope errors that mean the bytes did not arrive as sent (retried).
 _RETRYABLE = frozenset({"length_mismatch", "digest_mismatch"})
+#: random bytes of each request's nonce (hex: twice as many digits)
+NONCE_BYTES = 16
 
 
 def build_request(settings: ReviewerSettings, *, system: str, user: str) -> HttpRequest:
@@ -38,6 +43,7 @@ def build_request(settings: ReviewerSettings, *, system: str, user: str) -> Http
         "user": user,
         "max_tokens": settings.max_tokens,
         "temperature": settings.temperature,
+        "nonce": secrets.token_hex(NONCE_BYTES),
     }
     headers = {"accept": MEDIA_TYPE}
     if settings.api_key:

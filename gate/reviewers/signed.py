@@ -3,12 +3,15 @@
 An MC1 envelope proves the answer arrived whole; it cannot prove who sealed it: anything
 between the reviewer service and the gate (a proxy, a cache, a compromised hop) can rewrite
 the answer and seal it again, length and SHA-256 recomputed. ``review-gate serve`` signs
-each envelope with its Ed25519 key over the prompt it was asked and the envelope's bytes
-(:mod:`gate.decide.signature`); :func:`checked` holds every whole MC1 answer to that:
+each envelope with its Ed25519 key over the exact request body it received (model,
+parameters, prompt and the gate's fresh nonce), the prompt's digest and the envelope's
+bytes (:mod:`gate.decide.signature`); :func:`checked` holds every whole MC1 answer to the
+body the gate sent:
 
 * with ``public_key`` set, an answer whose signature is missing, malformed, by another key,
-  or made for another prompt or another envelope is unsealed: the attempt ends with the
-  error's reason (``signature_missing``, ``signature_malformed``, ``signature_key``,
+  or made for another request (a rewritten one, or an answer to an earlier request
+  replayed: each request's nonce is fresh) or another envelope is unsealed: the attempt
+  ends with the error's reason (``signature_missing``, ``signature_malformed``, ``signature_key``,
   ``signature_invalid``), ``incomplete`` and never retried. Only a whole envelope is
   checked, so every one of these arrived whole: bytes that did not arrive are the
   envelope's errors (retried as before), and asking again through the same rewriting
@@ -31,6 +34,7 @@ from gate.decide.signature import (
     key_id,
     prompt_sha256,
     public_key_from_pem,
+    request_sha256,
     unchecked,
 )
 from gate.errors import SignatureError
@@ -39,6 +43,7 @@ from gate.providers import Provider
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from gate.decide.signature import Signature
     from gate.reviewers.base import Reply
     from gate.reviewers.settings import ReviewerSettings
 
@@ -49,26 +54,31 @@ def _key(pem: str) -> Ed25519PublicKey:
     return public_key_from_pem(pem.encode("utf-8"), source="reviewer.public_key")
 
 
-def checked(reply: Reply, settings: ReviewerSettings, *, system: str, user: str) -> Reply:
+def checked(
+    reply: Reply, settings: ReviewerSettings, *, request: bytes, system: str, user: str
+) -> Reply:
     """``reply`` with its signature recorded, or, when ``settings.public_key`` is set and
-    the signature does not check for the prompt ``system`` and ``user`` the gate sent, the
-    same attempt unsealed with the error's reason."""
+    the signature does not check for the request body ``request`` the gate sent (with
+    the prompt ``system`` and ``user``), the same attempt unsealed with the error's
+    reason."""
     if not reply.complete or reply.envelope is None or reply.provider != Provider.MC1:
         return reply
     envelope, value = reply.envelope, reply.signature_header
+    if settings.public_key is None and not value:
+        return reply  # unsigned MC1 where no key is configured: as it always was
+    sent, asked = request_sha256(request), prompt_sha256(system, user)
+
+    def recorded(value: str) -> Signature:
+        return unchecked(value, request_digest=sent, prompt_digest=asked, envelope=envelope)
+
     if settings.public_key is None:
-        if not value:
-            return reply  # unsigned MC1 where no key is configured: as it always was
-        digest = prompt_sha256(system, user)
-        return replace(reply, signature=unchecked(value, prompt_digest=digest, envelope=envelope))
-    prompt_digest = prompt_sha256(system, user)
+        assert value  # the branch above returned for no value
+        return replace(reply, signature=recorded(value))
     key = _key(settings.public_key)
     try:
-        signature = check(key, value, prompt_digest=prompt_digest, envelope=envelope)
+        signature = check(key, value, request_digest=sent, prompt_digest=asked, envelope=envelope)
     except SignatureError as err:
-        record = (
-            None if not value else unchecked(value, prompt_digest=prompt_digest, envelope=envelope)
-        )
+        record = None if not value else recorded(value)
         return replace(
             reply,
             complete=False,
@@ -79,10 +89,11 @@ def checked(reply: Reply, settings: ReviewerSettings, *, system: str, user: str)
             reason=err.reason,
             detail=(
                 f"{err.message}; the answer arrived whole but is not the reviewer service's "
-                f"(key {key_id(key)} is configured in reviewer.public_key): a hop between the "
-                f"service and the gate rewrote it, or the service signs with another key or "
-                f"without one; check {HEADER} at the service and what stands in between; "
-                "not retryable"
+                f"answer to the request the gate sent (key {key_id(key)} is configured in "
+                "reviewer.public_key): a hop between the service and the gate rewrote the "
+                "answer or the request, or replayed an answer to another request, or the "
+                f"service signs with another key or without one; check {HEADER} at the "
+                "service and what stands in between; not retryable"
             ),
         )
     return replace(reply, signature=signature)

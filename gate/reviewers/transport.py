@@ -65,7 +65,9 @@ def call_once(
             getattr(parser, "progress", None),
             watchdog=watchdog,
         )
-        reply = signed.checked(parser.conclude(exchange), settings, system=system, user=user)
+        reply = signed.checked(
+            parser.conclude(exchange), settings, request=request.body, system=system, user=user
+        )
         return named(prompt_read.checked(reply, system=system, user=user))
 
 

@@ -1,14 +1,18 @@
 """One question forwarded upstream, and what the service answers the gate.
 
 :func:`parse` reads the gate's MC1 request (``{model, system, user, max_tokens,
-temperature}``, strict JSON, exact types). :func:`forward` asks the upstream once through
-the gate's own transport (:func:`gate.reviewers.transport.call_once`: the openai
-dialect's stream, ``perform`` under every limit, the prompt tokens read against
+temperature, nonce}``, strict JSON, exact types) and keeps the SHA-256 of its exact
+bytes. :func:`forward` asks the upstream once through the gate's own transport
+(:func:`gate.reviewers.transport.call_once`: the openai dialect's stream, ``perform``
+under every limit, the prompt tokens read against
 :func:`gate.reviewers.prompt_read.lower_bound`, a refusal's body named). Then:
 
 * the attempt carried every piece of completeness evidence (the end marker, a ``stop``
   finish reason, enough prompt tokens): 200, the MC1 envelope the transport sealed,
-  signed (:func:`gate.decide.signature.sign`) in the ``mc1-signature`` header;
+  signed (:func:`gate.decide.signature.sign`) over the digest of the request body as
+  received, in the ``mc1-signature`` header; nothing of the request is echoed: the gate
+  checks the signature against the body it sent, so a request rewritten on the way (the
+  model, a parameter) or an answer replayed to another request does not verify;
 * it ended by the model's or the diff's doing (:data:`gate.decide.ends.End.CHOSEN`: a
   prompt the upstream cut, ``max_tokens``, a filter, an empty answer, the context
   window): 422, whose body names the end as ``"review-gate-end:<reason>"``
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gate.decide.ends import End, reason_end
-from gate.decide.signature import HEADER, prompt_sha256, sign
+from gate.decide.signature import HEADER, prompt_sha256, request_sha256, sign
 from gate.errors import GateError
 from gate.reviewers.mc1 import MEDIA_TYPE
 from gate.safe import strictjson
@@ -46,6 +50,8 @@ if TYPE_CHECKING:
 TIMEOUTS = frozenset({"timeout", "connect_timeout", "deadline"})
 MAX_TOKENS = 1_000_000
 MAX_MODEL = 256
+#: the bounds of a request's nonce (the gate sends 32 hex digits: gate.reviewers.mc1)
+NONCE_CHARS = (16, 128)
 
 
 class BadQuestion(GateError):
@@ -61,6 +67,8 @@ class Question:
     user: str = field(repr=False)
     max_tokens: int
     temperature: float
+    #: SHA-256 of the request body's exact bytes, as received: what the signature covers
+    request_sha256: str
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,7 @@ def parse(body: bytes) -> Question:
     value = strictjson.loads(text, what="the request", error=_bad)
     if not isinstance(value, dict):
         raise _bad("the body is not a JSON object")
-    expected = {"model", "system", "user", "max_tokens", "temperature"}
+    expected = {"model", "system", "user", "max_tokens", "temperature", "nonce"}
     if set(value) != expected:
         raise _bad(f"the keys must be exactly {', '.join(sorted(expected))}")
     model, system, user = value["model"], value["system"], value["user"]
@@ -99,6 +107,9 @@ def parse(body: bytes) -> Question:
         raise _bad("model, system and user must be strings")
     if not 0 < len(model) <= MAX_MODEL:
         raise _bad(f"model must have 1 to {MAX_MODEL} characters")
+    nonce, (fewest, most) = value["nonce"], NONCE_CHARS
+    if not isinstance(nonce, str) or not fewest <= len(nonce) <= most:
+        raise _bad(f"nonce must be a string of {fewest} to {most} characters")
     tokens, temperature = value["max_tokens"], value["temperature"]
     if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 < tokens <= MAX_TOKENS:
         raise _bad(f"max_tokens must be an integer within 1-{MAX_TOKENS}")
@@ -108,7 +119,7 @@ def parse(body: bytes) -> Question:
         or not (math.isfinite(temperature) and 0 <= temperature <= 2)
     ):
         raise _bad("temperature must be a number within 0-2")
-    return Question(model, system, user, tokens, float(temperature))
+    return Question(model, system, user, tokens, float(temperature), request_sha256(body))
 
 
 def error_body(reason: str, message: str, *, end: str = "") -> bytes:
@@ -145,6 +156,7 @@ def forward(
     if reply.complete and reply.envelope is not None:
         signature = sign(
             key,
+            request_digest=question.request_sha256,
             prompt_digest=prompt_sha256(question.system, question.user),
             envelope=reply.envelope,
         )

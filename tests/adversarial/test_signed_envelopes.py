@@ -4,15 +4,21 @@ Cause: an MC1 envelope proves only that the bytes arrived as they were sealed. A
 between the service and the gate (a proxy, a cache, a compromised hop) can rewrite the
 answer, a ``fail`` into a ``pass``, and seal it again with the length and SHA-256
 recomputed; it can also replay a signed answer the service gave to another question.
+It can also rewrite the request (another ``model``, ``max_tokens``, ``temperature``) and
+pass the other model's signed answer on, or replay one signed answer to several requests
+of the same prompt (the k ``agreement`` requests, a later review).
 Fix: with ``reviewer.public_key`` set, every whole envelope must carry the service's
-Ed25519 signature over the prompt the gate sent and the exact envelope received
-(gate.reviewers.signed); anything else is ``incomplete``, never a pass, never retried.
+Ed25519 signature over the exact request body the gate sent (with a fresh nonce in each),
+the prompt's digest and the exact envelope received (gate.reviewers.signed); anything else
+is ``incomplete``, never a pass, never retried.
 
 Generated: every cut and every flipped byte of a signed answer (the envelope and the
 ``mc1-signature`` header line) through real sockets and the fault proxy, and through the
 whole-buffer path (the MC1 dialect fed the bytes, then the signature check, then the
 decision); the fault proxy's reseal (a rewriting hop without the key); a valid answer
-re-signed with another key; a signed answer to another prompt replayed to this one. The
+re-signed with another key; a signed answer to another prompt replayed to this one; a hop
+(tests/fakes/hop.py) that rewrites the request or replays the first answer to the
+``agreement`` requests; an earlier review's signed answer replayed to a later one. The
 same signed answer unmodified passes, and without a key the rewrite and the replay pass:
 only the signature tells them apart.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +50,7 @@ from gate.review.result import ReviewResult
 from gate.reviewers import mc1, signed
 from gate.reviewers.base import Exchange, Failure, Framing
 from gate.reviewers.settings import ReviewerSettings
+from tests.fakes.hop import Hop
 from tests.verdicts import read_words
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
@@ -216,6 +224,73 @@ def test_a_signed_answer_to_another_prompt_replayed_here_is_refused() -> None:
         assert result.decision.reason == "signature_invalid"
 
 
+def test_a_hop_replaying_the_first_signed_answer_to_every_agreement_request_is_refused() -> None:
+    """Attack: ``agreement: 2`` asks the same prompt twice for two independent answers. A
+    hop answers the second request with the service's signed answer to the first: it
+    was signed for this prompt and this envelope, so a signature over those alone
+    checked, and one answer counted twice. The signature covers the exact request body,
+    whose fresh nonce differs per request: the replay is never a second answer."""
+    with signed_sim([]) as sim, Hop(sim.base_url, replay=True) as hop:
+        without_key = run(replace(config_for(hop.url, key=None), agreement=2))
+        assert without_key.decision.state is State.PASS  # without a key, fooled
+        assert (hop.forwarded, hop.replayed) == (1, 1)
+    with signed_sim([]) as sim, Hop(sim.base_url, replay=True) as hop:
+        result = run(replace(config_for(hop.url, attempts=3), agreement=2))
+        assert (hop.forwarded, hop.replayed) == (1, 1)  # the replay is not asked again
+        assert sim.count == 1
+    assert result.decision.state is State.INCOMPLETE, result.decision
+    assert result.decision.reason == "signature_invalid"
+    answers = result.certificate["context"]["agreement"]["answers"]
+    assert [a["envelope"] is not None for a in answers] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("member", "value"), [("model", "another-model"), ("max_tokens", 7), ("temperature", 2)]
+)
+def test_a_hop_rewriting_the_request_gets_a_signature_that_does_not_check(
+    member: str, value: object
+) -> None:
+    """Attack: a hop rewrites the request's ``model`` (or ``max_tokens``,
+    ``temperature``) and leaves the prompt as it was; the service answers the other
+    model and signs, for the same prompt, so a signature over the prompt and the envelope
+    checked and another model's answer counted as the configured one's (the model is part
+    of the question key). The service signs the digest of the body it received; the gate
+    checks it against the body it sent."""
+
+    def rewrite(body: bytes) -> bytes:
+        request = json.loads(body)
+        assert request[member] != value
+        return json.dumps({**request, member: value}).encode()
+
+    with signed_sim([]) as sim, Hop(sim.base_url, rewrite=rewrite) as hop:
+        assert run(config_for(hop.url, key=None)).decision.state is State.PASS  # fooled
+        result = run(config_for(hop.url, attempts=3))
+        assert json.loads(hop.sent[-1])[member] == value  # the service was asked that
+        assert hop.forwarded == 2  # not retried
+    assert result.decision.state is State.INCOMPLETE, result.decision
+    assert result.decision.reason == "signature_invalid"
+
+
+def test_a_signed_answer_from_an_earlier_review_of_the_same_prompt_is_refused() -> None:
+    """Attack: the same diff, policy and instructions reviewed again (a re-run, a later
+    push of the same change): the prompt is the same, so the service's signed answer to
+    the earlier review, replayed, was signed for this prompt. Each request carries a fresh
+    nonce the signature covers: an earlier answer never answers a later request."""
+    with signed_sim([]) as sim:
+        earlier = run(config_for(sim.base_url))
+        assert earlier.decision.state is State.PASS
+    envelope, recorded = earlier.outcome.envelope, earlier.outcome.attempts[-1].signature
+    assert envelope is not None
+    assert recorded is not None
+    replay = SimResponse(body=envelope, headers=((signature.HEADER, recorded.value),))
+    with ReviewerSimulator("mc1", script=[replay, replay]) as sim:
+        assert run(config_for(sim.base_url, key=None)).decision.state is State.PASS  # fooled
+        result = run(config_for(sim.base_url))
+    assert result.prompt_sha256 == earlier.prompt_sha256  # the very same question
+    assert result.decision.state is State.INCOMPLETE, result.decision
+    assert result.decision.reason == "signature_invalid"
+
+
 def test_the_unmodified_signed_answer_passes_and_is_recorded() -> None:
     with signed_sim([]) as sim:
         result = run(config_for(sim.base_url))
@@ -232,6 +307,7 @@ def test_the_unmodified_signed_answer_passes_and_is_recorded() -> None:
 # --- the whole-buffer path ----------------------------------------------------------
 
 SYSTEM, USER = "the contract", "the question"
+SENT = b'{"model":"","system":"the contract","user":"the question","nonce":"0a"}'
 SETTINGS = ReviewerSettings(
     provider="mc1", model="", base_url="http://127.0.0.1:9/review", public_key=pem(KEY)
 )
@@ -269,13 +345,18 @@ def judge(envelope: bytes, value: str | None) -> Decision:
         first_byte_s=0.0,
         sink_error=error,
     )
-    reply = signed.checked(stream.conclude(exchange), SETTINGS, system=SYSTEM, user=USER)
+    reply = signed.checked(
+        stream.conclude(exchange), SETTINGS, request=SENT, system=SYSTEM, user=USER
+    )
     return decide(reply.envelope, binding=BINDING, attempts=(reply.to_attempt(1),))
 
 
 def test_whole_buffer_every_cut_and_flip_of_envelope_and_header_is_refused() -> None:
     value = signature.sign(
-        KEY, prompt_digest=signature.prompt_sha256(SYSTEM, USER), envelope=ANSWER
+        KEY,
+        request_digest=signature.request_sha256(SENT),
+        prompt_digest=signature.prompt_sha256(SYSTEM, USER),
+        envelope=ANSWER,
     )
     assert judge(ANSWER, value).state is State.PASS  # the same bytes, unmodified
     reasons: collections.Counter[str] = collections.Counter()
@@ -321,7 +402,6 @@ def test_a_signature_failure_never_hands_the_review_to_an_unsigned_mc1_fallback(
     fallback without a key takes the hop's resealed pass. A key on one reviewer of the
     chain is held by every mc1 reviewer of it, or the review is refused before any
     request (config_public_key), never asked through the unsigned door."""
-    from dataclasses import replace
 
     from gate.errors import UsageError
 

@@ -114,6 +114,7 @@ def test_a_signed_review_records_its_signature_and_verify_checks_it_offline(
     assert recorded["key_id"] == KEY_ID
     assert recorded["prompt_sha256"] == cert["inputs"]["prompt"]
     assert recorded["envelope_sha256"] == cert["envelope"]["sha256"]
+    assert len(recorded["request_sha256"]) == 64  # the body sent; the body is not stored
 
     code, out, err = verify(run, files, "key")
     assert (code, out["state"]) == (0, "pass")
@@ -124,7 +125,7 @@ def test_a_signed_review_records_its_signature_and_verify_checks_it_offline(
     assert signature.key_id(OTHER.public_key()) in out["detail"]
 
 
-@pytest.mark.parametrize("change", ["envelope", "prompt", "value", "none"])
+@pytest.mark.parametrize("change", ["envelope", "prompt", "request", "value", "none"])
 def test_a_certificate_whose_signature_does_not_check_is_refused(
     run: Run, files: dict[str, Path], change: str
 ) -> None:
@@ -142,9 +143,14 @@ def test_a_certificate_whose_signature_does_not_check_is_refused(
         }
     elif change == "prompt":  # the signature claims another question
         row["signature"]["prompt_sha256"] = "0" * 64
+    elif change == "request":  # the signature claims another request (a replay's)
+        row["signature"]["request_sha256"] = signature.request_sha256(b"another request")
     elif change == "value":  # a signature by the key, but over another envelope
         row["signature"]["value"] = signature.sign(
-            KEY, prompt_digest=row["signature"]["prompt_sha256"], envelope=seal(b"x")
+            KEY,
+            request_digest=row["signature"]["request_sha256"],
+            prompt_digest=row["signature"]["prompt_sha256"],
+            envelope=seal(b"x"),
         )
     else:
         del row["signature"]
@@ -278,3 +284,44 @@ def test_a_review_in_chunks_has_every_chunk_signed_for_its_own_prompt() -> None:
     with pytest.raises(SignatureError) as err:
         check_origin(swapped, public)
     assert err.value.message.startswith(f"chunk {reviews[0]['chunk']}")
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_every_agreement_answer_is_its_own_signed_request(chunked: bool) -> None:
+    """``agreement: 2``: the simulator answers the same bytes twice, but each answer was
+    signed for its own request (a fresh nonce), so the certificate holds two answers, each
+    checked offline, never merged into one; one answer recorded for both is refused."""
+    import copy
+
+    from gate.config.model import Config, ReviewerConfig
+    from gate.decide.decision import State
+    from gate.errors import SignatureError
+    from gate.lab.demo import ScriptedModel
+    from gate.review.certificate import check_origin
+    from gate.review.pipeline import review_diff
+    from gate.review.scope import select_diff
+    from tests.integration.test_chunked_review import big_diff
+
+    with ReviewerSimulator("mc1", ScriptedModel("pass"), signing_key=KEY) as sim:
+        reviewer = ReviewerConfig(
+            provider="mc1", model=MODEL, base_url=sim.base_url, public_key=public_pem(KEY).decode()
+        )
+        config = Config(reviewer=reviewer, agreement=2, concurrency=1)
+        if chunked:
+            config = Config(reviewer=reviewer, agreement=2, concurrency=1, max_chunk_bytes=2048)
+        selected = select_diff(big_diff() if chunked else DIFF, config)
+        result = review_diff(selected.data, config, api_key=None, coverage=selected.coverage)
+        assert result.decision.state is State.PASS, result.decision
+        asked = sim.count
+    answers = check_origin(result.certificate, KEY.public_key())
+    assert len(answers) == asked == 2 * max(1, len(result.chunks))
+    assert len({a.signature.request_sha256 for a in answers if a.signature}) == asked
+    copied = copy.deepcopy(result.certificate)
+    rows = (
+        copied["context"]["chunks"]["reviews"][0]["answers"]
+        if chunked
+        else copied["context"]["agreement"]["answers"]
+    )
+    rows[1]["attempts"][-1]["signature"] = rows[0]["attempts"][-1]["signature"]
+    with pytest.raises(SignatureError, match="records too"):
+        check_origin(copied, KEY.public_key())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import pytest
@@ -128,6 +129,8 @@ def test_requests_follow_each_dialects_wire_format() -> None:
     _, _, (mc1,) = run("mc1", [], max_tokens=77)
     assert mc1.path == "/review"
     assert mc1.headers["accept"] == "application/x-mc1"
+    nonce = mc1.body.pop("nonce")  # fresh for each request: what the signature covers
+    assert re.fullmatch(r"[0-9a-f]{32}", nonce), nonce
     assert mc1.body == {
         "model": "sim-model",
         "system": "SYS",
@@ -135,6 +138,8 @@ def test_requests_follow_each_dialects_wire_format() -> None:
         "max_tokens": 77,
         "temperature": 0.0,
     }
+    _, _, (again,) = run("mc1", [], max_tokens=77)
+    assert again.body["nonce"] != nonce
 
 
 @pytest.mark.parametrize("dialect", STREAMED)

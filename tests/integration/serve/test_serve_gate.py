@@ -19,19 +19,28 @@ import pytest
 
 from gate.decide.decision import State
 from gate.decide.ends import End, end_of
-from gate.decide.signature import HEADER, check, prompt_sha256, public_key_from_pem
+from gate.decide.signature import (
+    HEADER,
+    check,
+    prompt_sha256,
+    public_key_from_pem,
+    request_sha256,
+)
+from gate.errors import SignatureError
 from gate.lab.demo import ScriptedModel, demo_config, load_sample
 from gate.lab.sim import SimResponse
 from gate.review.pipeline import review_diff
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.transport import call_once
 from gate.serve.keys import new_key, public_path
+from tests.fakes.hop import Hop
 from tests.integration.serve.conftest import TOKEN, Running
 
 
-def _review(url: str, public_key: str | None = None) -> Any:
+def _review(url: str, public_key: str | None = None, *, agreement: int = 1) -> Any:
     config = demo_config(url, read_timeout=10.0, provider="mc1")
-    config = replace(config, reviewer=replace(config.reviewer, public_key=public_key))
+    reviewer = replace(config.reviewer, public_key=public_key)
+    config = replace(config, reviewer=reviewer, agreement=agreement)
     return review_diff(load_sample(), config, api_key=TOKEN, sleep=lambda _: None)
 
 
@@ -60,29 +69,61 @@ def test_the_gate_with_another_public_key_refuses_what_serve_signed(
     assert result.decision.reason == "signature_key", result.decision
 
 
-def test_the_signature_verifies_with_the_public_key_for_this_prompt(
+def test_the_signature_verifies_with_the_public_key_for_this_request(
     sim_factory: Any, serve: Any, key_path: Path
 ) -> None:
     sim = sim_factory(lambda _: "an answer")
     running: Running = serve(sim)
-    body = {"model": "m", "system": "sys", "user": "usr", "max_tokens": 50, "temperature": 0}
-    response = running.post(json.dumps(body).encode())
+    request = {"model": "m", "system": "sys", "user": "usr", "max_tokens": 50, "temperature": 0}
+    body = json.dumps({**request, "nonce": "0" * 32}).encode()
+    response = running.post(body)
     assert response.status_code == 200
+    assert b"0" * 32 not in response.content + str(response.headers).encode()  # no echo
     public = public_key_from_pem(public_path(key_path).read_bytes(), source="test")
-    signed = check(
-        public,
-        response.headers[HEADER],
-        prompt_digest=prompt_sha256("sys", "usr"),
-        envelope=response.content,
-    )
+    digests = {"prompt_digest": prompt_sha256("sys", "usr"), "envelope": response.content}
+    signed = check(public, response.headers[HEADER], request_digest=request_sha256(body), **digests)
     assert signed.key_id == running.service.key_id
-    with pytest.raises(Exception, match="does not verify"):  # another prompt: refused
-        check(
-            public,
-            response.headers[HEADER],
-            prompt_digest=prompt_sha256("sys", "usr!"),
-            envelope=response.content,
-        )
+    # another prompt, another nonce, another model: each another request, refused
+    for other in (
+        {"user": "usr!"},
+        {"nonce": "1" + "0" * 31},
+        {"model": "n"},
+        {"max_tokens": 51},
+        {"temperature": 1},
+    ):
+        changed = json.dumps({**request, "nonce": "0" * 32, **other}).encode()
+        with pytest.raises(SignatureError, match="does not verify"):
+            check(
+                public, response.headers[HEADER], request_digest=request_sha256(changed), **digests
+            )
+
+
+def test_a_hop_that_rewrites_the_model_or_replays_an_answer_is_refused_at_the_gate(
+    sim_factory: Any, serve: Any, key_path: Path
+) -> None:
+    """Attack, end to end: a hop between the gate and serve rewrites the request's model
+    (serve answers and signs the body it received), or answers the second ``agreement``
+    request with serve's signed answer to the first. Serve echoes nothing; the gate
+    checks each signature against the body it sent."""
+
+    def other_model(body: bytes) -> bytes:
+        return json.dumps({**json.loads(body), "model": "a-cheaper-model"}).encode()
+
+    public = public_path(key_path).read_text()
+    sim = sim_factory(ScriptedModel("pass"))
+    running: Running = serve(sim)
+    assert _review(running.url, public).decision.state is State.PASS  # no hop: passes
+    with Hop(running.url, rewrite=other_model) as hop:
+        rewritten = _review(hop.url, public)
+        assert hop.forwarded == 1
+        assert json.loads(hop.sent[0])["model"] == "a-cheaper-model"
+    assert rewritten.decision.state is State.INCOMPLETE, rewritten.decision
+    assert rewritten.decision.reason == "signature_invalid"
+    with Hop(running.url, replay=True) as hop:
+        replayed = _review(hop.url, public, agreement=2)
+        assert (hop.forwarded, hop.replayed) == (1, 1)
+    assert replayed.decision.state is State.INCOMPLETE, replayed.decision
+    assert replayed.decision.reason == "signature_invalid"
 
 
 def _mc1(url: str) -> ReviewerSettings:

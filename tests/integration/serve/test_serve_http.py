@@ -19,9 +19,16 @@ import pytest
 from gate.lab.sim import SimResponse
 from tests.integration.serve.conftest import TOKEN, Running
 
-BODY = json.dumps(
-    {"model": "m", "system": "s", "user": "u", "max_tokens": 50, "temperature": 0}
-).encode()
+#: the gate's request (gate.reviewers.mc1.build_request), with its fresh nonce
+GOOD: dict[str, Any] = {
+    "model": "m",
+    "system": "s",
+    "user": "u",
+    "max_tokens": 50,
+    "temperature": 0,
+    "nonce": "0123456789abcdef0123456789abcdef",
+}
+BODY = json.dumps(GOOD).encode()
 
 
 def _wait(condition: Any, seconds: float = 10.0) -> bool:
@@ -130,14 +137,16 @@ def test_a_declared_length_never_sent_is_a_408_within_the_read_bound(
     "body",
     [
         b"not json",
-        b'{"model":"m","model":"m","system":"s","user":"u","max_tokens":5,"temperature":0}',
-        json.dumps({"model": "m", "system": "s", "user": "u", "max_tokens": 5}).encode(),
-        json.dumps(
-            {"model": "m", "system": "s", "user": "u", "max_tokens": True, "temperature": 0}
-        ).encode(),
-        json.dumps(
-            {"model": "", "system": "s", "user": "u", "max_tokens": 5, "temperature": 0}
-        ).encode(),
+        b'{"model":"m","model":"m","system":"s","user":"u","max_tokens":5,"temperature":0,'
+        b'"nonce":"0123456789abcdef"}',
+        json.dumps({k: v for k, v in GOOD.items() if k != "temperature"}).encode(),
+        json.dumps({**GOOD, "max_tokens": True}).encode(),
+        json.dumps({**GOOD, "model": ""}).encode(),
+        # the nonce: the gate's fresh one, which the signature covers
+        json.dumps({k: v for k, v in GOOD.items() if k != "nonce"}).encode(),
+        json.dumps({**GOOD, "nonce": 12345678901234567890}).encode(),
+        json.dumps({**GOOD, "nonce": "0" * 15}).encode(),
+        json.dumps({**GOOD, "nonce": "0" * 129}).encode(),
     ],
 )
 def test_a_request_that_is_not_the_gates_is_400(sim_factory: Any, serve: Any, body: bytes) -> None:
@@ -246,6 +255,7 @@ def test_the_log_holds_no_prompt_no_answer_and_no_secret(sim_factory: Any, serve
             "user": planted_prompt,
             "max_tokens": 9,
             "temperature": 0,
+            "nonce": "0123456789abcdef0123456789abcdef",
         }
     ).encode()
     statuses = [running.post(body).status_code for _ in range(3)]

@@ -12,7 +12,13 @@ from typing import Any
 
 import httpx
 
-from gate.decide.signature import HEADER, check, prompt_sha256, public_key_from_pem
+from gate.decide.signature import (
+    HEADER,
+    check,
+    prompt_sha256,
+    public_key_from_pem,
+    request_sha256,
+)
 from gate.lab.sim import ReviewerSimulator
 from gate.serve.keys import public_path
 from tests.integration.serve.conftest import TOKEN, Running
@@ -42,10 +48,9 @@ def test_200_concurrent_requests_with_memory_flat(serve: Any) -> None:
     sim.start()
     running: Running = serve(sim, max_concurrent=32, max_connections=WAVE + 8)
     public = public_key_from_pem(public_path(running.key_path).read_bytes(), source="test")
-    body = json.dumps(
-        {"model": "m", "system": "s", "user": "u" * 2000, "max_tokens": 50, "temperature": 0}
-    ).encode()
-    digest = prompt_sha256("s", "u" * 2000)
+    request = {"model": "m", "system": "s", "user": "u" * 2000, "max_tokens": 50}
+    body = json.dumps({**request, "temperature": 0, "nonce": "0" * 32}).encode()
+    digest, sent = prompt_sha256("s", "u" * 2000), request_sha256(body)
     threads_before = threading.active_count()
     tracemalloc.start()
     try:
@@ -60,6 +65,7 @@ def test_200_concurrent_requests_with_memory_flat(serve: Any) -> None:
                 check(
                     public,
                     response.headers[HEADER],
+                    request_digest=sent,
                     prompt_digest=digest,
                     envelope=response.content,
                 )

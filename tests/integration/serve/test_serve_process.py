@@ -25,7 +25,14 @@ from tests.integration.serve.conftest import TOKEN
 
 EXE = [sys.executable, "-m", "gate"]
 BODY = json.dumps(
-    {"model": "m", "system": "s", "user": "u", "max_tokens": 50, "temperature": 0}
+    {
+        "model": "m",
+        "system": "s",
+        "user": "u",
+        "max_tokens": 50,
+        "temperature": 0,
+        "nonce": "0" * 32,
+    }
 ).encode()
 
 

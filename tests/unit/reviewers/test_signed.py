@@ -8,6 +8,7 @@ import base64
 import hashlib
 import re
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
@@ -38,6 +39,8 @@ EC_PEM = (
 )
 SYSTEM, USER = "system", "user"
 DIGEST = signature.prompt_sha256(SYSTEM, USER)
+BODY = b'{"model":"","system":"system","user":"user","nonce":"00"}'  # the request sent
+REQUEST = signature.request_sha256(BODY)
 ENVELOPE = seal(b"answer")
 URL = "http://127.0.0.1:9/review"
 
@@ -182,18 +185,23 @@ def test_no_key_leaves_the_config_digest_as_it_was() -> None:
 
 def test_without_a_key_unsigned_mc1_is_as_before_and_a_signature_is_recorded_unchecked() -> None:
     plain = reply(None)
-    assert signed.checked(plain, settings_with(None), system=SYSTEM, user=USER) is plain
-    value = signature.sign(KEY, prompt_digest=DIGEST, envelope=ENVELOPE)
-    got = signed.checked(reply(value), settings_with(None), system=SYSTEM, user=USER)
+    assert (
+        signed.checked(plain, settings_with(None), request=BODY, system=SYSTEM, user=USER) is plain
+    )
+    value = signature.sign(KEY, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE)
+    got = signed.checked(reply(value), settings_with(None), request=BODY, system=SYSTEM, user=USER)
     assert got.complete
     assert got.signature == signature.Signature(
         signature.key_id(KEY.public_key()),
         value,
+        REQUEST,
         DIGEST,
         hashlib.sha256(ENVELOPE).hexdigest(),
         checked=False,
     )
-    junk = signed.checked(reply("x" * 5000), settings_with(None), system=SYSTEM, user=USER)
+    junk = signed.checked(
+        reply("x" * 5000), settings_with(None), request=BODY, system=SYSTEM, user=USER
+    )
     assert junk.complete
     assert junk.signature is not None
     assert junk.signature.key_id == ""
@@ -201,8 +209,8 @@ def test_without_a_key_unsigned_mc1_is_as_before_and_a_signature_is_recorded_unc
 
 
 def test_with_a_key_the_signature_is_checked_and_recorded() -> None:
-    value = signature.sign(KEY, prompt_digest=DIGEST, envelope=ENVELOPE)
-    got = signed.checked(reply(value), settings_with(PEM), system=SYSTEM, user=USER)
+    value = signature.sign(KEY, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE)
+    got = signed.checked(reply(value), settings_with(PEM), request=BODY, system=SYSTEM, user=USER)
     assert got.complete
     assert got.signature is not None
     assert got.signature.checked
@@ -214,18 +222,31 @@ def test_with_a_key_the_signature_is_checked_and_recorded() -> None:
     [
         (None, "signature_missing"),
         ("ed25519 key=ed25519:0 sig=0", "signature_malformed"),
-        (signature.sign(OTHER, prompt_digest=DIGEST, envelope=ENVELOPE), "signature_key"),
         (
-            signature.sign(KEY, prompt_digest=signature.prompt_sha256("s", "u"), envelope=ENVELOPE),
+            signature.sign(OTHER, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE),
+            "signature_key",
+        ),
+        (
+            signature.sign(
+                KEY,
+                request_digest=REQUEST,
+                prompt_digest=signature.prompt_sha256("s", "u"),
+                envelope=ENVELOPE,
+            ),
             "signature_invalid",
         ),
-        (signature.sign(KEY, prompt_digest=DIGEST, envelope=seal(b"other")), "signature_invalid"),
+        (
+            signature.sign(
+                KEY, request_digest=REQUEST, prompt_digest=DIGEST, envelope=seal(b"other")
+            ),
+            "signature_invalid",
+        ),
     ],
 )
 def test_with_a_key_anything_else_is_incomplete_and_not_retried(
     value: str | None, reason: str
 ) -> None:
-    got = signed.checked(reply(value), settings_with(PEM), system=SYSTEM, user=USER)
+    got = signed.checked(reply(value), settings_with(PEM), request=BODY, system=SYSTEM, user=USER)
     assert not got.complete
     assert got.envelope is None
     assert got.reason == reason
@@ -239,16 +260,20 @@ def test_with_a_key_anything_else_is_incomplete_and_not_retried(
 
 
 def test_other_providers_and_incomplete_replies_are_left_alone() -> None:
-    value = signature.sign(OTHER, prompt_digest=DIGEST, envelope=ENVELOPE)
+    value = signature.sign(OTHER, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE)
     other = replace(reply(value), provider="openai")
-    assert signed.checked(other, settings_with(PEM), system=SYSTEM, user=USER) is other
+    assert (
+        signed.checked(other, settings_with(PEM), request=BODY, system=SYSTEM, user=USER) is other
+    )
     cut = replace(reply(value), complete=False, envelope=None)
-    assert signed.checked(cut, settings_with(PEM), system=SYSTEM, user=USER) is cut
+    assert signed.checked(cut, settings_with(PEM), request=BODY, system=SYSTEM, user=USER) is cut
 
 
 def test_a_recorded_signature_reads_back() -> None:
-    value = signature.sign(KEY, prompt_digest=DIGEST, envelope=ENVELOPE)
-    recorded = signature.check(KEY.public_key(), value, prompt_digest=DIGEST, envelope=ENVELOPE)
+    value = signature.sign(KEY, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE)
+    recorded = signature.check(
+        KEY.public_key(), value, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE
+    )
     assert signature.Signature.from_json(recorded.to_json()) == recorded
     assert signature.Signature.from_json({"value": 1}) is None
     assert signature.Signature.from_json("x") is None
@@ -257,7 +282,7 @@ def test_a_recorded_signature_reads_back() -> None:
 # --- the header parser, fuzzed --------------------------------------------------------
 
 _FORM = re.compile(r"ed25519 key=ed25519:[0-9a-f]{16} sig=[A-Za-z0-9_-]{86}\Z")
-VALUE = signature.sign(KEY, prompt_digest=DIGEST, envelope=ENVELOPE)
+VALUE = signature.sign(KEY, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE)
 
 
 @settings(max_examples=300, deadline=None)
@@ -286,7 +311,13 @@ def test_any_change_to_a_valid_value_never_checks(index: int, new: str, tail: st
     if changed == VALUE:
         return
     with pytest.raises(SignatureError):
-        signature.check(KEY.public_key(), changed, prompt_digest=DIGEST, envelope=ENVELOPE)
+        signature.check(
+            KEY.public_key(),
+            changed,
+            request_digest=REQUEST,
+            prompt_digest=DIGEST,
+            envelope=ENVELOPE,
+        )
 
 
 @settings(max_examples=100, deadline=None)
@@ -302,13 +333,72 @@ def test_every_well_formed_value_parses_back_to_its_parts(raw: bytes, hexid: str
 def test_the_attempt_line_says_who_signed_and_whether_it_was_checked() -> None:
     from gate.reviewers.transport import attempt_line
 
-    value = signature.sign(KEY, prompt_digest=DIGEST, envelope=ENVELOPE)
+    value = signature.sign(KEY, request_digest=REQUEST, prompt_digest=DIGEST, envelope=ENVELOPE)
     key_id = signature.key_id(KEY.public_key())
     for key, words in ((PEM, "(checked)"), (None, "(not checked: no reviewer.public_key")):
-        got = signed.checked(reply(value), settings_with(key), system=SYSTEM, user=USER)
+        got = signed.checked(
+            reply(value), settings_with(key), request=BODY, system=SYSTEM, user=USER
+        )
         line = attempt_line(got.to_attempt(1))
         assert f"signed by {key_id} {words}" in line
     assert "signed" not in attempt_line(reply(None).to_attempt(1))
+
+
+def signed_record(
+    envelope: bytes, prompt: str, request: bytes | None = None
+) -> signature.Signature:
+    """What the gate records for ``envelope``, signed by KEY for ``prompt`` and the
+    request body ``request`` (by default one of its own: each request is a new one)."""
+    body = request if request is not None else b"request for " + envelope + prompt.encode()
+    sent = signature.request_sha256(body)
+    value = signature.sign(KEY, request_digest=sent, prompt_digest=prompt, envelope=envelope)
+    return signature.check(
+        KEY.public_key(), value, request_digest=sent, prompt_digest=prompt, envelope=envelope
+    )
+
+
+def agreement_cert(
+    first: signature.Signature, second: signature.Signature, envelope: bytes = ENVELOPE
+) -> dict[str, Any]:
+    """A certificate of two ``agreement`` answers (the second's envelope ``envelope``) with
+    these records; the first is also the certificate's own answer."""
+    from gate.decide.envelope import sealed_json
+
+    rows = [
+        {"number": n, "attempts": [{"signature": s.to_json()}], "envelope": sealed_json(e)}
+        for n, s, e in ((1, first, ENVELOPE), (2, second, envelope))
+    ]
+    return {
+        "inputs": {"prompt": DIGEST},
+        "envelope": sealed_json(ENVELOPE),
+        "attempts": [{"signature": first.to_json()}],
+        "context": {"agreement": {"answers": rows}},
+    }
+
+
+def test_verify_offline_refuses_one_signed_answer_recorded_for_two_requests() -> None:
+    """Attack, offline: without a key the gate records a replayed answer unchecked, with the
+    digest of the request *it* sent; the signature, made for the first request, does not
+    check for the second. A certificate whose two answers record one request (edited, or
+    copied) is refused too: each request is a new one."""
+    from gate.review.certificate import check_origin, sealed_answers
+
+    first, second = signed_record(ENVELOPE, DIGEST), signed_record(ENVELOPE, DIGEST, b"2nd")
+    names = [a.where for a in sealed_answers(agreement_cert(first, second))]
+    assert names == ["answer 1", "answer 2"]  # the certificate's own answer is answer 1
+    assert len(check_origin(agreement_cert(first, second), KEY.public_key())) == 2
+    replayed = replace(second, value=first.value, checked=False)  # the first's signature
+    with pytest.raises(SignatureError) as err:
+        check_origin(agreement_cert(first, replayed), KEY.public_key())
+    assert (err.value.reason, err.value.message[:10]) == ("signature_invalid", "answer 2: ")
+    # one request recorded for both answers: never merged into one, refused
+    for envelope in (ENVELOPE, seal(b"another answer")):
+        other = signed_record(envelope, DIGEST, b"request for " + ENVELOPE + DIGEST.encode())
+        assert other.request_sha256 == first.request_sha256
+        cert = agreement_cert(first, other, envelope)
+        assert len(sealed_answers(cert)) == 2
+        with pytest.raises(SignatureError, match=r"answer 2: .* which answer 1 records too"):
+            check_origin(cert, KEY.public_key())
 
 
 def test_a_certificates_answers_each_checked_for_its_own_prompt_carried_chunks_left_out() -> None:
@@ -316,8 +406,7 @@ def test_a_certificates_answers_each_checked_for_its_own_prompt_carried_chunks_l
     from gate.review.certificate import check_origin, sealed_answers
 
     def row(envelope: bytes, prompt: str) -> dict[str, object]:
-        value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
-        recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+        recorded = signed_record(envelope, prompt)
         return {"attempts": [{"signature": recorded.to_json()}], "envelope": sealed_json(envelope)}
 
     one, two = signature.prompt_sha256("s", "chunk 1"), signature.prompt_sha256("s", "chunk 2")
@@ -354,8 +443,7 @@ def test_the_statement_claims_no_origin_for_a_certificate_with_a_carried_chunk()
     from gate.export.statement import signed_by
 
     def row(chunk: str, envelope: bytes, prompt: str) -> dict[str, object]:
-        value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
-        recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+        recorded = signed_record(envelope, prompt)
         return {
             "chunk": chunk,
             "prompt_sha256": prompt,
@@ -388,8 +476,7 @@ def test_verify_public_key_says_a_carried_chunk_was_not_checked(
 
     prompt = signature.prompt_sha256("s", "chunk 1")
     envelope = seal(b"a")
-    value = signature.sign(KEY, prompt_digest=prompt, envelope=envelope)
-    recorded = signature.check(KEY.public_key(), value, prompt_digest=prompt, envelope=envelope)
+    recorded = signed_record(envelope, prompt)
     reviews = [
         {"chunk": "1/2", "prompt_sha256": prompt, "envelope": sealed_json(envelope),
          "attempts": [{"signature": recorded.to_json()}]},
