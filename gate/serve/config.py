@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.errors import ConfigError, UsageError
+from gate.providers import DEFAULT_KEY_ENV, Provider
 from gate.reviewers.settings import (
     OUTPUT_GRAMMARS,
     ReviewerSettings,
@@ -25,7 +26,7 @@ from gate.reviewers.settings import (
 from gate.safe.redact import checked_key
 
 #: the token's environment variable: the one the gate's mc1 provider sends its key from
-TOKEN_ENV = "REVIEW_GATE_API_KEY"
+TOKEN_ENV = DEFAULT_KEY_ENV[Provider.MC1]  # the variable the gate's mc1 provider reads
 #: the fewest characters a token may have (``secrets.token_urlsafe(32)`` makes 43)
 MIN_TOKEN = 24
 PORT = 8430

@@ -67,9 +67,11 @@ def test_every_record_keeps_its_secrets_out_of_repr() -> None:
     assert shown == [], f"these fields print their secret in repr: {shown}"
 
 
+REPOSITORY = "octo-org/hello-world"
+#: a secret is no public text the records hold on purpose (the tool's name, the repository)
 SECRET = st.text(
     alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=16, max_size=40
-).filter(lambda s: "review-gate" not in s)
+).filter(lambda s: "review-gate" not in s and s not in REPOSITORY)
 
 
 @settings(max_examples=150, deadline=None)
@@ -86,7 +88,7 @@ def test_the_action_records_never_show_a_secret(
     env = {
         "GITHUB_TOKEN": github_token,
         "INPUT_API-KEY": api_key,
-        "GITHUB_REPOSITORY": "octo-org/hello-world",
+        "GITHUB_REPOSITORY": REPOSITORY,
         **provider_keys,
     }
     if in_input:
