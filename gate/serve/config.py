@@ -33,6 +33,9 @@ PORT = 8430
 MAX_BODY_BYTES = 8 * 1024 * 1024
 #: what is read of the upstream's answer (its event stream, not only the text)
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+#: a request's line and headers together (the gate's are under 1 KiB): over it, 431
+#: before the rest is read; without it the standard library holds up to 6.4 MB a connection
+MAX_HEAD_BYTES = 64 * 1024
 MAX_CONCURRENT = 8
 #: connections open at once (answered, reading, waiting): past it, 503 from the acceptor
 MAX_CONNECTIONS = 256
