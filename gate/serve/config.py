@@ -22,6 +22,7 @@ from gate.reviewers.settings import (
     base_url_problem,
     shown_url,
 )
+from gate.reviewers.window import WORDS as WINDOW_WORDS
 from gate.safe.redact import checked_key
 
 #: the token's environment variable: the one the gate's mc1 provider sends its key from
@@ -62,6 +63,8 @@ class ServeConfig:
     model: str | None = None  # the upstream's model, whatever the gate names
     upstream_key: str | None = field(default=None, repr=False)
     output_grammar: str = "none"  # the verdict contract as a grammar: gbnf, vllm (reviewers.md)
+    #: the upstream's context, as reviewer.context_window: asked before each call
+    context_window: str | int = "off"
     max_body_bytes: int = MAX_BODY_BYTES
     max_answer_bytes: int = MAX_ANSWER_BYTES
     max_concurrent: int = MAX_CONCURRENT
@@ -89,6 +92,13 @@ class ServeConfig:
                 raise UsageError(f"--{name.replace('_', '-')} must be within (0, 86400] seconds")
         if self.max_connections < self.max_concurrent:
             raise UsageError("--max-connections must be at least --max-concurrent")
+        window = self.context_window
+        if isinstance(window, bool) or not (
+            window in WINDOW_WORDS or (isinstance(window, int) and window > 0)
+        ):
+            raise UsageError(
+                f"--context-window must be a number of tokens or one of {', '.join(WINDOW_WORDS)}"
+            )
         if self.output_grammar not in OUTPUT_GRAMMARS:
             raise UsageError(f"--output-grammar must be one of {', '.join(OUTPUT_GRAMMARS)}")
         if not 0 <= self.port <= 65535:
@@ -117,6 +127,7 @@ class ServeConfig:
             read_timeout=self.read_timeout,
             deadline=self.deadline,
             output_grammar=self.output_grammar,
+            context_window=self.context_window,
         )
 
 
