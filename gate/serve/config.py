@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from gate.errors import ConfigError, UsageError
 from gate.reviewers.settings import (
@@ -81,6 +82,13 @@ class ServeConfig:
             raise UsageError(
                 f"--upstream {shown_url(self.upstream)!r}: {problem}; give the model server's "
                 "OpenAI-compatible root, e.g. http://127.0.0.1:8080/v1"
+            )
+        parts = urlsplit(self.upstream)
+        if parts.username or parts.password:  # the transport's messages name the URL
+            raise UsageError(
+                f"--upstream {shown_url(self.upstream)!r} carries credentials, which every "
+                "message naming the upstream would show the gate; give the upstream's key in "
+                "the variable --upstream-key-env names"
             )
         for name in ("max_body_bytes", "max_answer_bytes", "max_concurrent", "max_connections"):
             value = getattr(self, name)
