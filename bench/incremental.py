@@ -87,14 +87,16 @@ def pull_requests(repo: str, count: int, max_pushes: int) -> list[tuple[str, str
 
 def deterministic(request: dict[str, Any]) -> str:
     """The local reviewer: a bound verdict decided by the chunk's own digest."""
+    from gate.decide.readback import words_in
     from gate.lab.demo import answer, request_text
     from gate.review.prompt import binding_in
 
-    binding = binding_in(request_text(request))
+    text = request_text(request)
+    binding = binding_in(text)
     if binding is None:
         return "no binding"
     mode = "fail" if int(binding.diff_sha[:2], 16) < FAIL_BELOW else "pass"
-    return answer(mode, binding)
+    return answer(mode, binding, words_in(text))
 
 
 @dataclass

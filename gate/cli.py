@@ -92,8 +92,8 @@ def build_parser(only: str | None = ALL) -> argparse.ArgumentParser:
         description=(
             "A merge gate for language-model code review. It accepts a reviewer's answer only "
             "when it is complete (MC1 length, SHA-256, END sentinel, provider end marker), "
-            "well-formed (exactly one fenced JSON verdict), bound (diff_sha, policy_version) "
-            "and positive. Nothing else passes."
+            "well-formed (exactly one fenced JSON verdict), bound (diff_sha, policy_version), "
+            "read whole (the read words) and positive. Nothing else passes."
         ),
         epilog=(
             "exit codes: 0 pass, 1 fail, 2 usage error, 3 needs_human / incomplete / refused, "

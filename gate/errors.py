@@ -24,7 +24,8 @@ cause and, where there is one, the fix::
     │   │   └── LoneSurrogate      a string that is not Unicode scalar values
     │   ├── ShapeError             keys, types, enum, range
     │   │   └── InvisibleReason    a reason with no visible character
-    │   └── BindingError           diff_sha / policy_version differ
+    │   ├── BindingError           diff_sha / policy_version differ
+    │   └── PromptUnread           the read words differ: a part of the prompt never arrived
     ├── TransportError             the reviewer's bytes did not all arrive
     │   ├── ReviewerUnreachable    could not connect / HTTP error after budget
     │   └── ContextUnknown         a self-hosted server's context size could not be read
@@ -265,6 +266,13 @@ class InvisibleReason(ShapeError):
 
 class BindingError(VerdictError):
     reason = "unbound"
+
+
+class PromptUnread(VerdictError):
+    """The verdict's ``read`` words are not those of the prompt's parts: the model did not
+    see the whole prompt (:mod:`gate.decide.readback`)."""
+
+    reason = "prompt_unread"
 
 
 # --- the rest ----------------------------------------------------------------

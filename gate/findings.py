@@ -1,6 +1,6 @@
 """Line-anchored findings: a reviewer's reasons placed on the lines of the reviewed diff.
 
-The verdict contract is unchanged (five keys, strict). The prompt asks the reviewer to
+The verdict contract is unchanged by findings (its keys, strict). The prompt asks the reviewer to
 start a reason with ``path:line:`` or ``path:start-end:`` when it concerns specific
 lines (:data:`gate.review.prompt.SYSTEM_PROMPT`); this module reads that prefix back.
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from gate.decide.attempt import Attempt
     from gate.decide.decision import Binding, Decision
 
 NAME = "verify"
@@ -21,8 +22,10 @@ review --save-response writes is the provider's own bytes, not an envelope).
 
   1. completeness: header, declared length, SHA-256, END sentinel, UTF-8;
   2. form: exactly one ```json fence holding one strict JSON object with the
-     keys verdict, reasons, confidence, diff_sha, policy_version;
-  3. binding: diff_sha and policy_version equal the ones given here;
+     keys verdict, reasons, confidence, diff_sha, policy_version, read;
+  3. binding: diff_sha and policy_version equal the ones given here, and read
+     repeats the read words of their prompt (a certificate made before the read
+     words is decided by the contract it was made by: without read);
   4. outcome: pass only with confidence >= --min-confidence and reasons;
   5. origin (--public-key FILE, with --from-certificate): every answer the
      certificate holds carries the MC1 service's signature by that key, over its
@@ -335,9 +338,8 @@ def run(args: argparse.Namespace) -> int:
 
     from gate.commands._io import read_input
     from gate.decide.decision import decide
-    from gate.decide.envelope import MAX_HEADER_BYTES
     from gate.errors import UsageError
-    from gate.review.certificate import attempts_from, build, envelope_from, write
+    from gate.review.certificate import build, write
     from gate.safe import strictjson
 
     _check_arguments(args)
@@ -357,19 +359,7 @@ def run(args: argparse.Namespace) -> int:
         if mismatch is not None:
             return _report(args, mismatch, None)
     binding, inputs = binding_from(args)
-    if args.from_certificate is not None:
-        attempts = attempts_from(cert)
-        raw = envelope_from(cert) if cert.get("envelope") is not None else None
-        chunked = chunk_record(cert)
-    else:
-        attempts, chunked = (), None
-        # Never hold more than the limit allows: an oversize response is judged
-        # (incomplete, size_limit or trailing_bytes), not read whole.
-        raw = read_input(
-            args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
-        )
-        refuse_certificate_as_response(args.response, raw)
-        refuse_raw_stream(args.response, raw)
+    attempts, raw, chunked, read = to_decide(args, cert if args.from_certificate else None)
     if raw is not None:
         inputs["response"] = hashlib.sha256(raw).hexdigest()
     decision = decide(
@@ -378,6 +368,7 @@ def run(args: argparse.Namespace) -> int:
         min_confidence=args.min_confidence,
         max_size=args.max_size,
         attempts=attempts,
+        read=read,
     )
     if chunked is not None and args.diff is None:
         raise UsageError(
@@ -395,6 +386,7 @@ def run(args: argparse.Namespace) -> int:
             min_confidence=args.min_confidence,
             coverage=recorded_coverage(cert),
             allow_gaps=recorded_pass(cert),
+            read=read,
         )
     if args.from_certificate is not None and raw is None and chunked is None:
         decision = without_answer(cert) or decision
@@ -418,6 +410,29 @@ def run(args: argparse.Namespace) -> int:
         )
         write(args.certificate, cert_out)
     return _report(args, decision, binding)
+
+
+def to_decide(
+    args: argparse.Namespace, cert: dict[str, Any] | None
+) -> tuple[tuple[Attempt, ...], bytes | None, dict[str, Any] | None, bool]:
+    """What is decided: the certificate's attempts, envelope and chunk record, and whether
+    by the contract with the read words (a certificate made before them: by its own), or
+    the RESPONSE, read under the size limit, by today's contract."""
+    from gate.commands._io import read_input
+    from gate.decide.envelope import MAX_HEADER_BYTES
+    from gate.review.certificate import attempts_from, envelope_from, read_recorded
+
+    if cert is not None:
+        raw = envelope_from(cert) if cert.get("envelope") is not None else None
+        return attempts_from(cert), raw, chunk_record(cert), read_recorded(cert)
+    # Never hold more than the limit allows: an oversize response is judged
+    # (incomplete, size_limit or trailing_bytes), not read whole.
+    raw = read_input(
+        args.response, what="response", limit=args.max_size + MAX_HEADER_BYTES, truncate=True
+    )
+    refuse_certificate_as_response(args.response, raw)
+    refuse_raw_stream(args.response, raw)
+    return (), raw, None, True
 
 
 def _check_arguments(args: argparse.Namespace) -> None:

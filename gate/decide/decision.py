@@ -25,6 +25,7 @@ from gate.errors import (
     EnvelopeError,
     ExitCode,
     FenceError,
+    PromptUnread,
     ShapeError,
     StrictJSONError,
     VerdictError,
@@ -276,13 +277,17 @@ def decide(
     min_confidence: float = 0.8,
     attempts: Sequence[Attempt] = (),
     max_size: int | None = None,
+    read: bool = True,
 ) -> Decision:
     """Apply the decision table to what the reviewer transport produced.
 
     ``max_size`` bounds the envelope body (default: 16 MiB, or the envelope's length).
+    ``read=False`` decides by the contract before the ``read`` member (a certificate
+    that records no read words: :func:`gate.review.certificate.read_recorded`).
     """
     from gate.decide.ends import outage
     from gate.decide.envelope import DEFAULT_MAX_SIZE, verify_envelope
+    from gate.decide.readback import check_read
     from gate.decide.verdict import check_binding, check_shape, extract_fence, strict_loads
 
     if envelope is None:
@@ -310,13 +315,32 @@ def decide(
     try:
         obj = strict_loads(fenced)
     except StrictJSONError as err:
-        return _from_repair(fenced, err, binding, sealed.envelope_sha256)
+        return _from_repair(fenced, err, binding, sealed.envelope_sha256, read=read)
     try:
-        verdict = check_shape(obj)
+        verdict = check_shape(obj, read=read)
         check_binding(verdict, diff_sha=binding.diff_sha, policy_version=binding.policy_version)
     except (ShapeError, BindingError) as err:
         return _needs_human(err.reason, err.message, sealed.envelope_sha256)
+    except PromptUnread as err:
+        return _unread(err, sealed.envelope_sha256, None)
+    if read:
+        try:
+            check_read(
+                verdict.read, diff_sha=binding.diff_sha, policy_version=binding.policy_version
+            )
+        except PromptUnread as err:
+            return _unread(err, sealed.envelope_sha256, verdict)
     return _table(verdict, min_confidence, sealed.envelope_sha256)
+
+
+def _unread(err: PromptUnread, envelope_sha: str, verdict: Verdict | None) -> Decision:
+    """A verdict about a prompt the model did not see whole (:mod:`gate.decide.readback`):
+    a ``needs_human`` posted as ``failure`` that stands like a chosen end (the same prompt
+    is cut the same way: not retried, no fallback asked), pass or fail alike, since either
+    judges part of the change."""
+    return _needs_human(
+        err.reason, err.message, envelope_sha, verdict, status=Status.FAILURE, source="envelope"
+    )
 
 
 def _chosen_end(last: Attempt) -> Decision:
@@ -355,8 +379,9 @@ def _needs_human(
 
 
 def _from_repair(
-    fenced: str, err: StrictJSONError, binding: Binding, envelope_sha: str
+    fenced: str, err: StrictJSONError, binding: Binding, envelope_sha: str, *, read: bool
 ) -> Decision:
+    from gate.decide.readback import check_read
     from gate.decide.repair import find_structural_cut
     from gate.decide.verdict import check_binding, check_shape, strict_loads
 
@@ -364,8 +389,12 @@ def _from_repair(
     if repair is None:
         return _needs_human(err.reason, err.message, envelope_sha)
     try:
-        verdict = check_shape(strict_loads(repair.text))
+        verdict = check_shape(strict_loads(repair.text), read=read)
         check_binding(verdict, diff_sha=binding.diff_sha, policy_version=binding.policy_version)
+        if read:
+            check_read(
+                verdict.read, diff_sha=binding.diff_sha, policy_version=binding.policy_version
+            )
     except VerdictError as inner:
         return _needs_human(
             inner.reason,

@@ -7,14 +7,18 @@ GBNF grammar with a request (``grammar``), vLLM takes one in ``structured_output
 with it, every token the model may emit keeps the answer inside the contract's shape:
 
     ```json
-    {"verdict": "pass", "reasons": ["..."], "confidence": 0.9, "diff_sha": "<sent>",
+    {"verdict": "pass", "reasons": ["..."], "confidence": 0.9, "read": {"system": "<a word>",
+     "head": "<a word>", "middle": "<a word>", "tail": "<a word>"}, "diff_sha": "<sent>",
      "policy_version": "<sent>"}
     ```
 
 The grammar writes ``diff_sha`` and ``policy_version`` in as literals, from the
 binding the prompt carries: a model cannot copy them wrong, and an answer to another
 question cannot carry them. What the model still chooses is the verdict, the
-reasons and the confidence, which is the review.
+reasons and the confidence, which is the review, and the ``read`` words
+(:mod:`gate.decide.readback`): the grammar gives their shape only (four words of the
+vocabulary, any four), never the words the prompt holds, or a model that never saw a
+part of the prompt would be made to repeat its word, and the evidence would be void.
 
 The grammar changes nothing the gate checks. The answer goes through the same
 envelope, fence, strict JSON, shape and binding checks as any other (a server that
@@ -32,6 +36,7 @@ from __future__ import annotations
 import json
 
 from gate.decide.decision import Binding
+from gate.decide.readback import PARTS, WORDS
 
 #: At most this many reasons in a constrained answer.
 MAX_REASONS = 4
@@ -59,6 +64,13 @@ def literal(text: str) -> str:
     return "".join(out)
 
 
+def _read_pieces() -> list[str]:
+    """The literal text around the four read words: ``, "read": {"system": "``, then
+    ``", "head": "`` and so on, then ``"}``."""
+    keys = [f"{json.dumps(part)}: " + '"' for part in PARTS]
+    return [', "read": {' + keys[0], *('", ' + key for key in keys[1:]), '"}']
+
+
 def verdict_grammar(binding: Binding) -> str:
     """The GBNF grammar of an answer that is one verdict bound to ``binding``.
 
@@ -79,6 +91,9 @@ def verdict_grammar(binding: Binding) -> str:
             + f" reason {more_reasons} "
             + literal('], "confidence": ')
             + " confidence "
+            + " "
+            + " word ".join(literal(piece) for piece in _read_pieces())
+            + " "
             + literal(tail),
             'verdict ::= "pass" | "fail"',
             f'reason ::= "\\"" lead char{{0,{REASON_CHARS - 1}}} "\\""',
@@ -88,5 +103,7 @@ def verdict_grammar(binding: Binding) -> str:
             # backslash or backtick: a JSON string with no escapes that breaks no line
             'char ::= [^"\\\\`\\x00-\\x1F\\x7F-\\x9F\\u2028\\u2029]',
             'confidence ::= "0." [0-9] [0-9]? | "1.0"',
+            # the shape of a read word, never the prompt's own (module docstring)
+            "word ::= " + " | ".join(literal(word) for word in WORDS),
         ]
     )

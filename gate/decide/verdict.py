@@ -23,24 +23,29 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import cmarkgfm  # type: ignore[import-untyped]
 
+from gate.decide.readback import PARTS, check_read
 from gate.errors import (
     BindingError,
     FenceAmbiguous,
     FenceError,
     InvisibleReason,
     LoneSurrogate,
+    PromptUnread,
     ShapeError,
     StrictJSONError,
 )
 from gate.safe import strictjson
 from gate.safe.redact import redact
 
-KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version")
+KEYS = ("verdict", "reasons", "confidence", "diff_sha", "policy_version", "read")
+#: the keys of a verdict made before the ``read`` member (gate.decide.readback): what a
+#: certificate that records no read words was decided by (docs/verdict.md)
+KEYS_WITHOUT_READ = KEYS[:5]
 VERDICTS = ("pass", "fail")
 MAX_DEPTH = 16
 OPEN_FENCE = "```json"
@@ -79,6 +84,8 @@ class Verdict:
     confidence: float
     diff_sha: str
     policy_version: str
+    #: the read words by part (gate.decide.readback.PARTS); empty in a verdict made before them
+    read: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +94,7 @@ class Verdict:
             "confidence": self.confidence,
             "diff_sha": self.diff_sha,
             "policy_version": self.policy_version,
+            **({"read": dict(self.read)} if self.read else {}),
         }
 
 
@@ -236,13 +244,22 @@ def _no_surrogates(value: Any, where: str = "") -> None:
             _no_surrogates(item, f"{where}[{index}]")
 
 
-def check_shape(obj: Mapping[str, Any]) -> Verdict:
-    """Check the exact key set, types, enum and range; return the Verdict."""
+def check_shape(obj: Mapping[str, Any], *, read: bool = True) -> Verdict:
+    """Check the exact key set, types, enum and range; return the Verdict. ``read=False``
+    reads a verdict made before the ``read`` member (:data:`KEYS_WITHOUT_READ`)."""
+    expected = KEYS if read else KEYS_WITHOUT_READ
     keys = set(obj)
-    missing = [key for key in KEYS if key not in keys]
-    extra = sorted(keys - set(KEYS))
+    missing = [key for key in expected if key not in keys]
+    extra = sorted(keys - set(expected))
     if extra:
         raise ShapeError(f"unexpected key(s) {', '.join(map(repr, extra))}", reason="extra_key")
+    if missing == ["read"]:
+        raise PromptUnread(
+            "the verdict has no read member (the four read words the prompt carries): the "
+            "model did not see the output contract, which the system message holds; use a "
+            "chat template that keeps the system message, and a context that holds the "
+            "whole prompt (docs/verdict.md)"
+        )
     if missing:
         raise ShapeError(f"missing key(s) {', '.join(map(repr, missing))}", reason="missing_key")
     verdict = obj["verdict"]
@@ -276,13 +293,30 @@ def check_shape(obj: Mapping[str, Any]) -> Verdict:
     for key in ("diff_sha", "policy_version"):
         if not isinstance(obj[key], str):
             raise ShapeError(f"{key} must be a string, got {_show(obj[key])}", reason="bad_type")
+    words = _read_words(obj["read"]) if read else {}
     return Verdict(
         verdict=verdict,
         reasons=tuple(reasons),
         confidence=float(confidence),
         diff_sha=obj["diff_sha"],
         policy_version=obj["policy_version"],
+        read=words,
     )
+
+
+def _read_words(value: Any) -> dict[str, str]:
+    """The ``read`` member: an object of exactly one string per part of the prompt."""
+    if (
+        not isinstance(value, dict)
+        or set(value) != set(PARTS)
+        or not all(isinstance(word, str) for word in value.values())
+    ):
+        raise ShapeError(
+            f"read must be an object of exactly the strings {', '.join(PARTS)} (the read "
+            f"word of each part of the prompt), got {_show(value)}",
+            reason="bad_read",
+        )
+    return {part: value[part] for part in PARTS}
 
 
 def visible(text: str) -> bool:
@@ -316,10 +350,11 @@ def check_binding(verdict: Verdict, *, diff_sha: str, policy_version: str) -> No
 
 
 def parse_verdict(content: str, *, diff_sha: str, policy_version: str) -> Verdict:
-    """Fence, strict JSON, shape and binding, in that order."""
+    """Fence, strict JSON, shape, binding and the read words, in that order."""
     obj = strict_loads(extract_fence(content))
     verdict = check_shape(obj)
     check_binding(verdict, diff_sha=diff_sha, policy_version=policy_version)
+    check_read(verdict.read, diff_sha=diff_sha, policy_version=policy_version)
     return verdict
 
 

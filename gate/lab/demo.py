@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import Binding, State, binding_for
+from gate.decide.readback import words_for, words_in
 from gate.errors import GateError, UsageError
 from gate.lab.faults import ConnectionRecord, Fault, FaultKind, FaultProxy
 from gate.lab.sim import SIM_EXTRAS, ReviewerSimulator, SimResponse, quota_response
@@ -90,15 +91,28 @@ STALL_READ_TIMEOUT = 0.5
 # --- the scripted model ----------------------------------------------------------
 
 
-def verdict_block(binding: Binding, verdict: str, reasons: Sequence[str], confidence: float) -> str:
+def verdict_block(
+    binding: Binding,
+    verdict: str,
+    reasons: Sequence[str],
+    confidence: float,
+    read: Mapping[str, str] | None = None,
+) -> str:
+    """A fenced verdict bound to ``binding``, repeating ``read`` (default: the read words
+    of ``binding``'s prompt, as a reviewer that saw all of it writes them)."""
     obj = {
         "verdict": verdict,
         "reasons": list(reasons),
         "confidence": confidence,
+        "read": dict(read) if read is not None else words_for(*_bound(binding)),
         "diff_sha": binding.diff_sha,
         "policy_version": binding.policy_version,
     }
     return "```json\n" + json.dumps(obj, indent=2) + "\n```\n"
+
+
+def _bound(binding: Binding) -> tuple[str, str]:
+    return binding.diff_sha, binding.policy_version
 
 
 #: The scripted model's reasons. It answers every diff alike without reading it (the demo's
@@ -116,17 +130,20 @@ FAIL_REASONS = (
 )
 
 
-def answer(mode: str, binding: Binding) -> str:
-    """What the scripted model says for ``mode``, bound to ``binding``."""
+def answer(mode: str, binding: Binding, read: Mapping[str, str] | None = None) -> str:
+    """What the scripted model says for ``mode``, bound to ``binding``, repeating the read
+    words it saw (``read``: :func:`gate.decide.readback.words_in` of the prompt)."""
     if mode == "fail":
         return "A canned rejection from the local reviewer.\n\n" + verdict_block(
-            binding, "fail", FAIL_REASONS, 0.9
+            binding, "fail", FAIL_REASONS, 0.9, read
         )
     real = "A canned pass from the local reviewer.\n\n" + verdict_block(
-        binding, "pass", PASS_REASONS, 0.93
+        binding, "pass", PASS_REASONS, 0.93, read
     )
     if mode == "echo":
-        example = verdict_block(Binding("<sha256 of the diff>", "<policy>"), "pass", ["..."], 1.0)
+        example = verdict_block(
+            Binding("<sha256 of the diff>", "<policy>"), "pass", ["..."], 1.0, {}
+        )
         return "The answer format is:\n\n" + example + "\n" + real
     return real
 
@@ -149,10 +166,11 @@ class ScriptedModel:
     mode: str = "pass"
 
     def __call__(self, request: dict[str, Any]) -> str:
-        binding = binding_in(request_text(request))
+        text = request_text(request)
+        binding = binding_in(text)
         if binding is None:
             return "The prompt carried no diff_sha; I cannot give a bound verdict."
-        return answer(self.mode, binding)
+        return answer(self.mode, binding, words_in(text))
 
 
 # --- cases -----------------------------------------------------------------------

@@ -26,8 +26,10 @@ import json
 import random
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
+from gate.decide.readback import words_for, words_in
 from gate.lab.sim import SimResponse, extract_prompt
 from gate.review.prompt import binding_in
 
@@ -40,11 +42,19 @@ def coin(seed: int, diff_sha: str, n: int) -> str:
     return "pass" if random.Random(f"{seed}:{diff_sha}:{n}").random() < 0.5 else "fail"
 
 
-def verdict(kind: str, diff_sha: str, policy: str, confidence: float = 0.9) -> str:
+def verdict(
+    kind: str,
+    diff_sha: str,
+    policy: str,
+    confidence: float = 0.9,
+    read: Mapping[str, str] | None = None,
+) -> str:
+    """A fenced verdict repeating ``read`` (default: every read word of the prompt)."""
     obj = {
         "verdict": kind,
         "reasons": [f"scripted {kind}"],
         "confidence": confidence,
+        "read": dict(read) if read is not None else words_for(diff_sha, policy),
         "diff_sha": diff_sha,
         "policy_version": policy,
     }
@@ -68,7 +78,8 @@ class Scripted:
         self.asked: dict[str, int] = defaultdict(int)
 
     def __call__(self, body: dict[str, Any]) -> SimResponse:
-        user = extract_prompt(self.dialect, body)[1]
+        system, user = extract_prompt(self.dialect, body)
+        read = words_in(f"{system}\n{user}")
         binding = binding_in(user)
         if binding is None:
             return SimResponse(content="no binding in the prompt")
@@ -82,9 +93,9 @@ class Scripted:
         if mode == "ratelimit" and n == 0:
             return SimResponse(status=429, retry_after=self.retry_after)
         if mode == "cut":
-            return SimResponse(content=verdict("pass", sha, policy), cut_after=300)
+            return SimResponse(content=verdict("pass", sha, policy, read=read), cut_after=300)
         if mode == "malformed":
             return SimResponse(content="I looked at it and it seems fine.", **paced)
         kind = {"fail": "fail", "coin": coin(self.seed, sha, n)}.get(mode, "pass")
         confidence = 0.5 if mode == "lowconf" else 0.9
-        return SimResponse(content=verdict(kind, sha, policy, confidence), **paced)
+        return SimResponse(content=verdict(kind, sha, policy, confidence, read), **paced)

@@ -17,6 +17,7 @@ from typing import Any
 
 from gate.decide.decision import Binding, Decision, State, decide
 from gate.decide.envelope import SENTINEL, seal, verify_text
+from gate.decide.readback import words_for
 from gate.decide.verdict import extract_fence, strict_loads
 from gate.errors import GateError
 
@@ -40,7 +41,8 @@ def builtin_envelope() -> tuple[bytes, Binding]:
         "The change adds an argument check and keeps behaviour otherwise.\n\n"
         "```json\n"
         '{"verdict": "pass", "reasons": ["argument check is correct", "no behaviour change"], '
-        f'"confidence": 0.93, "diff_sha": "{binding.diff_sha}", '
+        f'"confidence": 0.93, "read": {json.dumps(words_for(binding.diff_sha, BUILTIN_POLICY))}, '
+        f'"diff_sha": "{binding.diff_sha}", '
         f'"policy_version": "{binding.policy_version}"}}\n'
         "```\n"
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gate.decide.readback import words_in
 from gate.errors import GateError, UsageError
 from gate.lab.demo import SAMPLE, answer, load_sample, request_text
 from gate.lab.sim import ReviewerSimulator, SimResponse
@@ -53,10 +54,11 @@ def choose(body: dict[str, Any]) -> SimResponse:
         error = {"error": {"message": message, "type": "invalid_request_error"}}
         return SimResponse(status=404, error_body=json.dumps(error))
     _, mode, cut = MODELS[model]
-    binding = binding_in(request_text(body))
+    text = request_text(body)
+    binding = binding_in(text)
     if binding is None:
         return SimResponse(content="The prompt carried no diff_sha; I cannot give a verdict.")
-    return SimResponse(content=answer(mode, binding), cut_after=cut)
+    return SimResponse(content=answer(mode, binding, words_in(text)), cut_after=cut)
 
 
 def lines(base_url: str, sample: Path) -> list[str]:

@@ -726,6 +726,66 @@ def extract_prompt(dialect: str, body: dict[str, Any]) -> tuple[str, str]:
     return str(body.get("system", "")), str(body.get("user", ""))
 
 
+#: the parts of the prompt a :class:`PromptCut` server drops
+CUTS = ("none", "head", "middle", "tail", "system")
+
+
+@dataclass(frozen=True)
+class PromptCut:
+    """A ``chooser``: a server that drops part of the prompt, then answers honestly about
+    what it saw (issue 33's proof).
+
+    ``drop`` names the part: ``head`` keeps the end of the user message (Ollama's way),
+    ``tail`` its start, ``middle`` both ends around a region at its middle, each keeping
+    ``kept`` of its bytes; ``system`` drops the system message (a chat template that has
+    no place for it). The answer is a confident pass bound to the binding it saw (none:
+    zeros), or, with ``grammar``, the one the request's grammar writes in, repeating the
+    read words it saw (:func:`gate.decide.readback.words_in`); with ``usage`` it reports
+    the prompt tokens of what it kept, one per 4 bytes.
+    """
+
+    drop: str = "none"
+    kept: float = 1.0
+    usage: bool = True
+    grammar: bool = False
+    dialect: str = "openai"
+
+    def seen(self, system: str, user: str) -> tuple[str, str]:
+        """The (system, user) text that reached the model."""
+        raw = user.encode()
+        keep = int(len(raw) * self.kept)
+        if self.drop == "head":
+            raw = raw[len(raw) - keep :]
+        elif self.drop == "tail":
+            raw = raw[:keep]
+        elif self.drop == "middle":
+            raw = raw[: keep // 2] + raw[len(raw) - (keep - keep // 2) :]
+        return ("" if self.drop == "system" else system), raw.decode("utf-8", "ignore")
+
+    def __call__(self, body: dict[str, Any]) -> SimResponse:
+        from gate.decide.decision import binding_in
+        from gate.decide.readback import words_in
+
+        whole_system, whole_user = extract_prompt(self.dialect, body)
+        system, user = self.seen(whole_system, whole_user)
+        text = f"{system}\n{user}"
+        binding = binding_in(text) or (binding_in(whole_user) if self.grammar else None)
+        verdict = {
+            "verdict": "pass",
+            "reasons": ["the part I was shown is fine"],
+            "confidence": 0.95,
+            "read": words_in(text),
+            "diff_sha": binding.diff_sha if binding else "0" * 64,
+            "policy_version": binding.policy_version if binding else "",
+        }
+        tokens = max(1, len(f"{system}{user}".encode()) // 4)
+        return SimResponse(
+            content="```json\n" + json.dumps(verdict) + "\n```\n",
+            usage=self.usage,
+            prompt_tokens=tokens,
+        )
+
+
 # --- the server ----------------------------------------------------------------
 
 

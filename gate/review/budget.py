@@ -31,7 +31,7 @@ from gate.review.context import HeadFiles, most_shown, shown_for
 from gate.review.prompt import Prompt, build_prompt, fenced
 
 #: bytes added to the measured prompt overhead for what varies between chunks
-#: (chunk numbers, the diff's byte count, a longer fence)
+#: (chunk numbers, the diff's byte count, a longer fence four times, the read words)
 OVERHEAD_SLACK = 256
 #: tokens a chat template adds around the two messages, at most (role markers, a
 #: BOS token, Llama 3's dated preamble); with a server's context (``context_window``) a

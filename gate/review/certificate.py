@@ -27,6 +27,7 @@ from gate import __version__
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision
 from gate.decide.envelope import sealed_json
+from gate.decide.readback import words_for
 from gate.decide.signature import Signature, check
 from gate.errors import AtomicWriteError, SignatureError, SignatureMissing, UsageError
 from gate.safe import redact
@@ -53,13 +54,27 @@ def build(
         "schema": SCHEMA,
         "gate_version": __version__,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "binding": {"diff_sha": binding.diff_sha, "policy_version": binding.policy_version},
+        "binding": {
+            "diff_sha": binding.diff_sha,
+            "policy_version": binding.policy_version,
+            "read": words_for(binding.diff_sha, binding.policy_version),
+        },
         "inputs": dict(sorted(inputs.items())),
         "envelope": sealed,
         "attempts": [attempt.to_json() for attempt in attempts],
         "decision": decision.to_json(),
         "context": dict(extra or {}),
     }
+
+
+def read_recorded(cert: Mapping[str, Any]) -> bool:
+    """Whether ``cert`` was decided by the contract with the ``read`` member: its binding
+    records the read words (:mod:`gate.decide.readback`). A certificate made before them
+    is decided again by the contract it was decided by (five members); either contract
+    refuses the other's verdicts (an extra or a missing member), so removing the record
+    cannot lower the bar for a verdict that has the member (docs/verdict.md)."""
+    binding = cert.get("binding")
+    return isinstance(binding, Mapping) and "read" in binding
 
 
 def dumps(cert: Mapping[str, Any]) -> bytes:

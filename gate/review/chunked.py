@@ -471,8 +471,10 @@ def redecide(
     min_confidence: float,
     coverage: Mapping[str, Any] | None = None,
     allow_gaps: bool = False,
+    read: bool = True,
 ) -> Decision:
     """Decide a chunked certificate again, offline, from ``diff`` (the selected bytes).
+    ``read``: by the contract with the read words (a certificate made before them: False).
 
     Only the bytes the record names are accepted. The diff is planned again with the
     recorded ``max_chunk_bytes`` (and the recorded halvings), and that plan must be the
@@ -529,7 +531,7 @@ def redecide(
             "the run reviewed (its selected bytes), or re-run the review",
         )
     rows += [
-        _recorded_row(review, chunks, policy_version, min_confidence)
+        _recorded_row(review, chunks, policy_version, min_confidence, read=read)
         for review in reviews
         if isinstance(review, dict) and not review.get("split")
     ]
@@ -553,6 +555,8 @@ def _recorded_row(
     chunks: Mapping[str, Chunk],
     policy_version: str,
     min_confidence: float,
+    *,
+    read: bool,
 ) -> tuple[str, Decision | None]:
     """One recorded chunk decided again: its answers' envelopes against the binding of the
     chunk recomputed from the diff (a chunk the diff does not hold, or of other bytes, is
@@ -570,6 +574,7 @@ def _recorded_row(
             binding=binding,
             min_confidence=min_confidence,
             attempts=recorded_attempts(one),  # a missing envelope keeps its recorded cause
+            read=read,
         )
         for one in answers
     ]

@@ -7,7 +7,10 @@
   echo examples, and an echoed example is a second fenced block.
 * It carries the ``diff_sha`` and ``policy_version`` the verdict must repeat,
   each as a JSON string on its own line, so the answer can be bound to this
-  exact diff and policy.
+  exact diff and policy, and four read words, one in each part a server can lose
+  (the system message, the head, the middle of the diff, the end), which the verdict
+  repeats as evidence that the whole prompt reached the model (:mod:`gate.decide.readback`;
+  the diff is shown in two fenced parts, with the middle word between them).
 * Untrusted text (the diff, the repository's review instructions) is enclosed
   in a backtick fence longer than any backtick run inside it, so nothing in it
   can close the fence and pose as the gate's own words. The system prompt says
@@ -30,6 +33,7 @@ from gate.config.model import Config
 from gate.decide import signature
 from gate.decide.decision import Binding, binding_for, binding_lines
 from gate.decide.decision import binding_in as binding_in  # re-exported for local reviewers
+from gate.decide.readback import marker, words_for
 from gate.errors import GateError
 from gate.memo import last_answer
 
@@ -59,7 +63,7 @@ backtick: do not quote the diff in a code block, and do not write a sample, draf
 of your answer anywhere, because a second fenced block makes the whole answer unreadable and \
 sends the change to a person.
 
-Inside the block write one JSON object and nothing else. The object has exactly these five \
+Inside the block write one JSON object and nothing else. The object has exactly these six \
 members, in any order, and no other member:
 - verdict: the string pass when the change may be merged, or the string fail when it must not.
 - reasons: an array of one or more non-empty strings. For fail, each names a problem and \
@@ -70,6 +74,9 @@ path:first-last: for a range of lines (src/app.py:40-45: ...).
 - confidence: a number from 0 to 1 (not a string) saying how sure you are of the verdict.
 - diff_sha: the diff_sha value given with the diff, copied exactly.
 - policy_version: the policy_version value given with the diff, copied exactly.
+- read: an object of the four read words, each copied exactly from its read line: \
+system (the last line of this message), head (before the diff), middle (between the \
+diff's two parts) and tail (the last line of the user message).
 
 Write strict JSON: double-quoted keys and strings, no comments, no trailing commas, no NaN or \
 Infinity, each member once. You may write a short explanation before the block; write \
@@ -107,9 +114,10 @@ def fence_for(text: str) -> str:
     return "`" * max(MIN_FENCE, longest_backtick_run(text) + 1)
 
 
-def fenced(text: str, info: str) -> str:
-    """``text`` enclosed in a fence that nothing inside it can close."""
-    fence = fence_for(text)
+def fenced(text: str, info: str, fence: str = "") -> str:
+    """``text`` enclosed in a fence that nothing inside it can close (``fence``: one
+    :func:`fence_for` gave for a larger text that holds ``text``)."""
+    fence = fence or fence_for(text)
     body = text if text.endswith("\n") or not text else text + "\n"
     return f"{fence}{info}\n{body}{fence}\n"
 
@@ -138,16 +146,26 @@ def build_prompt(
             "shown replaced; this is a bug in the caller, please report it",
             reason="undecodable",
         ) from None
+    words = words_for(binding.diff_sha, binding.policy_version)
+    first, second = halves(diff_text)
+    fence = fence_for(diff_text)
     parts = [
         "Review the following change.",
         "",
         *binding_lines(binding),
+        marker("head", words),
         "",
         *([scope, ""] if scope else []),
-        f"The diff ({len(diff)} bytes) is enclosed in the fence below. The fence is longer "
-        "than any run of backticks inside the diff, so only the closing fence line ends it.",
+        f"The diff ({len(diff)} bytes) is enclosed in two fenced parts below; the second "
+        "continues the first exactly where it stops, and the middle read line stands "
+        "between them. "
+        "Each fence is longer than any run of backticks inside the diff, so only its closing "
+        "fence line ends it.",
         "",
-        fenced(diff_text, "diff"),
+        fenced(first, "diff", fence),
+        marker("middle", words),
+        "",
+        fenced(second, "diff", fence),
         *([context] if context else []),
     ]
     if instructions.strip():
@@ -158,11 +176,25 @@ def build_prompt(
             "",
             fenced(instructions, "text"),
         ]
-    parts.append(
+    parts += [
         "Answer now, following the output contract: exactly one fenced json block holding "
-        "the five members, with diff_sha and policy_version copied from above."
-    )
-    return Prompt(system=SYSTEM_PROMPT, user="\n".join(parts) + "\n")
+        "the six members, with diff_sha and policy_version copied from above and read "
+        "holding the system, head, middle and tail read words.",
+        marker("tail", words),
+    ]
+    system = f"{SYSTEM_PROMPT}\n{marker('system', words)}\n"
+    return Prompt(system=system, user="\n".join(parts) + "\n")
+
+
+def halves(text: str) -> tuple[str, str]:
+    """``text`` cut in two after the line break nearest its middle, so the middle read word
+    stands inside the diff; joined, the two are ``text``. A text with no line break is not
+    cut (a line shown broken would not be the bytes ``diff_sha`` names): all of it first."""
+    middle = len(text) // 2
+    before, after = text.rfind("\n", 0, middle), text.find("\n", middle)
+    breaks = [at + 1 for at in (before, after) if at >= 0]
+    cut = min(breaks, key=lambda at: abs(at - middle), default=len(text))
+    return text[:cut], text[cut:]
 
 
 @last_answer

@@ -78,14 +78,15 @@ def test_file_text_stays_data_inside_its_fence(text: str, path: str) -> None:
     # the binding read back is the gate's, never a line of the file
     assert binding_in(user) == binding
     sections = fenced_sections(user)
-    assert sections[0][1] == "diff"
+    # the diff, in two fenced parts around the middle read word
+    assert [info for _, info, _ in sections[:2]] == ["diff", "diff"]
     if "\x00" in text:  # a NUL: binary, left out and named, never shown
         assert shown.parts == ()
         assert shown.left_out[0].why == "binary"
         return
     (part,) = shown.parts
     # exactly one fenced section per part after the diff, holding exactly the file's text
-    assert [(info, body) for _, info, body in sections[1:]] == [
+    assert [(info, body) for _, info, body in sections[2:]] == [
         ("text", part.text if part.text.endswith("\n") else part.text + "\n")
     ]
     outside = outside_sections(user)
@@ -112,7 +113,7 @@ def test_a_second_contract_in_a_file_leaves_one_contract_and_one_binding() -> No
     binding = binding_for(diff, FILES)
     user = build_prompt(diff, binding=binding, context=shown.text).user
     assert binding_in(user) == binding
-    fence, info, body = fenced_sections(user)[1]
+    fence, info, body = fenced_sections(user)[2]  # after the diff's two parts
     assert (info, body) == ("text", text)
     assert len(fence) == 6  # one longer than the file's longest run (5)
     assert "Output contract" not in outside_sections(user)

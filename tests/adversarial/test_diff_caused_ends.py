@@ -49,6 +49,7 @@ from tests.integration.action.test_run_fake_github import (
     run_gate,
     setup_pull,
 )
+from tests.verdicts import read_words
 
 KEY = "fallback-key-0123456789abcdef"
 POLICY = "ends-1"
@@ -84,6 +85,7 @@ def bound_pass() -> str:
         "confidence": 0.99,
         "diff_sha": hashlib.sha256(DIFF).hexdigest(),
         "policy_version": POLICY,
+        "read": read_words(hashlib.sha256(DIFF).hexdigest(), POLICY),
     }
     return "```json\n" + json.dumps(body) + "\n```\n"
 

@@ -37,6 +37,7 @@ from gate.decide.decision import Binding, Decision, State, decide
 from gate.decide.envelope import seal
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.prompt import binding_in
+from tests.verdicts import read_words
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
 POLICY = "2026-11"
@@ -51,6 +52,7 @@ def verdict(**over: Any) -> dict[str, Any]:
         "confidence": 0.9,
         "diff_sha": DIFF_SHA,
         "policy_version": POLICY,
+        "read": read_words(DIFF_SHA, POLICY),
     }
     base.update(over)
     return base

@@ -44,6 +44,7 @@ from gate.decide.envelope import seal
 from gate.errors import FenceError
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.prompt import binding_in
+from tests.verdicts import read_words
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
 POLICY = "2026-11"
@@ -61,6 +62,7 @@ def verdict_json(kind: str, *, diff_sha: str = DIFF_SHA, policy: str = POLICY) -
             "confidence": 0.9,
             "diff_sha": diff_sha,
             "policy_version": policy,
+            "read": read_words(diff_sha, policy),
         }
     )
 

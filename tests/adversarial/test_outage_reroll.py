@@ -21,6 +21,7 @@ from gate.lab.demo import LARGE_CHUNK_BYTES, ScriptedModel, binding_in, large_di
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse
 from gate.review.pipeline import review_diff
 from tests.integration.test_fallbacks import DIFF
+from tests.verdicts import read_words
 
 CUT = SimResponse(cut_after=150)
 
@@ -35,6 +36,7 @@ def bound(verdict: str, confidence: float, *, sha: str | None = None) -> Callabl
             "confidence": confidence,
             "diff_sha": sha or binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(obj) + "\n```\n"
 

@@ -75,6 +75,7 @@ from gate.reviewers.base import Exchange, Reply
 from gate.reviewers.settings import ReviewerSettings
 from gate.reviewers.sse import SSEParser
 from tests.fakes.events import merge_group_event, pull_request_event, workflow_dispatch_event
+from tests.verdicts import read_words
 
 T = TypeVar("T")
 FUZZ = settings(
@@ -317,6 +318,7 @@ VALID_VERDICT = {
     "confidence": 0.9,
     "diff_sha": SHA,
     "policy_version": POLICY,
+    "read": read_words(SHA, POLICY),
 }
 VERDICT_TARGETS = [(key,) for key in KEYS] + [("reasons", 0), ("extra",)]
 # text the verdict tests draw: no lone surrogates, no line ending but LF (their own modules)

@@ -1,34 +1,39 @@
 """Class: a server that cut the prompt, then answered honestly about what it saw.
 
 Cause: the gate proved the answer whole, never the question. Self-hosted servers cut
-prompts silently (Ollama keeps the last ``num_ctx`` tokens, 2,048 by default); an honest
-model that saw half a diff answers a bound, confident ``pass`` about that half.
+prompts silently (Ollama keeps the last ``num_ctx`` tokens, 2,048 by default; a chat
+template can drop the system message); an honest model that saw half a diff answers a
+bound, confident ``pass`` about that half.
 
-Fix: :mod:`gate.reviewers.prompt_read`: where the server reports the prompt tokens it
-read, fewer than one per 8 bytes of the prompt is ``prompt_cut``: the answer is not
-sealed, never retried (the same prompt is cut the same way), and the fallback is not
-asked (the diff's size against the server's context chose this end).
+Fix, two pieces of evidence: :mod:`gate.reviewers.prompt_read`: where the server reports
+the prompt tokens it read, fewer than one per 8 bytes of the prompt is ``prompt_cut`` (not
+sealed, never retried, no fallback asked); and :mod:`gate.decide.readback`: the verdict
+repeats a read word from each part of the prompt (the system message, the head, the middle
+of the diff, the end), and a verdict that does not is ``prompt_unread`` (it stands like a
+chosen end: not retried, no fallback asked), whether or not the server reports usage.
 
-Variants (Hypothesis, over real sockets against the reviewer simulator): the server
-drops the head, a middle part or the tail of the user message (what reaches the model
-is under half of the prompt's bytes, as a 2,048-token context makes of a 14,000-token
-prompt) and answers ``pass`` bound with what it saw, reporting the tokens it read:
-never a pass, ``prompt_cut``, one attempt, no fallback asked. The same server given the
-whole prompt: a pass. A server that reports no usage gives no evidence (the echoed
-values that would catch it are issue 33's open item; docs/reviewers.md says so).
+Variants (Hypothesis, over real sockets against the reviewer simulator's
+:class:`~gate.lab.sim.PromptCut`): the server drops the head, the middle or the tail of the
+user message, or the system message, and answers ``pass`` bound with what it saw (or with
+the binding a grammar writes in), repeating the read words it saw, with and without usage:
+never a pass, one attempt, no fallback asked. The same servers given the whole prompt: a
+pass. (Without usage, a region dropped strictly between two read words is not seen:
+docs/reviewers.md says so.) Checked failing before the read words: every no-usage variant
+passed.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gate.config.model import Config, ReviewerConfig
-from gate.decide.decision import Binding, State, binding_in
-from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
+from gate.decide.decision import State
+from gate.decide.readback import PART_NAMES
+from gate.lab.sim import MODEL, PromptCut, ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.pipeline import review_diff
 
 
@@ -39,46 +44,10 @@ def _diff(lines: int) -> bytes:
     ).encode()
 
 
-def _answer(binding: Binding | None) -> str:
-    obj = {
-        "verdict": "pass",
-        "reasons": ["the part I was shown is fine"],
-        "confidence": 0.95,
-        # the model copies what it saw; with the head dropped it saw no binding
-        "diff_sha": binding.diff_sha if binding else "0" * 64,
-        "policy_version": binding.policy_version if binding else "1",
-    }
-    return "```json\n" + json.dumps(obj) + "\n```\n"
-
-
-class CuttingServer:
-    """Keeps ``kept`` of the user message (from the ``where`` end or the middle) and
-    answers about it, reporting the tokens of what it kept (4 bytes a token)."""
-
-    def __init__(self, where: str, kept: float) -> None:
-        self.where, self.kept = where, kept
-
-    def __call__(self, body: dict[str, Any]) -> SimResponse:
-        system, user = extract_prompt("openai", body)
-        raw = user.encode()
-        keep = int(len(raw) * self.kept)
-        if self.where == "head":  # the head dropped: the end is kept (Ollama's way)
-            seen = raw[len(raw) - keep :]
-        elif self.where == "tail":
-            seen = raw[:keep]
-        elif self.where == "middle":
-            seen = raw[: keep // 2] + raw[len(raw) - (keep - keep // 2) :]
-        else:
-            seen = raw
-        text = seen.decode("utf-8", "ignore")
-        tokens = max(1, (len(system.encode()) * (self.where == "none") + len(seen)) // 4)
-        return SimResponse(content=_answer(binding_in(text)), prompt_tokens=tokens)
-
-
-def _review(server: CuttingServer, diff: bytes) -> tuple[Any, int, int]:
+def _review(server: PromptCut, diff: bytes) -> tuple[Any, int, int]:
     with (
         ReviewerSimulator("openai", chooser=server) as primary,
-        ReviewerSimulator("openai", chooser=CuttingServer("none", 1.0)) as fallback,
+        ReviewerSimulator("openai", chooser=PromptCut()) as fallback,
     ):
         config = Config(
             reviewer=ReviewerConfig(
@@ -97,11 +66,13 @@ def _review(server: CuttingServer, diff: bytes) -> tuple[Any, int, int]:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     where=st.sampled_from(["head", "middle", "tail"]),
-    kept=st.floats(min_value=0.05, max_value=0.45),
-    lines=st.integers(min_value=50, max_value=600),
+    kept=st.floats(min_value=0.05, max_value=0.3),
+    lines=st.integers(min_value=200, max_value=600),
 )
 def test_a_cut_prompt_is_never_a_pass(where: str, kept: float, lines: int) -> None:
-    result, asked, fallback_asked = _review(CuttingServer(where, kept), _diff(lines))
+    """Under half the prompt's bytes reached the model (the system message and what was
+    kept of the user message), and the server says so: ``prompt_cut`` before any verdict."""
+    result, asked, fallback_asked = _review(PromptCut(where, kept), _diff(lines))
     assert result.decision.state is not State.PASS, result.decision
     assert result.decision.reason == "prompt_cut", result.decision
     assert asked == 1, "a cut prompt is cut again: never retried"
@@ -109,10 +80,49 @@ def test_a_cut_prompt_is_never_a_pass(where: str, kept: float, lines: int) -> No
     assert "num_ctx" in result.decision.detail or "num_ctx" in result.attempts[-1].detail
 
 
+#: what a cut the usage does not show is decided as: the read words name it; with the
+#: binding lines gone and no grammar to write them in, the model cannot bind its answer
+UNSEEN = {"prompt_unread", "diff_sha_mismatch", "policy_version_mismatch"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    where=st.sampled_from(["head", "middle", "tail", "system"]),
+    kept=st.floats(min_value=0.05, max_value=0.9),
+    lines=st.integers(min_value=50, max_value=600),
+    usage=st.booleans(),
+    grammar=st.booleans(),
+)
+def test_a_cut_the_count_does_not_show_is_never_a_pass(
+    where: str, kept: float, lines: int, usage: bool, grammar: bool
+) -> None:
+    """No usage, or a cut too small for the count (over half kept, or the system message
+    alone): the read words catch it."""
+    kept = 1.0 if where == "system" else kept
+    server = PromptCut(where, kept, usage=usage, grammar=grammar)
+    result, asked, fallback_asked = _review(server, _diff(lines))
+    decision = result.decision
+    assert decision.state is not State.PASS, decision
+    assert decision.reason in UNSEEN | {"prompt_cut"}, decision
+    if not usage or kept > 0.5:
+        assert decision.reason in UNSEEN, decision
+    if grammar or where == "system":  # bound all the same: the read words name the cut
+        assert decision.reason in {"prompt_unread", "prompt_cut"}, decision
+    if decision.reason == "prompt_unread":
+        named = decision.detail.split(":")[0]
+        assert PART_NAMES[where] in named, decision.detail
+        assert "num_ctx" in decision.detail
+        assert "max_chunk_bytes" in decision.detail
+    assert asked == 1, "a cut prompt is cut again: never retried"
+    assert fallback_asked == 0, "the diff's size chose this end: no fallback"
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines=st.integers(min_value=1, max_value=600))
-def test_the_same_server_with_the_whole_prompt_passes(lines: int) -> None:
-    result, asked, _ = _review(CuttingServer("none", 1.0), _diff(lines))
+@given(lines=st.integers(min_value=1, max_value=600), usage=st.booleans(), grammar=st.booleans())
+def test_the_same_server_with_the_whole_prompt_passes(
+    lines: int, usage: bool, grammar: bool
+) -> None:
+    result, asked, _ = _review(PromptCut(usage=usage, grammar=grammar), _diff(lines))
     assert result.decision.state is State.PASS, result.decision
     assert asked == 1
 
@@ -128,7 +138,7 @@ def _honest_tokens(body: dict[str, Any]) -> SimResponse:
     system, user = extract_prompt("openai", body)
     borders = user.count(BORDER)
     rest = len(system.encode()) + len(user.encode()) - borders * len(BORDER)
-    return SimResponse(content=_answer(binding_in(user)), prompt_tokens=borders * 5 + rest // 4)
+    return replace(PromptCut()(body), prompt_tokens=borders * 5 + rest // 4)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

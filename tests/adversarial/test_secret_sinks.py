@@ -69,6 +69,7 @@ from gate.reviewers.settings import ReviewerSettings, validate
 from gate.safe import redact
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
+from tests.verdicts import read_words
 
 REPO = Path(__file__).resolve().parents[2]
 WINDOW = 12
@@ -602,6 +603,7 @@ def _verdict(request: dict[str, Any], dialect: str, reasons: list[str]) -> str:
         "confidence": 0.95,
         "diff_sha": binding.diff_sha,
         "policy_version": binding.policy_version,
+        "read": read_words(binding),
     }
     return "```json\n" + json.dumps(body) + "\n```\n"
 

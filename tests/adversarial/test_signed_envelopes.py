@@ -51,6 +51,7 @@ from gate.reviewers import mc1, signed
 from gate.reviewers.base import Exchange, Failure, Framing
 from gate.reviewers.settings import ReviewerSettings
 from tests.fakes.hop import Hop
+from tests.verdicts import read_words
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -71,6 +72,7 @@ def verdict_for(request: dict[str, Any], verdict: str = "pass") -> str:
         "confidence": 0.9,
         "diff_sha": binding.diff_sha,
         "policy_version": binding.policy_version,
+        "read": read_words(binding),
     }
     return "```json\n" + json.dumps(obj) + "\n```\n"
 
@@ -316,6 +318,7 @@ VERDICT = {
     "confidence": 0.9,
     "diff_sha": BINDING.diff_sha,
     "policy_version": BINDING.policy_version,
+    "read": read_words(BINDING),
 }
 ANSWER = seal(f"```json\n{json.dumps(VERDICT)}\n```\n".encode())
 

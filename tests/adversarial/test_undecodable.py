@@ -36,8 +36,9 @@ from gate.decide.decision import State
 from gate.diff import SkipWhy, sections_from_files, split_diff
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.pipeline import review_diff
-from gate.review.prompt import binding_in
+from gate.review.prompt import binding_in, halves
 from gate.review.scope import select_diff
+from tests.verdicts import read_words
 
 # Families of bytes that are not strict UTF-8 (each entry is one generated variant).
 FAMILIES: dict[str, list[bytes]] = {
@@ -100,6 +101,7 @@ class Reviewer:
             "confidence": 0.99,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(verdict) + "\n```\n"
 
@@ -143,8 +145,9 @@ def check_run(
         )
         return
     assert len(shown) == 1
-    # the reviewer saw exactly the bytes diff_sha names, and no replacement character
-    assert selected.data.decode("utf-8") in shown[0]
+    # the reviewer saw exactly the bytes diff_sha names (in two fenced parts around the
+    # middle read word), and no replacement character
+    assert all(part in shown[0] for part in halves(selected.data.decode("utf-8")))
     assert "\ufffd" not in shown[0]
     assert result.decision.state is State.PASS
 

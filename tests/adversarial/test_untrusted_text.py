@@ -58,6 +58,7 @@ from gate.review.prompt import binding_in
 from gate.safe import untrusted
 from tests.fakes.events import pull_request_event
 from tests.fakes.github import FakeGitHub
+from tests.verdicts import read_words
 
 EXAMPLES = settings(max_examples=500, deadline=None)
 SLOW = settings(
@@ -192,6 +193,7 @@ def _fail_verdict(reasons: list[str]) -> Any:
             "confidence": 0.9,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(body) + "\n```\n"
 

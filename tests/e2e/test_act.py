@@ -37,6 +37,7 @@ from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.lab.sim import ReviewerSimulator, extract_prompt, wire_for
 from gate.review.prompt import binding_in
 from tests.fakes.github import FakeGitHub
+from tests.verdicts import read_words
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 
@@ -223,6 +224,7 @@ def _verdict(verdict: str) -> Any:
             "confidence": 0.95,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "Review done.\n\n```json\n" + json.dumps(body) + "\n```\n"
 

@@ -6,12 +6,18 @@ What a team that runs its own model meets, read as meant (issue 33):
 
 * with ``output_grammar: gbnf`` the real model's answers are decided within the contract,
   and it reaches both a ``pass`` and a ``fail``, each bound to its own diff (the grammar
-  writes the binding in; the gate checks it as always);
+  writes the binding in; the gate checks it as always) and repeating the prompt's read
+  words (the grammar gives them their shape only: the model copies them);
 * a prompt over the server's context is never a pass and is asked once, not three times
   as a cut (the server answers it with an empty 200: ``empty_answer``);
 * the answer cut on the way (the fault proxy between the gate and the server) is never a
   pass;
-* a stream without usage makes the cost unknown, never zero.
+* a stream without usage makes the cost unknown, never zero;
+* ``review-gate backtest`` over a small history ends with a complete report (issue 32);
+* through ``review-gate serve`` in front of the server (issue 33 item 2; the grammar asked
+  by ``serve``), the gate holding the service's public key gets a signed pass and a signed
+  fail, and a cut, flip, stall or a fail rewritten to a pass and sealed again without the
+  key, by the fault proxy between the gate and ``serve``, is never a pass.
 
 ``.ci/run`` installs the server into its own virtual environment (pip's wheel cache keeps
 the build between runs on one machine) and runs this file alone after the rest of the
@@ -37,6 +43,7 @@ from gate.config.model import Config, ReviewerConfig
 from gate.decide.decision import State
 from gate.lab.faults import Fault, FaultKind, FaultProxy
 from gate.review.pipeline import review_diff
+from tests.verdicts import read_words
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1800)]
 
@@ -156,6 +163,7 @@ def test_the_real_model_reaches_pass_and_fail_within_the_contract(server: str) -
             decision = result.decision
             assert decision.verdict is not None, (path, decision)
             assert decision.verdict.diff_sha == result.binding.diff_sha
+            assert decision.verdict.read == read_words(result.binding), decision
             decided[path, bool(instructions)] = decision.state
     assert set(decided.values()) == {State.PASS, State.FAIL}, decided
     assert all(state is State.FAIL for (_, told), state in decided.items() if not told), decided
@@ -244,10 +252,124 @@ def test_a_backtest_against_the_real_server_ends_with_a_valid_report(
     assert variant["cases"] == 3, variant
     cases = {case["id"]: case for case in report["cases"]}
     assert sorted(case["label"] for case in cases.values()) == ["allow", "allow", "block"]
-    for case in cases.values():
-        # each decided by the model: a pass or a fail, never malformed, cut or unbound
-        assert [d["state"] for d in case["decisions"][variant["name"]]] in (["pass"], ["fail"]), (
-            case
-        )
+    # each decided by the model: a pass or a fail, never malformed, cut or unbound. SmolLM2-
+    # 135M now and then repeats the read word of another part (it wrote the tail's word for
+    # the middle's in one of these three; 11 of 12 reviews of DIFFS repeat all four:
+    # decision record 0049): that answer is bound and well-formed, and prompt_unread blocks it
+    decided = [d for case in cases.values() for d in case["decisions"][variant["name"]]]
+    assert len(decided) == 3, cases
+    assert all(d["state"] in ("pass", "fail") or d["reason"] == "prompt_unread" for d in decided)
+    assert sum(d["state"] in ("pass", "fail") for d in decided) >= 2, decided
     for name in ("report.json", "report.md", "report.html", "results.jsonl"):
         assert (out / name).stat().st_size > 0, name
+
+
+#: the bearer token the gate sends and ``serve`` accepts (test only)
+SERVE_TOKEN = "real-model-serve-token-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def served(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """``review-gate serve`` in front of the real server, sealing and signing at the source,
+    with the grammar asked of the upstream: its ``/review`` URL and its public key (PEM)."""
+    import signal
+    import sys
+
+    folder = tmp_path_factory.mktemp("serve")
+    key = folder / "reviewer.key"
+    made = subprocess.run(
+        [sys.executable, "-m", "gate", "serve", "--new-key", str(key)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    port = _free_port()
+    argv = [sys.executable, "-m", "gate", "serve", "--key", str(key), "--upstream", server]
+    argv += ["--port", str(port), "--output-grammar", "gbnf", "--max-concurrent", "1"]
+    argv += ["--read-timeout", "300", "--deadline", "600", "--grace", "5"]
+    log = folder / "serve.log"
+    env = {**os.environ, "REVIEW_GATE_API_KEY": SERVE_TOKEN}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        started = time.monotonic()
+        while True:
+            assert proc.poll() is None, f"serve exited: {log.read_text()[-3000:]}"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                    break
+            assert time.monotonic() - started < 60, log.read_text()[-3000:]
+            time.sleep(0.3)
+        yield f"{base}/review", (folder / "reviewer.key.pub").read_text("ascii")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert "Instal the package" not in log.read_text(), "serve logged the prompt's text"
+
+
+def _mc1(url: str, public_key: str, **over: object) -> Config:
+    reviewer = ReviewerConfig(
+        provider="mc1",
+        model="smollm2",
+        base_url=url,
+        public_key=public_key,
+        max_tokens=600,
+        read_timeout=300,
+        deadline=600,
+        attempts=3,
+    )
+    return Config(reviewer=replace(reviewer, **over), min_confidence=0.0)  # type: ignore[arg-type]
+
+
+def test_through_serve_the_real_model_reaches_pass_and_fail_signed(
+    served: tuple[str, str],
+) -> None:
+    """The gate's mc1 provider, holding the service's public key, against ``serve`` in front
+    of the real server (the grammar asked by ``serve``): a signed pass and a signed fail,
+    each decided by the model within the contract and bound to its own diff."""
+    url, public_key = served
+    path, body = DIFFS[2]
+    decided = {}
+    for instructions in ("", APPROVE_ALL):
+        config = replace(_mc1(url, public_key), instructions=instructions)
+        result = review_diff(_diff(path, body), config, api_key=SERVE_TOKEN)
+        attempt = result.outcome.attempts[-1]
+        assert attempt.signature is not None, attempt
+        assert attempt.signature.checked, attempt.signature
+        decided[bool(instructions)] = result.decision.state
+    assert decided == {False: State.FAIL, True: State.PASS}, decided
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault(FaultKind.CUT, at=120),
+        Fault(FaultKind.CUT, at=600),
+        Fault(FaultKind.FLIP, at=300),
+        Fault(FaultKind.STALL, at=200),
+        Fault(FaultKind.RESEAL),
+    ],
+    ids=["cut-header", "cut-body", "flip", "stall", "reseal"],
+)
+def test_a_fault_between_the_gate_and_serve_is_never_a_pass(
+    served: tuple[str, str], fault: Fault
+) -> None:
+    """The fault proxy between the gate and ``serve``: cut, flipped, stalled, or rewritten
+    from fail to pass and sealed again with a correct length and digest but without the key
+    (``reseal``, on an answer the model gives as a fail): never a pass."""
+    url, public_key = served
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    path, body = DIFFS[2]  # no instructions: the model fails it (the test above)
+    with FaultProxy(("127.0.0.1", port), fault, io_timeout=600) as proxy:
+        config = _mc1(f"{proxy.url}/review", public_key, attempts=1, read_timeout=20)
+        result = review_diff(_diff(path, body), config, api_key=SERVE_TOKEN)
+    assert result.decision.state is not State.PASS, result.decision
+    if fault.kind is FaultKind.RESEAL:
+        assert result.outcome.attempts[-1].reason == "signature_invalid"

@@ -18,6 +18,7 @@ from gate.errors import ConfigError
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.pipeline import review_diff
 from gate.review.prompt import binding_in
+from tests.verdicts import read_words
 
 DIFF = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+print('hello')\n"
 KEY = "sk-agreement-test-key-not-real"
@@ -38,6 +39,7 @@ def scripted(verdicts: list[str]) -> Callable[[dict[str, Any]], str]:
             "confidence": 0.9,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(obj) + "\n```\n"
 

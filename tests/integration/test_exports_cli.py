@@ -29,6 +29,7 @@ from gate.export import sarif, statement
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.prompt import binding_in
 from tests.export_oracles import check_sarif, check_statement
+from tests.verdicts import read_words
 
 SECRET = "sk-test-0123456789abcdef-not-real"
 COMMIT = "c0ffee" + "0" * 34
@@ -62,6 +63,7 @@ def answering(verdict: str, reasons: list[str] | None = None) -> Callable[[dict[
             "confidence": 0.95,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "Reviewed.\n```json\n" + json.dumps(body) + "\n```\n"
 

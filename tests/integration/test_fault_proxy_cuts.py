@@ -29,6 +29,7 @@ from gate.lab.sim import (
 )
 from gate.review.pipeline import review_diff
 from gate.review.prompt import binding_in
+from tests.verdicts import read_words
 
 #: Every dialect, plus Vertex serving a Claude model (Anthropic's dialect on Vertex's path).
 CASES = (*DIALECTS, f"vertex/{VERTEX_CLAUDE}")
@@ -51,6 +52,7 @@ def bound_pass(dialect: str) -> Any:
             "confidence": 0.9,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(verdict) + "\n```\n"
 

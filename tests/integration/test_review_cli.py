@@ -18,9 +18,11 @@ import pytest
 from gate.cli import build_parser, main
 from gate.commands._io import check_output_path
 from gate.commands.review import load
+from gate.decide.readback import marker
 from gate.errors import UsageError
 from gate.lab.sim import DIALECTS, MODEL, SIM_EXTRAS, ReviewerSimulator, SimResponse, extract_prompt
-from gate.review.prompt import binding_in
+from gate.review.prompt import binding_in, halves
+from tests.verdicts import read_words
 
 REPO = Path(__file__).resolve().parents[2]
 DIFF = (
@@ -43,6 +45,7 @@ def model(dialect: str, verdict: str = "pass", *, echo: bool = False) -> Callabl
             "confidence": 0.9,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         block = "```json\n" + json.dumps(obj) + "\n```\n"
         return ("Format:\n" + block + "\n" if echo else "") + "Reviewed.\n" + block
@@ -90,8 +93,9 @@ def test_a_bound_pass_passes_in_every_dialect(
     assert "complete" in err
     sha = hashlib.sha256(DIFF).hexdigest()
     assert f'diff_sha: "{sha}"' in user
-    assert DIFF.decode() in user
+    assert all(part in user for part in halves(DIFF.decode()))  # around the middle read word
     assert "exactly one fenced code block" in system
+    assert marker("system", read_words(sha, "1")) in system
 
 
 def test_json_output_certificate_and_saved_response(
@@ -120,6 +124,7 @@ def test_json_output_certificate_and_saved_response(
     assert summary["binding"] == {
         "diff_sha": hashlib.sha256(DIFF).hexdigest(),
         "policy_version": "1",
+        "read": read_words(hashlib.sha256(DIFF).hexdigest(), "1"),
     }
     assert len(summary["attempts"]) == 1
     saved = raw_path.read_bytes()

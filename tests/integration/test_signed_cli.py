@@ -23,6 +23,7 @@ from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.prompt import binding_in
 from tests.export_oracles import check_statement
 from tests.unit.test_certificate import schema_validator
+from tests.verdicts import read_words
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -42,6 +43,7 @@ def bound_pass(request: dict[str, Any]) -> str:
         "confidence": 0.9,
         "diff_sha": binding.diff_sha,
         "policy_version": binding.policy_version,
+        "read": read_words(binding),
     }
     return "```json\n" + json.dumps(verdict) + "\n```\n"
 

@@ -26,6 +26,7 @@ from gate.decide.agreement import (
 from gate.decide.attempt import Attempt, EndReason, FinishReason
 from gate.decide.decision import Binding, Decision, State, Status, decide
 from gate.decide.envelope import seal
+from tests.verdicts import read_words
 
 BINDING = Binding(diff_sha="a" * 64, policy_version="1")
 
@@ -37,6 +38,7 @@ def _fence(verdict: str, confidence: float, *, bound: bool, reasons: bool) -> by
         "confidence": confidence,
         "diff_sha": BINDING.diff_sha if bound else "b" * 64,
         "policy_version": BINDING.policy_version,
+        "read": read_words(BINDING),
     }
     return seal(("```json\n" + json.dumps(obj) + "\n```\n").encode())
 

@@ -18,6 +18,7 @@ from gate.decide.decision import Binding, decide
 from gate.decide.envelope import seal
 from gate.errors import UsageError
 from gate.review import certificate
+from tests.verdicts import fenced_verdict
 
 SHA = "a" * 64
 BINDING = Binding(SHA, "1")
@@ -35,14 +36,7 @@ def schema_validator() -> Draft202012Validator:
 
 
 def envelope(verdict: str = "pass") -> bytes:
-    obj = {
-        "verdict": verdict,
-        "reasons": ["ok"],
-        "confidence": 0.9,
-        "diff_sha": SHA,
-        "policy_version": "1",
-    }
-    return seal(f"```json\n{json.dumps(obj)}\n```\n".encode())
+    return seal(fenced_verdict(BINDING, verdict=verdict, reasons=["ok"]).encode())
 
 
 ATTEMPT = Attempt(

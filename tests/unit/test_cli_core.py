@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gate.decide.decision import MAX_DESCRIPTION
+from gate.decide.decision import MAX_DESCRIPTION, Binding
 from gate.decide.envelope import seal, verify
 from gate.review import certificate
+from tests.verdicts import read_words
 
 ROOT = Path(__file__).resolve().parents[2]
 DIFF = b"diff --git a/a.py b/a.py\n+print('hi')\n"
@@ -39,6 +40,7 @@ def answer(verdict: str = "pass", confidence: float = 0.9, sha: str = SHA) -> by
         "confidence": confidence,
         "diff_sha": sha,
         "policy_version": "7",
+        "read": read_words(SHA, "7"),  # the words of the prompt the gate sent
     }
     return seal(f"ok\n```json\n{json.dumps(obj)}\n```\n".encode())
 
@@ -380,3 +382,54 @@ def test_lines_said_from_many_threads_stay_whole(monkeypatch: pytest.MonkeyPatch
     lines = "".join(pipe.parts).splitlines()
     assert len(lines) == 8 * 50
     assert set(lines) == set(words)
+
+
+def _old_answer(verdict: str) -> bytes:
+    """A verdict as a gate before the read words asked for it (five members)."""
+    obj = {"verdict": verdict, "reasons": ["fine"], "confidence": 0.9}
+    obj |= {"diff_sha": SHA, "policy_version": "7"}
+    return seal(f"ok\n```json\n{json.dumps(obj)}\n```\n".encode())
+
+
+@pytest.mark.parametrize(("verdict", "code"), [("pass", 0), ("fail", 1)])
+def test_a_certificate_made_before_the_read_words_verifies_as_it_was_decided(
+    diff_file: Path, tmp_path: Path, verdict: str, code: int
+) -> None:
+    from gate.decide.decision import decide
+
+    raw = _old_answer(verdict)
+    decision = decide(raw, binding=Binding(SHA, "7"), read=False)
+    cert = certificate.build(
+        decision, binding=Binding(SHA, "7"), attempts=(), inputs={}, envelope=raw
+    )
+    del cert["binding"]["read"]  # as written before the read words
+    path = tmp_path / "old.json"
+    certificate.write(path, cert)
+    args = ("verify", "--from-certificate", str(path), "--diff", str(diff_file), "--json")
+    out = cli(*args)
+    assert (out.returncode, json.loads(out.stdout)["state"]) == (code, verdict), out.stdout
+    # the same answer given as a response today: the read member is missing
+    now = cli("verify", "-", "--diff", str(diff_file), "--policy-version", "7", "--json", stdin=raw)
+    assert (now.returncode, json.loads(now.stdout)["reason"]) == (3, "prompt_unread")
+
+
+def test_removing_the_read_words_from_a_certificate_lowers_no_bar(
+    diff_file: Path, tmp_path: Path
+) -> None:
+    """A certificate of today's contract with its binding's read words removed is decided
+    by the old contract, which refuses the read member: never a pass."""
+    from gate.decide.decision import decide
+
+    raw = answer("pass")
+    cert = certificate.build(
+        decide(raw, binding=Binding(SHA, "7")),
+        binding=Binding(SHA, "7"),
+        attempts=(),
+        inputs={},
+        envelope=raw,
+    )
+    del cert["binding"]["read"]
+    path = tmp_path / "stripped.json"
+    certificate.write(path, cert)
+    out = cli("verify", "--from-certificate", str(path), "--diff", str(diff_file), "--json")
+    assert (out.returncode, json.loads(out.stdout)["reason"]) == (3, "extra_key"), out.stdout

@@ -22,6 +22,7 @@ from gate.decide.decision import (
     exit_code,
 )
 from gate.decide.envelope import seal
+from tests.verdicts import read_words
 
 DIFF_SHA = hashlib.sha256(b"diff --git a/x b/x\n").hexdigest()
 POLICY = "2026-11"
@@ -35,6 +36,7 @@ def verdict(**over: Any) -> dict[str, Any]:
         "confidence": 0.91,
         "diff_sha": DIFF_SHA,
         "policy_version": POLICY,
+        "read": read_words(DIFF_SHA, POLICY),
     }
     base.update(over)
     return base
@@ -216,6 +218,7 @@ HOSTILE: list[tuple[str, bytes, State, str]] = [
                     "confidence": 0.9,
                     "diff_sha": DIFF_SHA,
                     "policy_version": POLICY,
+                    "read": read_words(DIFF_SHA, POLICY),
                     "reasons": ["sql injection"],
                 }
             )[:-2]

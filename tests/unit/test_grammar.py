@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -29,9 +30,11 @@ from hypothesis import strategies as st
 from gate.decide.decision import Binding, State, decide
 from gate.decide.envelope import seal
 from gate.decide.grammar import MAX_REASONS, REASON_CHARS, literal, verdict_grammar
+from gate.decide.readback import PARTS, WORDS
 from gate.errors import UsageError
 from gate.reviewers import openai
 from gate.reviewers.settings import OUTPUT_GRAMMARS, ReviewerSettings, validate
+from tests.verdicts import read_words
 
 BINDING = Binding(diff_sha="ab" * 32, policy_version="team-policy/2.1")
 
@@ -67,17 +70,28 @@ _CONFIDENCE = st.one_of(
 )
 
 
-def _answer(verdict: str, reasons: list[str], confidence: str, binding: Binding) -> str:
-    """An answer in the grammar's language, written from the grammar's own rules."""
+def _answer(
+    verdict: str,
+    reasons: list[str],
+    confidence: str,
+    binding: Binding,
+    words: Sequence[str] | None = None,
+) -> str:
+    """An answer in the grammar's language, written from the grammar's own rules, with the
+    read ``words`` (default: those of ``binding``'s prompt)."""
     grammar = verdict_grammar(binding)
     rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
-    assert set(rules) == {"root", "verdict", "reason", "lead", "char", "confidence"}
+    assert set(rules) == {"root", "verdict", "reason", "lead", "char", "confidence", "word"}
+    vocabulary = [w[1:-1] for w in rules["word"].split(" | ")]
+    chosen = list(words if words is not None else read_words(binding).values())
+    assert all(word in vocabulary for word in chosen)
     root = re.findall(r'"(?:[^"\\]|\\.)*"', rules["root"])
-    head, middle, separator, after, tail = (
+    head, middle, separator, after, *around, tail = (
         part[1:-1].encode("ascii").decode("unicode_escape") for part in root
     )
     quoted = separator.join(f'"{r}"' for r in reasons)
-    return f"{head}{verdict}{middle}{quoted}{after}{confidence}{tail}"
+    read = "".join(piece + word for piece, word in zip(around, [*chosen, ""], strict=True))
+    return f"{head}{verdict}{middle}{quoted}{after}{confidence}{read}{tail}"
 
 
 @settings(max_examples=200)
@@ -147,3 +161,24 @@ def test_a_grammar_for_a_provider_that_takes_none_is_refused(provider: str) -> N
 def test_an_unknown_grammar_value_is_refused() -> None:
     with pytest.raises(UsageError, match="use one of none, gbnf, vllm"):
         validate(_settings("lark"))
+
+
+def test_the_grammar_gives_the_read_member_its_shape_never_the_prompts_words() -> None:
+    """The grammar must not write the read words in: a model that never saw a part of the
+    prompt would be made to repeat its word. The grammars of two questions differ only in
+    the binding they write in; every word of the vocabulary stays open."""
+    other = Binding(diff_sha="cd" * 32, policy_version=BINDING.policy_version)
+    mine, theirs = verdict_grammar(BINDING), verdict_grammar(other)
+    assert mine.replace(BINDING.diff_sha, "X") == theirs.replace(other.diff_sha, "X")
+    assert read_words(BINDING) != read_words(other)
+    rules = dict(line.split(" ::= ", 1) for line in mine.splitlines())
+    assert sorted(w[1:-1] for w in rules["word"].split(" | ")) == sorted(WORDS)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_an_answer_of_the_grammar_that_misses_a_read_word_is_unread(part: str) -> None:
+    words = read_words(BINDING)
+    wrong = next(w for w in WORDS if w != words[part])
+    content = _answer("pass", ["checked"], "0.9", BINDING, [*{**words, part: wrong}.values()])
+    decision = decide(seal(content.encode("utf-8")), binding=BINDING)
+    assert (decision.state, decision.reason) == (State.NEEDS_HUMAN, "prompt_unread"), decision

@@ -14,9 +14,10 @@ from gate.errors import ConfigError, GateError, UsageError
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.certificate import envelope_from
 from gate.review.pipeline import review_diff
-from gate.review.prompt import binding_in, build_prompt
+from gate.review.prompt import build_prompt
 from gate.review.result import blocked_certificate, config_sha256, public_url
 from gate.review.scope import guard_coverage, nothing_reviewed, select_diff
+from tests.verdicts import answer_to, read_words
 
 DIFF = b"+print('hello')\n"
 KEY = "sk-unit-test-key-not-real"
@@ -29,16 +30,7 @@ def config(base_url: str, **reviewer: Any) -> Config:
 
 
 def answer(request: dict[str, Any]) -> str:
-    binding = binding_in(extract_prompt("openai", request)[1])
-    assert binding is not None
-    obj = {
-        "verdict": "pass",
-        "reasons": ["prints hello"],
-        "confidence": 0.6,
-        "diff_sha": binding.diff_sha,
-        "policy_version": binding.policy_version,
-    }
-    return "```json\n" + json.dumps(obj) + "\n```\n"
+    return answer_to(request, reasons=["prints hello"], confidence=0.6)
 
 
 def test_binding_is_sha256_of_the_exact_bytes_and_the_policy() -> None:
@@ -68,7 +60,11 @@ def test_review_diff_decides_and_certifies_what_it_sent() -> None:
         "diff": hashlib.sha256(DIFF).hexdigest(),
         "prompt": prompt.sha256(),
     }
-    assert cert["binding"] == {"diff_sha": result.binding.diff_sha, "policy_version": "p9"}
+    assert cert["binding"] == {
+        "diff_sha": result.binding.diff_sha,
+        "policy_version": "p9",
+        "read": read_words(result.binding),
+    }
     assert cert["context"]["reviewer"]["base_url"] == sim.base_url
     assert cert["context"]["min_confidence"] == 0.5
     assert (cert["context"]["command"], cert["context"]["run"]) == ("unit", 7)

@@ -18,6 +18,7 @@ from tests.fakes.runner import commands_in
 from tests.integration.action import test_run_fake_github as base
 from tests.integration.action.test_run_chunked import large_diff
 from tests.integration.action.test_run_fake_github import HEAD, pr_payload, run_gate, setup_pull
+from tests.verdicts import read_words
 
 # the fixtures of the action's main integration module, under the same names
 fake = base.fake
@@ -35,6 +36,7 @@ def answer(reasons: list[str], verdict: str = "fail", confidence: float = 0.9) -
             "confidence": confidence,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(body) + "\n```\n"
 
@@ -185,6 +187,7 @@ def _by_chunk(reasons: dict[int, tuple[str, list[str]]]) -> Any:
             "confidence": 0.9,
             "diff_sha": binding.diff_sha,
             "policy_version": binding.policy_version,
+            "read": read_words(binding),
         }
         return "```json\n" + json.dumps(body) + "\n```\n"
 

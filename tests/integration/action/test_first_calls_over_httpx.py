@@ -55,11 +55,13 @@ HEAD, BASE = "1" * 40, "2" * 40
 DIFF = b"diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 
 def answer(request):
+    from gate.decide.readback import words_for
     from gate.review.prompt import binding_in
 
     binding = binding_in(extract_prompt("openai", request)[1])
     body = {"verdict": "pass", "reasons": ["fine"], "confidence": 0.95,
-            "diff_sha": binding.diff_sha, "policy_version": binding.policy_version}
+            "diff_sha": binding.diff_sha, "policy_version": binding.policy_version,
+            "read": words_for(binding.diff_sha, binding.policy_version)}
     return "```json\n" + json.dumps(body) + "\n```\n"
 
 seen = []

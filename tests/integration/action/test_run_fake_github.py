@@ -28,6 +28,7 @@ from tests.fakes.events import (
     workflow_dispatch_event,
 )
 from tests.fakes.github import FakeGitHub
+from tests.verdicts import read_words
 
 REPO = "octo-org/hello-world"
 HEAD = "1" * 40
@@ -62,6 +63,7 @@ def verdict_text(request: dict[str, Any], verdict: str = "pass", confidence: flo
         "confidence": confidence,
         "diff_sha": binding.diff_sha,
         "policy_version": binding.policy_version,
+        "read": read_words(binding),
     }
     return "Reviewed.\n\n```json\n" + json.dumps(body) + "\n```\n"
 
