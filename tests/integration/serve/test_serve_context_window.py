@@ -15,8 +15,10 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
 from gate.decide.ends import CONTEXT_OVERFLOW, name_refusal
+from gate.errors import UsageError
 from gate.lab.sim import ReviewerSimulator, SimServer
 from tests.integration.serve.conftest import TOKEN, Running
 
@@ -65,3 +67,12 @@ def test_off_asks_nothing(serve: Any) -> None:
         running: Running = serve(sim, check=False)
         assert _post(running, _body("x" * 4000)).status_code == 200
         assert sim.preflights == []
+
+
+def test_a_window_that_cannot_be_read_stops_the_start(serve: Any) -> None:
+    with ReviewerSimulator("openai", server=SimServer("llama-cpp-python")) as sim:
+        with pytest.raises(UsageError) as err:
+            serve(sim, context_window="llama.cpp")  # llama-cpp-python: no /props
+        assert "--context-window llama.cpp" in str(err.value)
+        running: Running = serve(sim, context_window="auto")  # auto: no size, said so
+        assert any("context window" in line for line in running.logs)
