@@ -76,3 +76,35 @@ def test_a_window_that_cannot_be_read_stops_the_start(serve: Any) -> None:
         assert "--context-window llama.cpp" in str(err.value)
         running: Running = serve(sim, context_window="auto")  # auto: no size, said so
         assert any("context window" in line for line in running.logs)
+
+
+def test_the_gate_through_serve_never_passes_a_prompt_that_cannot_fit(
+    serve: Any, key_path: Any
+) -> None:
+    """The gate's own review (provider mc1) through serve: the demo's sample needs more
+    than 1,024 tokens at one token a byte, so it blocks on the context, not a call; with
+    room for it, the same review passes."""
+    from dataclasses import replace
+
+    from gate.decide.decision import State
+    from gate.lab.demo import ScriptedModel, demo_config, load_sample
+    from gate.review.pipeline import review_diff
+    from gate.serve.keys import public_path
+
+    def review(url: str) -> Any:
+        config = demo_config(url, read_timeout=10.0, provider="mc1")
+        reviewer = replace(config.reviewer, public_key=public_path(key_path).read_text())
+        return review_diff(
+            load_sample(), replace(config, reviewer=reviewer), api_key=TOKEN, sleep=lambda _: None
+        )
+
+    small = SimServer("llama.cpp", 1024)
+    with ReviewerSimulator("openai", ScriptedModel("pass"), server=small) as sim:
+        result = review(serve(sim, check=False, context_window="llama.cpp").url)
+        assert result.decision.state is not State.PASS
+        assert CONTEXT_OVERFLOW in json.dumps(result.decision.to_json()), result.decision
+        assert sim.count == 0
+    roomy = SimServer("llama.cpp", 200_000)
+    with ReviewerSimulator("openai", ScriptedModel("pass"), server=roomy) as sim:
+        result = review(serve(sim, check=False, context_window="llama.cpp").url)
+        assert result.decision.state is State.PASS, result.decision
