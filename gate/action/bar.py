@@ -98,7 +98,9 @@ RUNTIME: dict[str, str] = {
     "certificate-dir": "where the evidence is written",
     "pr-number": "read on workflow_dispatch only",
     "fresh": "a fresh review is checked against the sender's permission",
-    "mode": "replay posts no status on the pull request",
+    "mode": "replay and triage post no status on the pull request, and shadow posts only "
+    "under <status-context>/shadow: the required context stays pending (a green job is "
+    "no pass, as with fail-job)",
     "since": "replay only",
     "max-replays": "replay only",
     "identity": "names the token's account only where it cannot be learned (a replay or "

@@ -69,7 +69,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="none",
         help="ask the upstream for the verdict's shape: gbnf (llama.cpp), vllm (default: none)",
     )
+    add(
+        "--context-window",
+        type=_window,
+        default="off",
+        metavar="KIND|TOKENS",
+        help="the upstream's context, asked before each call (llama.cpp, vllm, ollama, auto) "
+        "or given in tokens: a prompt that cannot fit is refused, not sent (default: off)",
+    )
     add("--no-upstream-check", action="store_true", help="skip GET /models at start-up")
+
+
+def _window(value: str) -> str | int:
+    return int(value) if value.strip().isdigit() and value.isascii() else value.strip()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,6 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
         read_timeout=args.read_timeout,
         grace=args.grace,
         output_grammar=args.output_grammar,
+        context_window=args.context_window,
     )
 
     def log(line: str) -> None:

@@ -23,9 +23,10 @@ it once per review, before any request, and refuses a prompt that cannot fit
   result's notes say so.
 
 ``{root}`` is ``base_url`` without a trailing ``/v1``. Every ask has an explicit
-connect and read timeout and a deadline over the whole body (:data:`DEADLINE_S`), and
-reads at most :data:`MAX_BODY` bytes. A failure is never a pass and never a silent skip:
-a server that cannot be reached, or that answers an error status, is
+connect and read timeout and a deadline over the whole exchange, head and body
+(:data:`DEADLINE_S`, a :class:`~gate.safe.watchdog.Watchdog`), and reads at most
+:data:`MAX_BODY` bytes. A failure is never a pass and never a silent skip: a server
+that cannot be reached, or that answers an error status, is
 :class:`~gate.errors.ContextUnknown` ``context_window_unreachable`` (an outage: the
 review is not asked); one that answers a body that is not the asked server's shape, or
 (named explicitly) gives no size, is ``config_context_window`` (the setting is wrong).
@@ -150,6 +151,7 @@ def _fetch(settings: ReviewerSettings, method: str, url: str, body: Any) -> Any:
     import httpx  # loaded when a server is asked
 
     from gate.safe import tls  # ssl and httpx, loaded with them
+    from gate.safe.watchdog import Watchdog
 
     connect = min(settings.connect_timeout, DEADLINE_S)
     read = min(settings.read_timeout, DEADLINE_S)
@@ -157,15 +159,21 @@ def _fetch(settings: ReviewerSettings, method: str, url: str, body: Any) -> Any:
     if settings.api_key:
         headers["authorization"] = f"Bearer {settings.api_key}"
     started = time.monotonic()
+    # the deadline over the whole exchange, head included: httpx's timeouts are per read,
+    # so a head trickled a byte just inside the read timeout would hold the review
+    watchdog = Watchdog(DEADLINE_S)
     try:
         with (
+            watchdog,
             httpx.Client(
                 timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
                 verify=tls.context(),
                 follow_redirects=False,
                 trust_env=True,
             ) as client,
-            client.stream(method, url, headers=headers, json=body) as response,
+            client.stream(
+                method, url, headers=headers, json=body, extensions={"trace": watchdog.trace}
+            ) as response,
         ):
             if response.status_code in (404, 405):
                 raise _NoEndpoint(f"{method} {url} answered HTTP {response.status_code}")
@@ -178,6 +186,8 @@ def _fetch(settings: ReviewerSettings, method: str, url: str, body: Any) -> Any:
                     raise _unknown(url, f"no whole answer in {DEADLINE_S:g}s")
             status = response.status_code
     except httpx.HTTPError as err:
+        if watchdog.fired:
+            raise _unknown(url, f"no whole answer in {DEADLINE_S:g}s") from None
         why = redact(str(err), settings.api_key)[:300]
         raise _unknown(url, f"{type(err).__name__}: {why}") from None
     if status != 200:

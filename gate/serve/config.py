@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from gate.errors import ConfigError, UsageError
 from gate.providers import DEFAULT_KEY_ENV, Provider
@@ -23,6 +24,7 @@ from gate.reviewers.settings import (
     base_url_problem,
     shown_url,
 )
+from gate.reviewers.window import WORDS as WINDOW_WORDS
 from gate.safe.redact import checked_key
 
 #: the token's environment variable: the one the gate's mc1 provider sends its key from
@@ -34,6 +36,9 @@ PORT = 8430
 MAX_BODY_BYTES = 8 * 1024 * 1024
 #: what is read of the upstream's answer (its event stream, not only the text)
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+#: a request's line and headers together (the gate's are under 1 KiB): over it, 431
+#: before the rest is read; without it the standard library holds up to 6.4 MB a connection
+MAX_HEAD_BYTES = 64 * 1024
 MAX_CONCURRENT = 8
 #: connections open at once (answered, reading, waiting): past it, 503 from the acceptor
 MAX_CONNECTIONS = 256
@@ -60,6 +65,8 @@ class ServeConfig:
     model: str | None = None  # the upstream's model, whatever the gate names
     upstream_key: str | None = field(default=None, repr=False)
     output_grammar: str = "none"  # the verdict contract as a grammar: gbnf, vllm (reviewers.md)
+    #: the upstream's context, as reviewer.context_window: asked before each call
+    context_window: str | int = "off"
     max_body_bytes: int = MAX_BODY_BYTES
     max_answer_bytes: int = MAX_ANSWER_BYTES
     max_concurrent: int = MAX_CONCURRENT
@@ -77,6 +84,13 @@ class ServeConfig:
                 f"--upstream {shown_url(self.upstream)!r}: {problem}; give the model server's "
                 "OpenAI-compatible root, e.g. http://127.0.0.1:8080/v1"
             )
+        parts = urlsplit(self.upstream)
+        if parts.username or parts.password:  # the transport's messages name the URL
+            raise UsageError(
+                f"--upstream {shown_url(self.upstream)!r} carries credentials, which every "
+                "message naming the upstream would show the gate; give the upstream's key in "
+                "the variable --upstream-key-env names"
+            )
         for name in ("max_body_bytes", "max_answer_bytes", "max_concurrent", "max_connections"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -87,6 +101,13 @@ class ServeConfig:
                 raise UsageError(f"--{name.replace('_', '-')} must be within (0, 86400] seconds")
         if self.max_connections < self.max_concurrent:
             raise UsageError("--max-connections must be at least --max-concurrent")
+        window = self.context_window
+        if isinstance(window, bool) or not (
+            window in WINDOW_WORDS or (isinstance(window, int) and window > 0)
+        ):
+            raise UsageError(
+                f"--context-window must be a number of tokens or one of {', '.join(WINDOW_WORDS)}"
+            )
         if self.output_grammar not in OUTPUT_GRAMMARS:
             raise UsageError(f"--output-grammar must be one of {', '.join(OUTPUT_GRAMMARS)}")
         if not 0 <= self.port <= 65535:
@@ -115,6 +136,7 @@ class ServeConfig:
             read_timeout=self.read_timeout,
             deadline=self.deadline,
             output_grammar=self.output_grammar,
+            context_window=self.context_window,
         )
 
 

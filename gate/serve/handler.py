@@ -13,16 +13,19 @@ key id: nothing secret. Every answer closes its connection, and a connection ove
 from __future__ import annotations
 
 import contextlib
+import http.client
+import io
 import json
 import secrets
 import socket
+import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from gate import __version__
 from gate.serve import door
-from gate.serve.config import RETRY_AFTER_S
+from gate.serve.config import MAX_HEAD_BYTES, RETRY_AFTER_S
 from gate.serve.service import Service
 from gate.serve.upstream import Answer, BadQuestion, forward, parse, refused
 
@@ -35,6 +38,34 @@ _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
     b"Retry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
 )
+
+
+class HeadLimit(io.BufferedIOBase):
+    """The connection's reader, whose lines (the request line and the headers) hold at
+    most ``limit`` bytes in all: the standard library reads up to 100 header lines of
+    64 KiB each, 6.4 MB held per connection before the handler (and its token check)
+    sees any. Over it, :class:`http.client.LineTooLong`, which the library answers 431
+    (414 for the request line alone). The body is read with :meth:`read1`, uncounted:
+    its length was checked at the door."""
+
+    def __init__(self, raw: io.BufferedIOBase, limit: int = MAX_HEAD_BYTES) -> None:
+        super().__init__()
+        self._raw, self._left = raw, limit
+
+    def readline(self, size: int | None = -1, /) -> bytes:
+        most = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
+        line = self._raw.readline(most)
+        self._left -= len(line)
+        if self._left < 0:
+            raise http.client.LineTooLong(f"request head over {MAX_HEAD_BYTES} bytes")
+        return line
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._raw.read1(size)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 class Server(ThreadingHTTPServer):
@@ -66,6 +97,13 @@ class Server(ThreadingHTTPServer):
         finally:
             self.service.close_connection()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that broke (the client left while its error was written): one
+        line with the exception's type, not the library's traceback on standard error
+        (the log holds codes, never what a client sent)."""
+        error = sys.exc_info()[1]
+        self.service.log(f"connection error {type(error).__name__}")
+
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -75,6 +113,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        self.rfile = HeadLimit(self.rfile)
         seconds = self.server.service.config.client_read
         self.connection.settimeout(seconds)  # each read; the watch bounds them all
         self.server.service.watch.reading(self.connection, seconds)

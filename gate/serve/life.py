@@ -29,6 +29,8 @@ def start(config: ServeConfig, log: Log, *, check_upstream: bool = True) -> tupl
             raise UsageError(f"the upstream check failed: {probed.problem}")
         if config.model and probed.models and config.model not in probed.models:
             log(f"warning: --model {config.model} is not among the upstream's models")
+        if config.context_window != "off":
+            log(window_line(config, probed.models))
     for warning in warnings(config):
         log(warning)
     service = Service(config, key, key_id, log)
@@ -40,6 +42,22 @@ def start(config: ServeConfig, log: Log, *, check_upstream: bool = True) -> tupl
             f"cannot listen on {config.host}:{config.port}: {err.strerror}; choose --port or --host"
         ) from err
     return service, server
+
+
+def window_line(config: ServeConfig, models: tuple[str, ...]) -> str:
+    """``--context-window`` asked once at start-up (then before each call): the size the
+    upstream tells, or UsageError naming the setting when it cannot be read."""
+    from gate.errors import ContextUnknown
+    from gate.reviewers.window import context_of
+
+    model = config.model or (models[0] if models else "")
+    settings = config.upstream_settings(model=model, max_tokens=1, temperature=0.0)
+    try:
+        served = context_of(settings)
+    except ContextUnknown as err:
+        raise UsageError(f"--context-window {config.context_window}: {err.message}") from None
+    assert served is not None  # not off
+    return f"context window: {served.note}"
 
 
 def warnings(config: ServeConfig) -> list[str]:

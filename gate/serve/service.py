@@ -2,7 +2,8 @@
 
 :meth:`Service.drain` is the end of a graceful shutdown: the requests in flight may
 finish within ``grace`` seconds; the rest are cut (:meth:`gate.serve.cancel.Cancel.cut`:
-each is answered 503, never sealed).
+each is answered 503, never sealed), and so is a request whose body was still arriving
+then (it is forwarded only after the grace, so drain's cut could not see it).
 
 The log (``log``, one line a call) holds request ids, statuses, reason codes, sizes and
 times: never a prompt, an answer, a header's value or a secret.
@@ -45,6 +46,7 @@ class Service:
         self._slots = threading.BoundedSemaphore(config.max_concurrent)
         self._lock = threading.Condition()
         self._inflight: set[Cancel] = set()
+        self._grace_over = False  # set by drain: a request forwarded from then on is cut
         self._connections = 0
         self.watch = ClientWatch()
 
@@ -82,6 +84,9 @@ class Service:
         cancel = Cancel(self.config.deadline)
         with self._lock:
             self._inflight.add(cancel)
+            late = self._grace_over
+        if late:  # its body arrived after the grace: drain's cut did not see it
+            cancel.cut("stopping")
         self.watch.add(client, cancel)
         try:
             yield cancel
@@ -103,6 +108,7 @@ class Service:
             while self._inflight and self._lock.wait(max(0.0, until - time.monotonic())):
                 pass
             late = list(self._inflight)
+            self._grace_over = True
         for cancel in late:
             cancel.cut("stopping")
         until = time.monotonic() + CUT_WAIT_S

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from gate.reviewers.base import Reply
+    from gate.reviewers.settings import ReviewerSettings
     from gate.serve.cancel import Cancel
     from gate.serve.config import ServeConfig
 
@@ -148,6 +149,8 @@ def forward(
     )
     if cancel.why:
         return _cut(cancel.why, None)
+    if (over := _over_window(settings, question)) is not None:
+        return over
     reply = call_once(
         settings, system=question.system, user=question.user, watchdog=cancel.watchdog
     )
@@ -163,6 +166,37 @@ def forward(
         headers = {"content-type": MEDIA_TYPE, HEADER: signature, "cache-control": "no-store"}
         return Answer(200, reply.envelope, headers, "", reply.http_status)
     return _unsealed(reply)
+
+
+def _over_window(settings: ReviewerSettings, question: Question) -> Answer | None:
+    """With ``--context-window``, the gate's own preflight (:mod:`gate.reviewers.window`)
+    and bound (:func:`gate.review.budget.tokens_at_most`): a prompt the upstream cannot
+    fit is 422 ``context_overflow``, not sent; a size that cannot be read is 502 (the
+    gate's ``incomplete``); None: ask the upstream."""
+    from gate.decide.ends import CONTEXT_OVERFLOW
+    from gate.errors import ContextUnknown
+    from gate.review.budget import tokens_at_most
+    from gate.reviewers.window import context_of
+
+    try:
+        served = context_of(settings)
+    except ContextUnknown as err:
+        said = f"the upstream's context could not be read: {err.message}"
+        return Answer(502, error_body(err.reason, said), {"content-type": "application/json"},
+                      err.reason)  # fmt: skip
+    if served is None or served.tokens is None:
+        return None
+    size = len(question.system.encode("utf-8")) + len(question.user.encode("utf-8"))
+    if tokens_at_most(size) + question.max_tokens <= served.tokens:
+        return None
+    said = (
+        f"the prompt ({size:,} bytes: up to {tokens_at_most(size):,} tokens) and max_tokens "
+        f"{question.max_tokens:,} cannot fit the upstream's context of {served.tokens:,} "
+        f"tokens ({served.source}), so it was not sent; raise the server's context or lower "
+        "max_chunk_bytes or max_tokens in the gate's config"
+    )
+    body = error_body(CONTEXT_OVERFLOW, said, end=CONTEXT_OVERFLOW)
+    return Answer(422, body, {"content-type": "application/json"}, CONTEXT_OVERFLOW)
 
 
 def _cut(why: str, upstream_status: int | None) -> Answer:
