@@ -21,10 +21,15 @@ The words are drawn from :data:`WORDS` (256 short common English words: a small 
 copies a word more reliably than hex) by SHA-256 of the binding (``diff_sha``,
 ``policy_version``) and the part's name (:func:`words_for`), so the prompt, and its
 digest, stays a pure function of the question. Whoever knows the binding can compute
-them; that is no weakness: the evidence is that the words reached the model, not that
-they are secret, and a diff cannot carry its own words (they depend on its SHA-256).
-A model that missed one part guesses its word with probability 1/256; one that missed
-every part, 256^-4.
+them: the evidence is that the words reached the model, not that they are secret. But
+the author writes the diff, and needs only one byte of its SHA-256: a comment varied
+about 256 times puts a part's own word beside the part's name in the diff, where a model
+whose server cut that part still reads it. So :func:`forged_parts` looks for each part's
+word beside its name in the text the author writes (the diff, the files shown, the
+instructions, the scope), and the prompt that holds one is not sent (``read_word_forged``,
+:func:`gate.review.prompt.build_prompt`); an honest text meets that 1 time in 256 per
+marker-shaped line, and any change of the diff changes the words. A model that missed
+one part guesses its word with probability 1/256; one that missed every part, 256^-4.
 
 :func:`check_read` compares the member with the binding's words and raises
 :class:`~gate.errors.PromptUnread` naming each part whose word is missing, and the fix.
@@ -37,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 
 from gate.errors import PromptUnread
@@ -103,6 +109,35 @@ def words_in(text: str) -> dict[str, str]:
     for match in _MARKER.finditer(text):
         found.setdefault(match.group(1), match.group(2))
     return {part: found.get(part, "") for part in PARTS}
+
+
+#: how far apart (characters, after :func:`_plain`) a part's name and its word may stand
+#: in untrusted text to count as a forged marker: a JSON member, a sentence, a wrapped line
+NEAR = 48
+
+
+def _plain(text: str) -> str:
+    """``text`` as a model reads it: compatibility forms folded (fullwidth, ligatures),
+    invisible format characters (zero-width, bidi) gone, any case."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf").casefold()
+
+
+def forged_parts(text: str, words: Mapping[str, str]) -> list[str]:
+    """The parts of :data:`PARTS` whose word of ``words`` stands in ``text`` (untrusted:
+    the author wrote it) within :data:`NEAR` characters of the part's name, either order:
+    a line a model would read as that part's marker. Linear: one bounded look per name."""
+    plain = _plain(text)
+    found = []
+    for part in PARTS:
+        word = re.escape(words[part])
+        near = (
+            rf"(?<![a-z]){part}(?![a-z])[\s\S]{{0,{NEAR}}}?(?<![a-z]){word}(?![a-z])"
+            rf"|(?<![a-z]){word}(?![a-z])[\s\S]{{0,{NEAR}}}?(?<![a-z]){part}(?![a-z])"
+        )
+        if re.search(near, plain):
+            found.append(part)
+    return found
 
 
 def check_read(read: Mapping[str, str], *, diff_sha: str, policy_version: str) -> None:

@@ -33,7 +33,7 @@ from gate.config.model import Config
 from gate.decide import signature
 from gate.decide.decision import Binding, binding_for, binding_lines
 from gate.decide.decision import binding_in as binding_in  # re-exported for local reviewers
-from gate.decide.readback import marker, words_for
+from gate.decide.readback import PART_NAMES, forged_parts, marker, words_for
 from gate.errors import GateError
 from gate.memo import last_answer
 
@@ -147,6 +147,7 @@ def build_prompt(
             reason="undecodable",
         ) from None
     words = words_for(binding.diff_sha, binding.policy_version)
+    _refuse_forged(words, diff=diff_text, scope=scope, context=context, instructions=instructions)
     first, second = halves(diff_text)
     fence = fence_for(diff_text)
     parts = [
@@ -184,6 +185,24 @@ def build_prompt(
     ]
     system = f"{SYSTEM_PROMPT}\n{marker('system', words)}\n"
     return Prompt(system=system, user="\n".join(parts) + "\n")
+
+
+def _refuse_forged(words: dict[str, str], **texts: str) -> None:
+    """Raise GateError ``read_word_forged`` if a text the author writes carries a part's
+    own read word beside its name (:func:`gate.decide.readback.forged_parts`): a server
+    that cut that part would leave the model the forged word, and the cut would pass."""
+    for name, text in texts.items():
+        if parts := forged_parts(text, words):
+            raise GateError(
+                f"the {name} holds the read word of "
+                + ", ".join(f"{part} ({PART_NAMES[part]})" for part in parts)
+                + " beside its name, so a server that cut that part would still leave the "
+                "model its word: not sent. Any change of the diff changes the words (this "
+                "happens to an honest diff 1 time in 256 per line shaped like a read line); "
+                "if it keeps happening, the diff was written to carry them: ask a human to "
+                "review it",
+                reason="read_word_forged",
+            )
 
 
 def halves(text: str) -> tuple[str, str]:
