@@ -63,7 +63,7 @@ FIX = (
 )
 #: the largest context believed (a larger figure is a body that is not the server's)
 MAX_TOKENS = 100_000_000
-_NUM_CTX = re.compile(r"^num_ctx[ \t]+([0-9]{1,9})[ \t]*$", re.MULTILINE)
+_NUM_CTX = re.compile(r"num_ctx[ \t]+([0-9]{1,9})[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -233,11 +233,13 @@ def _model_len(data: Any, model: str, url: str) -> int:
     models = data.get("data") if isinstance(data, dict) else None
     if not isinstance(models, list):
         raise _unknown(url, "no model list (data)", "config_context_window")
-    for item in models:
-        if isinstance(item, dict) and item.get("id") == model:
-            if item.get("max_model_len") is None:
-                raise _NoEndpoint(f"{url} names no max_model_len for {model}")
-            return _tokens(item["max_model_len"], url, "max_model_len")
+    cards = [item for item in models if isinstance(item, dict) and item.get("id") == model]
+    if len(cards) > 1:  # two lengths for one model: which one the server keeps is unknown
+        raise _unknown(url, f"the model {model!r} is listed twice", "config_context_window")
+    for item in cards:
+        if item.get("max_model_len") is None:
+            raise _NoEndpoint(f"{url} names no max_model_len for {model}")
+        return _tokens(item["max_model_len"], url, "max_model_len")
     raise _NoEndpoint(f"{url} does not list the model {model!r}")
 
 
@@ -247,7 +249,12 @@ def _num_ctx(data: Any, model: str, url: str) -> int:
         parameters = ""
     if not isinstance(parameters, str):
         raise _unknown(url, "parameters is not text", "config_context_window")
-    found = _NUM_CTX.findall(parameters)
+    # every line that names num_ctx, by any line break (CR, CRLF, U+2028, NEL: a line
+    # the pattern cannot read beside one it can would leave the gate the other's size)
+    named = [line for line in parameters.splitlines() if "num_ctx" in line.casefold()]
+    found = [match.group(1) for line in named if (match := _NUM_CTX.fullmatch(line))]
+    if len(named) > len(found):
+        raise _unknown(url, "a num_ctx line is not a number of tokens", "config_context_window")
     if not found:
         raise _NoEndpoint(
             f"{url} names no num_ctx for {model} (the server then uses OLLAMA_CONTEXT_LENGTH "
