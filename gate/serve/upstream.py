@@ -106,6 +106,9 @@ def parse(body: bytes) -> Question:
     model, system, user = value["model"], value["system"], value["user"]
     if not all(isinstance(item, str) for item in (model, system, user)):
         raise _bad("model, system and user must be strings")
+    if not all(_is_text(item) for item in (model, system, user, value["nonce"])):
+        # a JSON escape of a lone surrogate: no text, and no digest to sign it by
+        raise _bad("a string holds a lone surrogate (an escape such as \\ud800): not text")
     if not 0 < len(model) <= MAX_MODEL:
         raise _bad(f"model must have 1 to {MAX_MODEL} characters")
     nonce, (fewest, most) = value["nonce"], NONCE_CHARS
@@ -121,6 +124,17 @@ def parse(body: bytes) -> Question:
     ):
         raise _bad("temperature must be a number within 0-2")
     return Question(model, system, user, tokens, float(temperature), request_sha256(body))
+
+
+def _is_text(value: object) -> bool:
+    """Whether ``value`` is not a string, or one UTF-8 can encode (no lone surrogate)."""
+    if not isinstance(value, str):
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def error_body(reason: str, message: str, *, end: str = "") -> bytes:
