@@ -111,9 +111,16 @@ def words_in(text: str) -> dict[str, str]:
     return {part: found.get(part, "") for part in PARTS}
 
 
-#: how far apart (characters, after :func:`_plain`) a part's name and its word may stand
-#: in untrusted text to count as a forged marker: a JSON member, a sentence, a wrapped line
-NEAR = 48
+#: the most characters (after :func:`_plain`) that may stand between a part's name and its
+#: word in untrusted text for the two to read as a marker: quotes, a colon, braces, spaces
+#: and line breaks, never a letter, digit or underscore (``head_key``, ``head(table)`` in
+#: code are not markers; measured on 1.8 MB of this repository's diff: a 48-character
+#: window of any characters met 16 of 300 random word draws, this rule 1, the example
+#: ``"middle": "owl"`` of docs/verdict.md)
+NEAR = 8
+#: what ties a name to a value in a marker: one of them stands between the two
+#: (``"head": "tree"``, ``head = tree``), not a bare space or comma (``head tree``)
+_TIES = frozenset(":=\"'")
 
 
 def _plain(text: str) -> str:
@@ -124,18 +131,17 @@ def _plain(text: str) -> str:
 
 
 def forged_parts(text: str, words: Mapping[str, str]) -> list[str]:
-    """The parts of :data:`PARTS` whose word of ``words`` stands in ``text`` (untrusted:
-    the author wrote it) within :data:`NEAR` characters of the part's name, either order:
-    a line a model would read as that part's marker. Linear: one bounded look per name."""
+    """The parts of :data:`PARTS` whose word of ``words`` follows the part's name in
+    ``text`` (untrusted: the author wrote it) as a marker writes it: at most :data:`NEAR`
+    characters between, no letter, digit or underscore, a colon, equals sign or quote
+    among them (``"tail": "apple"``, ``TAIL = APPLE``). Linear: one bounded look per
+    name."""
     plain = _plain(text)
     found = []
     for part in PARTS:
         word = re.escape(words[part])
-        near = (
-            rf"(?<![a-z]){part}(?![a-z])[\s\S]{{0,{NEAR}}}?(?<![a-z]){word}(?![a-z])"
-            rf"|(?<![a-z]){word}(?![a-z])[\s\S]{{0,{NEAR}}}?(?<![a-z]){part}(?![a-z])"
-        )
-        if re.search(near, plain):
+        near = rf"(?<![a-z0-9_]){part}([^a-z0-9_]{{1,{NEAR}}}){word}(?![a-z0-9_])"
+        if any(set(gap.group(1)) & _TIES for gap in re.finditer(near, plain)):
             found.append(part)
     return found
 
