@@ -389,6 +389,9 @@ def record(
 
 #: why a source has no text for a path: no regular file there (absent, a link, a submodule)
 NOT_A_FILE = "not a file at the head"
+#: git modes of a regular file, plain and executable: the only ones a source shows (a
+#: symbolic link's blob is its target's name, a submodule has none; neither is followed)
+REGULAR = frozenset({"100644", "100755"})
 #: the most changed files one review fetches for context (as many as blob rebuilds)
 MAX_FILES = 300
 #: and the most bytes in all (a request shows at most ``context_bytes`` of them)
