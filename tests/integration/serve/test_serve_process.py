@@ -21,19 +21,10 @@ import httpx
 import pytest
 
 from gate.lab.sim import SimResponse
-from tests.integration.serve.conftest import TOKEN
+from tests.integration.serve.conftest import GOOD, TOKEN
 
 EXE = [sys.executable, "-m", "gate"]
-BODY = json.dumps(
-    {
-        "model": "m",
-        "system": "s",
-        "user": "u",
-        "max_tokens": 50,
-        "temperature": 0,
-        "nonce": "0" * 32,
-    }
-).encode()
+BODY = json.dumps({**GOOD, "nonce": "0" * 32}).encode()
 
 
 def _env(**extra: str) -> dict[str, str]:
