@@ -42,7 +42,7 @@ from enum import StrEnum
 from typing import Any
 
 from gate.config.model import Config
-from gate.diff import _HUNK, hunk_counts, path_selected, split_diff
+from gate.diff import _HUNK, git_blob_id, hunk_counts, path_selected, split_diff
 from gate.errors import GateError
 from gate.memo import last_answer
 from gate.review.chunks import _json_string, file_status, section_header
@@ -109,11 +109,6 @@ class HeadFiles:
 
     def get(self, path: str) -> FileText | None:
         return self._by_path.get(path)
-
-
-def git_blob_id(data: bytes) -> str:
-    """The SHA-1 git names the blob of ``data`` by (``blob <size>\\0<bytes>``)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def file_text(path: str, data: bytes | None, *, missing: str = "") -> FileText:
