@@ -603,6 +603,15 @@ def git_quote(name: str) -> str:
     return quote_bytes(name_bytes(name)).decode("ascii")
 
 
+def git_blob_id(data: bytes, *, sha256: bool = False) -> str:
+    """The git object id of a blob holding ``data`` (SHA-1, or SHA-256 for a repository in
+    git's SHA-256 object format)."""
+    framed = b"blob %d\0" % len(data) + data
+    if sha256:
+        return hashlib.sha256(framed).hexdigest()
+    return hashlib.sha1(framed, usedforsecurity=False).hexdigest()
+
+
 def git_label(prefix: str, name: str) -> str:
     """A ``---``/``+++`` name as git writes it (a tab after a name with a space)."""
     return git_quote(prefix + name) + ("\t" if " " in name else "")

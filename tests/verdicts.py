@@ -32,6 +32,7 @@ def read_words(diff_sha: str | Binding, policy_version: str = "") -> dict[str, s
 def verdict_obj(
     diff_sha: str | Binding,
     policy_version: str = "",
+    /,
     *,
     verdict: str = "pass",
     reasons: Any = ("the change is fine",),

@@ -26,6 +26,7 @@ from gate.review.context import (
     MAX_FILE_BYTES,
     MAX_FILES,
     NOT_A_FILE,
+    REGULAR,
     FileText,
     HeadFiles,
     fetch_plan,
@@ -35,9 +36,6 @@ from gate.review.context import (
 
 if TYPE_CHECKING:
     from gate.action.github.client import GitHubClient
-
-#: git modes of a regular file (a symbolic link's blob is its target's name, never shown)
-REGULAR = frozenset({"100644", "100755"})
 
 
 def request_bound() -> int:

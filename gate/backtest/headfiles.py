@@ -18,6 +18,7 @@ from gate.config.model import Config
 from gate.errors import UsageError
 from gate.review.context import (
     MAX_FILE_BYTES,
+    REGULAR,
     FileText,
     HeadFiles,
     fetch_plan,
@@ -25,8 +26,6 @@ from gate.review.context import (
     paths_to_fetch,
 )
 
-#: git modes of a regular file (plain and executable)
-REGULAR = frozenset({"100644", "100755"})
 #: paths named on one ``git ls-tree`` command line
 PATHS_PER_CALL = 200
 

@@ -42,7 +42,7 @@ from enum import StrEnum
 from typing import Any
 
 from gate.config.model import Config
-from gate.diff import _HUNK, hunk_counts, path_selected, split_diff
+from gate.diff import _HUNK, git_blob_id, hunk_counts, path_selected, split_diff
 from gate.errors import GateError
 from gate.memo import last_answer
 from gate.review.chunks import _json_string, file_status, section_header
@@ -109,11 +109,6 @@ class HeadFiles:
 
     def get(self, path: str) -> FileText | None:
         return self._by_path.get(path)
-
-
-def git_blob_id(data: bytes) -> str:
-    """The SHA-1 git names the blob of ``data`` by (``blob <size>\\0<bytes>``)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def file_text(path: str, data: bytes | None, *, missing: str = "") -> FileText:
@@ -389,6 +384,9 @@ def record(
 
 #: why a source has no text for a path: no regular file there (absent, a link, a submodule)
 NOT_A_FILE = "not a file at the head"
+#: git modes of a regular file, plain and executable: the only ones a source shows (a
+#: symbolic link's blob is its target's name, a submodule has none; neither is followed)
+REGULAR = frozenset({"100644", "100755"})
 #: the most changed files one review fetches for context (as many as blob rebuilds)
 MAX_FILES = 300
 #: and the most bytes in all (a request shows at most ``context_bytes`` of them)

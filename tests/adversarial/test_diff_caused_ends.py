@@ -49,7 +49,7 @@ from tests.integration.action.test_run_fake_github import (
     run_gate,
     setup_pull,
 )
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 KEY = "fallback-key-0123456789abcdef"
 POLICY = "ends-1"
@@ -79,15 +79,9 @@ def config_text(provider: str, backup_url: str) -> str:
 
 def bound_pass() -> str:
     """A bound, confident pass of DIFF under POLICY (what a filtered answer may still say)."""
-    body = {
-        "verdict": "pass",
-        "reasons": ["looks fine"],
-        "confidence": 0.99,
-        "diff_sha": hashlib.sha256(DIFF).hexdigest(),
-        "policy_version": POLICY,
-        "read": read_words(hashlib.sha256(DIFF).hexdigest(), POLICY),
-    }
-    return "```json\n" + json.dumps(body) + "\n```\n"
+    return fenced_verdict(
+        hashlib.sha256(DIFF).hexdigest(), POLICY, reasons=["looks fine"], confidence=0.99
+    )
 
 
 def _data(obj: object) -> bytes:

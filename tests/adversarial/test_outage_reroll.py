@@ -8,7 +8,6 @@ pass anything) is never asked and the primary's block stands.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -21,7 +20,7 @@ from gate.lab.demo import LARGE_CHUNK_BYTES, ScriptedModel, binding_in, large_di
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse
 from gate.review.pipeline import review_diff
 from tests.integration.test_fallbacks import DIFF
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 CUT = SimResponse(cut_after=150)
 
@@ -30,15 +29,13 @@ def bound(verdict: str, confidence: float, *, sha: str | None = None) -> Callabl
     def respond(request: dict[str, Any]) -> str:
         binding = binding_in(request_text(request))
         assert binding is not None
-        obj = {
-            "verdict": verdict,
-            "reasons": ["a reason"],
-            "confidence": confidence,
-            "diff_sha": sha or binding.diff_sha,
-            "policy_version": binding.policy_version,
-            "read": read_words(binding),
-        }
-        return "```json\n" + json.dumps(obj) + "\n```\n"
+        return fenced_verdict(
+            binding,
+            verdict=verdict,
+            reasons=["a reason"],
+            confidence=confidence,
+            diff_sha=sha or binding.diff_sha,
+        )
 
     return respond
 

@@ -51,7 +51,7 @@ from gate.reviewers import mc1, signed
 from gate.reviewers.base import Exchange, Failure, Framing
 from gate.reviewers.settings import ReviewerSettings
 from tests.fakes.hop import Hop
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict, read_words
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -66,15 +66,7 @@ def pem(key: Ed25519PrivateKey) -> str:
 def verdict_for(request: dict[str, Any], verdict: str = "pass") -> str:
     binding = binding_in(extract_prompt("mc1", request)[1])
     assert binding is not None
-    obj = {
-        "verdict": verdict,
-        "reasons": ["x is now 2"],
-        "confidence": 0.9,
-        "diff_sha": binding.diff_sha,
-        "policy_version": binding.policy_version,
-        "read": read_words(binding),
-    }
-    return "```json\n" + json.dumps(obj) + "\n```\n"
+    return fenced_verdict(binding, verdict=verdict, reasons=["x is now 2"])
 
 
 def failing(request: dict[str, Any]) -> str:

@@ -63,7 +63,7 @@ from gate.review.prompt import binding_in
 from gate.reviewers import transport
 from tests.fakes.events import issue_comment_event, pull_request_edited_event, pull_request_event
 from tests.fakes.github import MAX_STATUSES, FakeGitHub
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 REPO = "octo-org/hello-world"
 CONFIG_PATH = ".github/review-gate.yml"
@@ -132,12 +132,9 @@ class Reviewer:
 
 def _fenced(verdict: str, diff_sha: str, policy_version: str) -> bytes:
     """A bound, confident answer of ``verdict``, fenced."""
-    body = {
-        "verdict": verdict, "reasons": [f"scripted {verdict}"], "confidence": 0.95,
-        "diff_sha": diff_sha, "policy_version": policy_version,
-        "read": read_words(diff_sha, policy_version),
-    }  # fmt: skip
-    return ("```json\n" + json.dumps(body) + "\n```\n").encode()
+    return fenced_verdict(
+        diff_sha, policy_version, verdict=verdict, reasons=[f"scripted {verdict}"], confidence=0.95
+    ).encode()
 
 
 #: ends the diff can cause, as the primary's transport reports them: (reason, finish, status)

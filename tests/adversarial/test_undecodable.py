@@ -23,7 +23,6 @@ pipeline against a local reviewer that always answers a bound pass.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,7 +37,7 @@ from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.pipeline import review_diff
 from gate.review.prompt import binding_in, halves
 from gate.review.scope import select_diff
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 # Families of bytes that are not strict UTF-8 (each entry is one generated variant).
 FAMILIES: dict[str, list[bytes]] = {
@@ -95,15 +94,7 @@ class Reviewer:
         self.prompts.append(user)
         binding = binding_in(user)
         assert binding is not None
-        verdict = {
-            "verdict": "pass",
-            "reasons": ["looks fine"],
-            "confidence": 0.99,
-            "diff_sha": binding.diff_sha,
-            "policy_version": binding.policy_version,
-            "read": read_words(binding),
-        }
-        return "```json\n" + json.dumps(verdict) + "\n```\n"
+        return fenced_verdict(binding, reasons=["looks fine"], confidence=0.99)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from gate.errors import ConfigError
 from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.pipeline import review_diff
 from gate.review.prompt import binding_in
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 DIFF = b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -0,0 +1 @@\n+print('hello')\n"
 KEY = "sk-agreement-test-key-not-real"
@@ -33,15 +33,7 @@ def scripted(verdicts: list[str]) -> Callable[[dict[str, Any]], str]:
         assert binding is not None
         verdict = verdicts[len(calls) % len(verdicts)]
         calls.append(1)
-        obj = {
-            "verdict": verdict,
-            "reasons": [f"it is a {verdict}"],
-            "confidence": 0.9,
-            "diff_sha": binding.diff_sha,
-            "policy_version": binding.policy_version,
-            "read": read_words(binding),
-        }
-        return "```json\n" + json.dumps(obj) + "\n```\n"
+        return fenced_verdict(binding, verdict=verdict, reasons=[f"it is a {verdict}"])
 
     return respond
 

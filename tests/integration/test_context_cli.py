@@ -7,7 +7,6 @@ first ``sim:MODE`` anywhere in the prompt: a file whose line far from the change
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from gate import cli
 from gate.lab.scripted import Scripted
 from gate.lab.sim import MODEL, ReviewerSimulator
 from tests.githistory import History, new_history
-from tests.gitrepo import git_env
+from tests.gitrepo import git_bytes
 
 KEY = "sk-context-test-key-not-real"
 LIB = "# sim:fail: callers rely on parse() never returning None\n" + "".join(
@@ -55,13 +54,6 @@ def history(tmp_path: Path) -> History:
     return found
 
 
-def git_out(repo: Path, *args: str) -> bytes:
-    env = git_env(repo.parent)
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, timeout=60, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def review(capsys: pytest.CaptureFixture[str], sim: ReviewerSimulator, *args: str) -> int:
     capsys.readouterr()
     argv = ["review", "--provider", "openai", "--base-url", sim.base_url, "--model", MODEL]
@@ -74,8 +66,8 @@ def test_review_reads_the_files_at_commit_and_the_reviewer_sees_them(
     repo = history(tmp_path).repo
     merge = "HEAD~2"  # the merge of pr-edit (then the revert, then ok.py's merge)
     diff = tmp_path / "edit.diff"
-    diff.write_bytes(git_out(repo, "diff", f"{merge}^1...{merge}^2"))
-    head = git_out(repo, "rev-parse", f"{merge}^2").decode().strip()
+    diff.write_bytes(git_bytes(repo, "diff", f"{merge}^1...{merge}^2"))
+    head = git_bytes(repo, "rev-parse", f"{merge}^2").decode().strip()
     assert review(capsys, sim, "--diff", str(diff)) == 0  # the diff alone: a pass
     cert = tmp_path / "cert.json"
     code = review(
@@ -254,7 +246,7 @@ def test_a_file_holding_a_fallbacks_key_is_never_shown_to_the_reviewer(
     (found.repo / "settings.py").write_text(text.replace("value_60 = 60", "value_60 = 6"), "utf-8")
     found.git("commit", "-q", "-am", "value_60")
     diff = tmp_path / "edit.diff"
-    diff.write_bytes(git_out(found.repo, "diff", base, "HEAD"))
+    diff.write_bytes(git_bytes(found.repo, "diff", base, "HEAD"))
     config = tmp_path / "c.yml"
     config.write_text(
         "fallbacks:\n  - provider: openai\n    model: other\n"

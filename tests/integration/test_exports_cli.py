@@ -29,7 +29,7 @@ from gate.export import sarif, statement
 from gate.lab.sim import MODEL, ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.prompt import binding_in
 from tests.export_oracles import check_sarif, check_statement
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 SECRET = "sk-test-0123456789abcdef-not-real"
 COMMIT = "c0ffee" + "0" * 34
@@ -57,15 +57,13 @@ def answering(verdict: str, reasons: list[str] | None = None) -> Callable[[dict[
     def respond(request: dict[str, Any]) -> str:
         binding = binding_in(extract_prompt("openai", request)[1])
         assert binding is not None
-        body = {
-            "verdict": verdict,
-            "reasons": reasons or [f"{MARK} [link](https://example.invalid) {{0}}"],
-            "confidence": 0.95,
-            "diff_sha": binding.diff_sha,
-            "policy_version": binding.policy_version,
-            "read": read_words(binding),
-        }
-        return "Reviewed.\n```json\n" + json.dumps(body) + "\n```\n"
+        return fenced_verdict(
+            binding,
+            before="Reviewed.\n",
+            verdict=verdict,
+            reasons=reasons or [f"{MARK} [link](https://example.invalid) {{0}}"],
+            confidence=0.95,
+        )
 
     return respond
 

@@ -9,7 +9,6 @@ Each cut goes through the whole pipeline (transport, envelope, decision).
 from __future__ import annotations
 
 import collections
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,7 +28,7 @@ from gate.lab.sim import (
 )
 from gate.review.pipeline import review_diff
 from gate.review.prompt import binding_in
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 #: Every dialect, plus Vertex serving a Claude model (Anthropic's dialect on Vertex's path).
 CASES = (*DIALECTS, f"vertex/{VERTEX_CLAUDE}")
@@ -46,15 +45,7 @@ def bound_pass(dialect: str) -> Any:
     def respond(request: dict[str, Any]) -> str:
         binding = binding_in(extract_prompt(dialect, request)[1])
         assert binding is not None
-        verdict = {
-            "verdict": "pass",
-            "reasons": ["x is now 2"],
-            "confidence": 0.9,
-            "diff_sha": binding.diff_sha,
-            "policy_version": binding.policy_version,
-            "read": read_words(binding),
-        }
-        return "```json\n" + json.dumps(verdict) + "\n```\n"
+        return fenced_verdict(binding, reasons=["x is now 2"])
 
     return respond
 

@@ -22,7 +22,7 @@ from gate.decide.readback import marker
 from gate.errors import UsageError
 from gate.lab.sim import DIALECTS, MODEL, SIM_EXTRAS, ReviewerSimulator, SimResponse, extract_prompt
 from gate.review.prompt import binding_in, halves
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict, read_words
 
 REPO = Path(__file__).resolve().parents[2]
 DIFF = (
@@ -39,15 +39,7 @@ def model(dialect: str, verdict: str = "pass", *, echo: bool = False) -> Callabl
     def respond(request: dict[str, Any]) -> str:
         binding = binding_in(extract_prompt(dialect, request)[1])
         assert binding is not None
-        obj = {
-            "verdict": verdict,
-            "reasons": ["retries are bounded"],
-            "confidence": 0.9,
-            "diff_sha": binding.diff_sha,
-            "policy_version": binding.policy_version,
-            "read": read_words(binding),
-        }
-        block = "```json\n" + json.dumps(obj) + "\n```\n"
+        block = fenced_verdict(binding, verdict=verdict, reasons=["retries are bounded"])
         return ("Format:\n" + block + "\n" if echo else "") + "Reviewed.\n" + block
 
     return respond

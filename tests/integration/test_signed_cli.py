@@ -23,7 +23,7 @@ from gate.lab.sim import MODEL, ReviewerSimulator, extract_prompt
 from gate.review.prompt import binding_in
 from tests.export_oracles import check_statement
 from tests.unit.test_certificate import schema_validator
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -37,15 +37,7 @@ DIFF = (
 def bound_pass(request: dict[str, Any]) -> str:
     binding = binding_in(extract_prompt("mc1", request)[1])
     assert binding is not None
-    verdict = {
-        "verdict": "pass",
-        "reasons": ["retries are bounded"],
-        "confidence": 0.9,
-        "diff_sha": binding.diff_sha,
-        "policy_version": binding.policy_version,
-        "read": read_words(binding),
-    }
-    return "```json\n" + json.dumps(verdict) + "\n```\n"
+    return fenced_verdict(binding, reasons=["retries are bounded"])
 
 
 def public_pem(key: Ed25519PrivateKey) -> bytes:

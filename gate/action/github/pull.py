@@ -13,7 +13,6 @@ security choice of which bytes the reviewer sees; the plumbing is in
 from __future__ import annotations
 
 import base64
-import hashlib
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -21,7 +20,14 @@ from urllib.parse import quote
 from gate.action.blobfetch import MAX_BLOB_BYTES, FetchBudget, FetchCount, Side, rebuild
 from gate.action.github.http import GitHubHttp, _bad_payload, _iter
 from gate.action.github.records import DiffFetch, OpenPull, PullInfo, TreeListing
-from gate.diff import COMMIT_ID, FileSection, git_quote, sections_from_files, split_diff
+from gate.diff import (
+    COMMIT_ID,
+    FileSection,
+    git_blob_id,
+    git_quote,
+    sections_from_files,
+    split_diff,
+)
 from gate.errors import GitHubError
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
@@ -457,15 +463,6 @@ def _rebuild_note(count: FetchCount | None) -> str:
         f"GitHub requests at most, {count.bytes} blob bytes)"
         + (f", the others left unreviewed ({left})" if left else "")
     )
-
-
-def git_blob_id(data: bytes, *, sha256: bool = False) -> str:
-    """The git object id of a blob holding ``data`` (SHA-1, or SHA-256 for a repository in
-    git's SHA-256 object format)."""
-    framed = b"blob %d\0" % len(data) + data
-    if sha256:
-        return hashlib.sha256(framed).hexdigest()
-    return hashlib.sha1(framed, usedforsecurity=False).hexdigest()
 
 
 def _bad_blob(sha: str, why: str) -> GitHubError:

@@ -196,6 +196,20 @@ class SeenCheck:
         stood, marked = found
         return cls(stood, title, marked.tag, marked.kind)
 
+    @classmethod
+    def from_run(cls, run: Mapping[str, Any]) -> SeenCheck:
+        """:meth:`of` a check run as GitHub's API gives it (``status``, ``conclusion``,
+        ``external_id``, ``output.title``); a field of another type counts as absent."""
+        output = run.get("output")
+        title = output.get("title") if isinstance(output, dict) else None
+        conclusion, external = run.get("conclusion"), run.get("external_id")
+        return cls.of(
+            str(run.get("status")),
+            conclusion if isinstance(conclusion, str) else None,
+            external if isinstance(external, str) else "",
+            title if isinstance(title, str) else "",
+        )
+
 
 #: a completed check run's conclusion for each final status (a pending one has none): what
 #: the gate posts (gate.action.checks) and what it reads back here

@@ -187,16 +187,7 @@ class StatusWriter(GitHubHttp):
         check = max(found, key=lambda r: int(r["id"]))
         app = check.get("app")
         slug = app.get("slug") if isinstance(app, dict) else None
-        output = check.get("output")
-        title = output.get("title") if isinstance(output, dict) else None
-        conclusion, external = check.get("conclusion"), check.get("external_id")
-        seen = SeenCheck.of(
-            str(check.get("status")),
-            conclusion if isinstance(conclusion, str) else None,
-            external if isinstance(external, str) else "",
-            title if isinstance(title, str) else "",
-        )
-        return seen, int(check["id"]), slug if isinstance(slug, str) else ""
+        return SeenCheck.from_run(check), int(check["id"]), slug if isinstance(slug, str) else ""
 
     def _learn_identity(self, status: object) -> None:
         """The token's identity from a status it just wrote (its ``creator``): whoever the
@@ -414,16 +405,7 @@ class StatusWriter(GitHubHttp):
                 continue
             if author.lower() != slug:
                 continue
-            output = check.get("output")
-            title = output.get("title") if isinstance(output, dict) else None
-            conclusion, external = check.get("conclusion"), check.get("external_id")
-            seen = SeenCheck.of(
-                str(check.get("status")),
-                conclusion if isinstance(conclusion, str) else None,
-                external if isinstance(external, str) else "",
-                title if isinstance(title, str) else "",
-            )
-            found.append((check["id"], seen))
+            found.append((check["id"], SeenCheck.from_run(check)))
         return [(cid, seen) for cid, seen in sorted(found, key=lambda item: -item[0])]
 
     # --- triage (gate/action/triage.py): the queue's own statuses, one issue, labels ---

@@ -28,7 +28,7 @@ from tests.fakes.events import (
     workflow_dispatch_event,
 )
 from tests.fakes.github import FakeGitHub
-from tests.verdicts import read_words
+from tests.verdicts import fenced_verdict
 
 REPO = "octo-org/hello-world"
 HEAD = "1" * 40
@@ -57,15 +57,13 @@ def verdict_text(request: dict[str, Any], verdict: str = "pass", confidence: flo
     _system, user = extract_prompt("openai", request)
     binding = binding_in(user)
     assert binding is not None, "the prompt carries the binding"
-    body = {
-        "verdict": verdict,
-        "reasons": ["add() now adds; the subtraction bug is fixed"],
-        "confidence": confidence,
-        "diff_sha": binding.diff_sha,
-        "policy_version": binding.policy_version,
-        "read": read_words(binding),
-    }
-    return "Reviewed.\n\n```json\n" + json.dumps(body) + "\n```\n"
+    return fenced_verdict(
+        binding,
+        before="Reviewed.\n\n",
+        verdict=verdict,
+        reasons=["add() now adds; the subtraction bug is fixed"],
+        confidence=confidence,
+    )
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,16 @@ from gate.serve.life import run, start
 from gate.serve.service import Service
 
 TOKEN = "tok-" + "s3cr3t-planted-token-value-0123456789"
+#: the gate's request (gate.reviewers.mc1.build_request), with its fresh nonce
+GOOD: dict[str, Any] = {
+    "model": "m",
+    "system": "s",
+    "user": "u",
+    "max_tokens": 50,
+    "temperature": 0,
+    "nonce": "0123456789abcdef0123456789abcdef",
+}
+BODY = json.dumps(GOOD).encode()
 
 
 @dataclass

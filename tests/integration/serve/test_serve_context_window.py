@@ -20,19 +20,11 @@ import pytest
 from gate.decide.ends import CONTEXT_OVERFLOW, name_refusal
 from gate.errors import UsageError
 from gate.lab.sim import ReviewerSimulator, SimServer
-from tests.integration.serve.conftest import TOKEN, Running
+from tests.integration.serve.conftest import GOOD, TOKEN, Running
 
 
 def _body(user: str, max_tokens: int = 100) -> bytes:
-    request = {
-        "model": "m",
-        "system": "s",
-        "user": user,
-        "max_tokens": max_tokens,
-        "temperature": 0,
-        "nonce": "0123456789abcdef0123456789abcdef",
-    }
-    return json.dumps(request).encode()
+    return json.dumps({**GOOD, "user": user, "max_tokens": max_tokens}).encode()
 
 
 def _post(running: Running, body: bytes) -> httpx.Response:

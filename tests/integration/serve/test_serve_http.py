@@ -17,18 +17,7 @@ import httpx
 import pytest
 
 from gate.lab.sim import SimResponse
-from tests.integration.serve.conftest import TOKEN, Running
-
-#: the gate's request (gate.reviewers.mc1.build_request), with its fresh nonce
-GOOD: dict[str, Any] = {
-    "model": "m",
-    "system": "s",
-    "user": "u",
-    "max_tokens": 50,
-    "temperature": 0,
-    "nonce": "0123456789abcdef0123456789abcdef",
-}
-BODY = json.dumps(GOOD).encode()
+from tests.integration.serve.conftest import BODY, GOOD, TOKEN, Running
 
 
 def _wait(condition: Any, seconds: float = 10.0) -> bool:
@@ -248,16 +237,8 @@ def test_the_log_holds_no_prompt_no_answer_and_no_secret(sim_factory: Any, serve
         ],
     )
     running: Running = serve(sim, upstream_key=upstream_key)
-    body = json.dumps(
-        {
-            "model": "m",
-            "system": planted_prompt,
-            "user": planted_prompt,
-            "max_tokens": 9,
-            "temperature": 0,
-            "nonce": "0123456789abcdef0123456789abcdef",
-        }
-    ).encode()
+    request = {**GOOD, "system": planted_prompt, "user": planted_prompt, "max_tokens": 9}
+    body = json.dumps(request).encode()
     statuses = [running.post(body).status_code for _ in range(3)]
     statuses.append(running.post(body, token=f"{TOKEN}-{planted_prompt}").status_code)
     assert statuses == [422, 422, 200, 401]

@@ -9,23 +9,11 @@ to exit under it.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from typing import Any
 
-from tests.integration.serve.conftest import TOKEN, Running
-
-BODY = json.dumps(
-    {
-        "model": "m",
-        "system": "s",
-        "user": "u",
-        "max_tokens": 50,
-        "temperature": 0,
-        "nonce": "0123456789abcdef0123456789abcdef",
-    }
-).encode()
+from tests.integration.serve.conftest import BODY, TOKEN, Running
 
 
 def test_a_body_that_arrives_after_the_shutdown_began_is_not_sealed(

@@ -21,19 +21,11 @@ import httpx
 import pytest
 
 from gate.lab.sim import SimResponse
-from tests.integration.serve.conftest import TOKEN
+from tests.integration.serve.conftest import GOOD, TOKEN
 
 EXE = [sys.executable, "-m", "gate"]
-BODY = json.dumps(
-    {
-        "model": "m",
-        "system": "s",
-        "user": "u",
-        "max_tokens": 50,
-        "temperature": 0,
-        "nonce": "0" * 32,
-    }
-).encode()
+BODY = json.dumps({**GOOD, "nonce": "0" * 32}).encode()
+HEADERS = {"authorization": f"Bearer {TOKEN}"}
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -138,25 +130,31 @@ def _start(key: Path, upstream: str, *more: str) -> tuple[subprocess.Popen[str],
     raise AssertionError("serve did not say where it listens")
 
 
-def test_sigterm_lets_a_request_finish_within_the_grace(key: Path, sim_factory: Any) -> None:
-    sim = sim_factory(script=[SimResponse(content="v" * 400, segment_size=40, pause=0.05)])
-    process, url = _start(key, sim.base_url, "--grace", "20")
+def _in_flight(url: str, sim: Any) -> tuple[threading.Thread, list[httpx.Response]]:
+    """The gate's request posted from a thread, returned once the simulator has it (or
+    after 10 s); its answer lands in the list."""
     answers: list[httpx.Response] = []
-    headers = {"authorization": f"Bearer {TOKEN}"}
     thread = threading.Thread(
-        target=lambda: answers.append(httpx.post(url, content=BODY, headers=headers, timeout=30))
+        target=lambda: answers.append(httpx.post(url, content=BODY, headers=HEADERS, timeout=30))
     )
     thread.start()
     until = time.monotonic() + 10
     while sim.count == 0 and time.monotonic() < until:
         time.sleep(0.02)
+    return thread, answers
+
+
+def test_sigterm_lets_a_request_finish_within_the_grace(key: Path, sim_factory: Any) -> None:
+    sim = sim_factory(script=[SimResponse(content="v" * 400, segment_size=40, pause=0.05)])
+    process, url = _start(key, sim.base_url, "--grace", "20")
+    thread, answers = _in_flight(url, sim)
     process.send_signal(signal.SIGTERM)
     thread.join(timeout=30)
     assert process.wait(timeout=30) == 0
     assert answers[0].status_code == 200
     assert "mc1-signature" in answers[0].headers
     with pytest.raises(httpx.ConnectError):  # no longer accepting
-        httpx.post(url, content=BODY, headers=headers, timeout=5)
+        httpx.post(url, content=BODY, headers=HEADERS, timeout=5)
 
 
 def test_sigterm_cuts_what_the_grace_does_not_cover_and_never_seals_it(
@@ -164,15 +162,7 @@ def test_sigterm_cuts_what_the_grace_does_not_cover_and_never_seals_it(
 ) -> None:
     sim = sim_factory(script=[SimResponse(content="v" * 300, stall_after=250)])
     process, url = _start(key, sim.base_url, "--grace", "0.5", "--read-timeout", "60")
-    answers: list[httpx.Response] = []
-    headers = {"authorization": f"Bearer {TOKEN}"}
-    thread = threading.Thread(
-        target=lambda: answers.append(httpx.post(url, content=BODY, headers=headers, timeout=30))
-    )
-    thread.start()
-    until = time.monotonic() + 10
-    while sim.count == 0 and time.monotonic() < until:
-        time.sleep(0.02)
+    thread, answers = _in_flight(url, sim)
     stopped = time.monotonic()
     process.send_signal(signal.SIGTERM)
     thread.join(timeout=30)
