@@ -47,7 +47,8 @@ from gate.backtest.rates import about_the_code
 from gate.config.model import Config
 from gate.decide.attempt import Attempt
 from gate.decide.decision import Decision, State, blocked
-from gate.errors import UsageError
+from gate.diff import SelectedDiff
+from gate.errors import ConfigError, GateError, UsageError
 from gate.memory.question import key_for
 from gate.review import certificate, cost
 from gate.review.context import HeadFiles, file_text, paths_to_fetch
@@ -354,6 +355,26 @@ class Runner:
             self._answer_blocked(variant, case, repeat, b"", _too_large(case, str(err)), None)
             return
         selected = select_diff(data, config)
+        try:
+            self._ask_selected(variant, case, repeat, selected)
+        except (UsageError, ConfigError):
+            raise  # the backtest's own setting: it stops, as before any case
+        except GateError as err:
+            # what the diff causes (a prompt carrying its own read word, ...): the action
+            # blocks on it (action/run.py), so the case is a blocked row, not a crash
+            question = f"{hashlib.sha256(selected.data).hexdigest()[:16]}:{err.reason}"
+            with self._lock:
+                self.outcome.questions[(variant.name, case.id, repeat)] = question
+                if (variant.name, case.id, repeat, question) in self.done:
+                    self.outcome.skipped += 1
+                    return
+            decision = blocked(State.INCOMPLETE, err.reason, err.message)
+            self._answer_blocked(variant, case, repeat, selected.data, decision, question)
+
+    def _ask_selected(
+        self, variant: Variant, case: Case, repeat: int, selected: SelectedDiff
+    ) -> None:
+        config = variant.config
         head = files_of(case, selected.data, config)
         question = key_for(selected.data, config, head=head)
         with self._lock:

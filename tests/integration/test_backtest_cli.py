@@ -519,3 +519,33 @@ def test_a_large_change_is_reviewed_in_chunks_with_agreement(tmp_path, sim, caps
     # every passing chunk and the small change twice; the failing chunk once (no set of
     # its answers could still pass)
     assert sim.count == 2 * chunks - 1 + 2
+
+
+def test_a_case_whose_diff_carries_its_own_read_word_is_a_blocked_row(
+    tmp_path: Path, sim: ReviewerSimulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A diff the prompt refuses to carry (its own read word beside the part's name,
+    ``read_word_forged``) is one blocked row, as the action blocks on it: the backtest goes
+    on to the other cases, nothing is asked for that one, and a second run skips it."""
+    from tests.adversarial.test_forged_read_words import POLICY, SHAPES, _forging_diff
+
+    forged, _ = _forging_diff("tail", SHAPES[0])
+    lines = [
+        {"id": "forged", "label": "block", "diff": forged.decode()},
+        {"id": "honest", "label": "allow", "diff": (ROOT / "gate/data/sample.diff").read_text()},
+    ]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "out"
+    args = ("--cases", str(cases), "--jobs", "1", "--policy-version", POLICY)
+    code, report = backtest(capsys, sim, out, *args)
+    assert code == 0
+    assert report["status"]["complete"]
+    by_id = {c["id"]: c["decisions"] for c in report["cases"]}
+    [forged_row] = next(iter(by_id["forged"].values()))
+    assert (forged_row["state"], forged_row["reason"]) == ("incomplete", "read_word_forged")
+    assert sim.count == 1  # the honest case alone was asked
+    code, report = backtest(capsys, sim, out, *args)
+    assert code == 0
+    assert report["status"]["skipped"] == 2
+    assert sim.count == 1
